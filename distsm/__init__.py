@@ -1,0 +1,24 @@
+"""distsm: exact subgraph matching on GPUs and CPUs, partitioned and orchestrated by Dask.
+
+Public API::
+
+    import distsm
+    g = distsm.read_graph("data.graph")
+    q = distsm.read_graph("query.graph")
+    distsm.count(g, q)                  # number of embeddings (a Python int)
+    distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
+"""
+
+from distsm.api import Semantics, as_graph, count, iter_matches, match
+from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
+from distsm.formats import read_graph, read_graphs, write_graph
+from distsm.graph import Graph
+from distsm.plan.automorphism import automorphism_count
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Semantics", "as_graph",
+    "automorphism_count", "count", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
+    "__version__",
+]

@@ -1,0 +1,122 @@
+"""The single-process public API: ``count``, ``match`` and ``iter_matches``.
+
+Semantics (DESIGN §1): a match is an injective map ``f`` from query vertices to data vertices that keeps vertex
+labels and maps every query edge to a data edge with the same label (and direction).  Extra data edges among the
+images are allowed and automorphic maps count separately.  Options change this:
+
+* ``induced=True``: query non-edges must map to data non-edges (and, for directed graphs, the arcs between two
+  images must be exactly the query's arcs).
+* ``homomorphism=True``: drop injectivity.
+* ``unique=True``: count each matched subgraph once (embeddings / |Aut(Q)|); listing returns one embedding per
+  subgraph.  Not defined together with ``homomorphism``.
+* ``limit=N`` (listing): stop after ``N`` rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels import engine, get_backend
+from distsm.kernels.query_plan import MatchOptions
+from distsm.plan.automorphism import stabilizer_chain
+
+GraphLike = Graph | str | os.PathLike | Any
+
+
+def as_graph(obj: GraphLike, *, role: str = "graph") -> Graph:
+    """Accept a :class:`Graph`, a path to a graph file, or a networkx graph."""
+    if isinstance(obj, Graph):
+        return obj
+    if isinstance(obj, (str, os.PathLike)):
+        from distsm.formats import read_graph
+
+        return read_graph(obj)
+    if hasattr(obj, "is_directed") and hasattr(obj, "nodes"):
+        return Graph.from_networkx(obj)
+    raise TypeError(f"{role} must be a distsm.Graph, a path or a networkx graph, not {type(obj).__name__}")
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """The matching semantics a result was computed under; every result names it."""
+
+    induced: bool = False
+    homomorphism: bool = False
+    unique: bool = False
+
+    def __post_init__(self) -> None:
+        if self.unique and self.homomorphism:
+            raise ValueError("unique=True is not defined for homomorphisms (an automorphism may fix a "
+                             "non-injective map); use unique with injective matching only")
+
+    @property
+    def match_options(self) -> MatchOptions:
+        return MatchOptions(induced=self.induced, homomorphism=self.homomorphism)
+
+    def describe(self) -> str:
+        text = self.match_options.describe()
+        return text + (", unique subgraphs" if self.unique else ", automorphic maps counted separately")
+
+    def as_dict(self) -> dict[str, bool]:
+        return {"induced": self.induced, "homomorphism": self.homomorphism, "unique": self.unique}
+
+
+def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budget: int | None,
+           backend: str) -> tuple[Any, Graph, Graph, int, tuple[tuple[int, int], ...]]:
+    be = get_backend(backend)
+    d = as_graph(data, role="data")
+    q = as_graph(query, role="query")
+    engine.check_pair(d, q)
+    if memory_budget is not None and memory_budget <= 0:
+        raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
+    budget = memory_budget if memory_budget is not None else be.default_budget()
+    less_than = stabilizer_chain(q).symmetry_breaking() if semantics.unique else ()
+    return be, d, q, int(budget), less_than
+
+
+def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
+          unique: bool = False, memory_budget: int | None = None, backend: str = "auto") -> int:
+    """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
+
+    Args:
+        data, query: :class:`Graph`, path, or networkx graph.  The query must be connected.
+        induced, homomorphism, unique: semantics (module docstring).
+        memory_budget: bytes the join may hold at once (default: the backend's); smaller budgets run in more
+            chunks and give the same answer.
+        backend: ``"auto"``, ``"numpy"`` or ``"cupy"``.
+    """
+    sem = Semantics(induced, homomorphism, unique)
+    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than)
+
+
+def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
+                 homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
+                 backend: str = "auto") -> Iterator[np.ndarray]:
+    """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex of query vertex ``i``).
+
+    Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows.
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    sem = Semantics(induced, homomorphism, unique)
+    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than)
+
+
+def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
+          homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
+          backend: str = "auto") -> np.ndarray:
+    """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array; see :func:`iter_matches`."""
+    chunks = list(iter_matches(data, query, limit=limit, induced=induced, homomorphism=homomorphism,
+                               unique=unique, memory_budget=memory_budget, backend=backend))
+    if not chunks:
+        q = as_graph(query, role="query")
+        return np.zeros((0, q.n), dtype=np.int64)
+    return np.concatenate(chunks)

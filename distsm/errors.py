@@ -1,0 +1,37 @@
+"""Exceptions raised by distsm."""
+
+from __future__ import annotations
+
+import os
+
+
+class GraphError(ValueError):
+    """A graph's content is invalid (self loop, duplicate edge, id out of range, ...).
+
+    ``edge_index`` (when not None) is the position of the offending edge in the input given to
+    :meth:`distsm.Graph.from_edges`; ``vertex_index`` likewise for a vertex.  Readers use them to
+    name the line of the file the bad record came from.
+    """
+
+    def __init__(self, message: str, *, edge_index: int | None = None, vertex_index: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.edge_index = edge_index
+        self.vertex_index = vertex_index
+
+
+class GraphFormatError(ValueError):
+    """A graph file cannot be read.  The message names the file, the line (1-based) and the problem."""
+
+    def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str):
+        self.path = None if path is None else os.fspath(path)
+        self.line = line
+        self.problem = problem
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class BackendUnavailableError(RuntimeError):
+    """The requested compute backend cannot run here (e.g. ``backend="cupy"`` without a CUDA device)."""

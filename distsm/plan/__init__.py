@@ -1,0 +1,1 @@
+"""Query planning: automorphisms, symmetry breaking and (later) the inter-partition plan."""

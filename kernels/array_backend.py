@@ -1,0 +1,201 @@
+"""The join's primitives written against an array module (NumPy, or CuPy at array level).
+
+:class:`ArrayBackend` is the reference implementation of the backend interface the engine drives.  Everything
+is vectorised over the rows of the partial-match table and the entries of one expansion chunk; there is no
+Python loop over rows.  The CuPy backend subclasses it and replaces the hot primitives with RawModule kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.index import DataIndex, build_index
+from distsm.kernels.query_plan import Step
+from distsm.kernels.signature import signatures
+
+
+class ArrayBackend:
+    """Backend over an array module ``xp``.
+
+    The engine calls, per query: :meth:`index` (cached per graph), :meth:`candidates`, then per level and chunk
+    :meth:`workload` and :meth:`extend`.
+    """
+
+    name = "array"
+    vertex_dtype = np.int32
+
+    def __init__(self, xp: Any):
+        self.xp = xp
+
+    # ------------------------------------------------------------------ data graph
+    def index(self, graph: Graph) -> DataIndex:
+        """The graph's :class:`DataIndex` on this backend, built once and cached on the graph."""
+        key = f"index:{self.name}"
+        idx = graph._derived.get(key)
+        if idx is None:
+            idx = build_index(graph, self.xp)
+            graph._derived[key] = idx
+        return idx
+
+    def to_host(self, a: Any) -> np.ndarray:
+        return np.asarray(a)
+
+    def default_budget(self) -> int:
+        """Bytes a join may hold when the caller sets no ``memory_budget``."""
+        from distsm.kernels.engine import default_cpu_budget
+
+        return default_cpu_budget()
+
+    # ------------------------------------------------------------------ filter
+    def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
+                   restrict: dict[int, np.ndarray] | None = None) -> list[Any]:
+        """Candidate vertex arrays (sorted data ids) of each query vertex.
+
+        ``v`` is a candidate of ``u`` iff labels agree, ``v``'s signature covers ``u``'s and (unless
+        ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices.
+        """
+        xp = self.xp
+        qrows = np.repeat(np.arange(query.n), query.degrees)
+        qnbr = np.asarray(query.neighbors, np.int64)
+        qsig = signatures(np, query.n, qrows, np.asarray(query.neighbor_labels), query.vertex_labels[qnbr],
+                          presence_only=homomorphism)
+        qdeg = query.degrees
+        empty = xp.zeros(0, dtype=self.vertex_dtype)
+        out = []
+        for u in range(query.n):
+            pool = idx.vertices_by_label.get(int(query.vertex_labels[u]), empty)
+            if restrict is not None and u in restrict:
+                allowed = xp.asarray(np.asarray(restrict[u], dtype=self.vertex_dtype))
+                pool = pool[xp.isin(pool, allowed)]
+            if pool.size:
+                keep = xp.ones(pool.shape[0], dtype=bool)
+                for w in range(qsig.shape[0]):
+                    q = int(qsig[w, u])
+                    if q:
+                        keep &= (idx.sig[w][pool] & np.uint32(q)) == np.uint32(q)
+                if not homomorphism:
+                    keep &= idx.degrees[pool] >= int(qdeg[u])
+                pool = pool[keep]
+            out.append(pool)
+        return out
+
+    def bitset(self, idx: DataIndex, members: Any) -> Any:
+        """A ``uint32`` bitset over the data vertices with the given members."""
+        xp = self.xp
+        words = xp.zeros((idx.n + 31) // 32, dtype=xp.uint32)
+        m = members.astype(xp.int64)
+        # Members are unique, so adding disjoint bits per word equals OR-ing them.
+        vals = xp.left_shift(xp.uint32(1), (m & 31).astype(xp.uint32))
+        xp.add.at(words, m >> 5, vals)
+        return words
+
+    # ------------------------------------------------------------------ join primitives
+    def run_bounds(self, idx: DataIndex, v: Any, label: int) -> tuple[Any, Any]:
+        """Start and end (int64) of the run ``N(v, label)`` for each vertex in ``v`` (empty runs give s == t)."""
+        xp = self.xp
+        if idx.num_labels == 1:
+            if label != 0:
+                z = xp.zeros(v.shape[0], dtype=xp.int64)
+                return z, z
+            return idx.run_start[v], idx.run_end[v]
+        key = v.astype(xp.int64) * idx.num_labels + label
+        pos = xp.searchsorted(idx.run_keys, key)
+        pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)
+        found = idx.run_keys[pos] == key
+        s = xp.where(found, idx.run_start[pos], 0)
+        t = xp.where(found, idx.run_end[pos], 0)
+        return s, t
+
+    def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
+        """Boolean mask: ``y[i] in N(x[i], label)``."""
+        xp = self.xp
+        if idx.num_labels == 1:
+            if label != 0:
+                return xp.zeros(x.shape[0], dtype=bool)
+            run = x.astype(xp.int64)
+            ok = None
+        else:
+            key = x.astype(xp.int64) * idx.num_labels + label
+            pos = xp.searchsorted(idx.run_keys, key)
+            pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)
+            ok = idx.run_keys[pos] == key
+            run = pos
+        ekey = run * idx.n + y
+        p = xp.minimum(xp.searchsorted(idx.entry_keys, ekey), idx.entry_keys.shape[0] - 1)
+        hit = idx.entry_keys[p] == ekey
+        return hit if ok is None else hit & ok
+
+    def pair_count(self, idx: DataIndex, x: Any, y: Any) -> Any:
+        """Number of adjacency entries from ``x[i]`` to ``y[i]`` over all effective labels."""
+        xp = self.xp
+        key = x.astype(xp.int64) * idx.n + y
+        return xp.searchsorted(idx.pair_keys, key, side="right") - xp.searchsorted(idx.pair_keys, key, side="left")
+
+    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, np.ndarray]:
+        """Per-row output bound of a level: ``(delta, offsets)``.
+
+        ``offsets`` (host int64, inclusive prefix sum) gives each row its slice of the level's output space;
+        entry ``p`` of row ``r`` reads ``nbr[p + delta[r]]``.
+        """
+        xp = self.xp
+        s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
+        c = t - s
+        offsets = xp.cumsum(c)
+        delta = s - (offsets - c)
+        return delta, self.to_host(offsets)
+
+    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
+               bits: Any, count_only: bool) -> Any:
+        """Extend ``table`` through entries ``[a, b)`` of the level's output space.
+
+        Returns the surviving rows with the new vertex appended as the last column, or (``count_only``) just
+        how many survive.
+        """
+        xp = self.xp
+        r0 = int(np.searchsorted(offsets, a, side="right"))
+        r1 = int(np.searchsorted(offsets, b - 1, side="right")) + 1
+        off = offsets[r0:r1]
+        prev = np.empty_like(off)
+        prev[0] = offsets[r0 - 1] if r0 else 0
+        prev[1:] = off[:-1]
+        counts = np.minimum(off, b) - np.maximum(prev, a)
+        rowid = xp.repeat(xp.arange(r0, r1, dtype=xp.int64), xp.asarray(counts))
+        pos = xp.arange(a, b, dtype=xp.int64)
+        cand = idx.nbr[pos + delta[rowid]]
+        word = bits[cand >> 5]
+        keep = ((word >> (cand & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
+        rowid, cand = rowid[keep], cand[keep]
+        for col in step.greater_than:
+            keep = cand > table[rowid, col]
+            rowid, cand = rowid[keep], cand[keep]
+        for col in step.less_than:
+            keep = cand < table[rowid, col]
+            rowid, cand = rowid[keep], cand[keep]
+        if step.distinct_cols and cand.size:
+            clash = (table[rowid][:, list(step.distinct_cols)] == cand[:, None]).any(axis=1)
+            rowid, cand = rowid[~clash], cand[~clash]
+        for col, label in step.checks:
+            if not cand.size:
+                break
+            keep = self.has_edge(idx, table[rowid, col], label, cand)
+            rowid, cand = rowid[keep], cand[keep]
+        for col, need in step.pair_checks:
+            if not cand.size:
+                break
+            keep = self.pair_count(idx, cand, table[rowid, col]) == need
+            rowid, cand = rowid[keep], cand[keep]
+        if count_only:
+            return int(cand.shape[0])
+        return xp.concatenate([table[rowid], cand[:, None].astype(table.dtype)], axis=1)
+
+
+class NumpyBackend(ArrayBackend):
+    """The CPU reference backend."""
+
+    name = "numpy"
+
+    def __init__(self) -> None:
+        super().__init__(np)

@@ -1,0 +1,142 @@
+"""The join driver: filter, plan, then vertex-at-a-time extension under a memory budget.
+
+The driver is the same for every backend.  Per level it asks the backend for the rows' output bounds (one
+prefix sum: every row's slice of one preallocated output space, Prealloc-Combine) and extends the table through
+that space in chunks no larger than the level's share of the budget.  Chunks are finished depth-first, so the
+tables alive at any moment are one chunk per level: memory stays bounded however many matches exist.  Counting
+never materialises the last level; listing yields host arrays chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.index import DataIndex
+from distsm.kernels.order import OrderFunction, gsi_order
+from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
+
+#: A chunk never shrinks below this many output entries, whatever the budget (keeps tiny budgets finite).
+MIN_CHUNK_ENTRIES = 64
+
+
+def default_cpu_budget() -> int:
+    """A quarter of physical memory, capped at 4 GiB."""
+    try:
+        phys = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        phys = 8 << 30
+    return int(min(4 << 30, phys // 4))
+
+
+def entry_bytes(columns: int) -> int:
+    """Bytes one output entry of a level with ``columns`` columns may occupy, temporaries included."""
+    return 88 + 8 * columns
+
+
+@dataclass
+class PreparedQuery:
+    """A query filtered and planned against one data graph."""
+
+    index: DataIndex
+    plan: QueryPlan
+    candidates: list[Any]
+    bits: list[Any]
+
+
+def prepare(backend: Any, data: Graph, query: Graph, options: MatchOptions, *,
+            less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None,
+            order_function: OrderFunction = gsi_order) -> PreparedQuery | None:
+    """Filter candidates and plan the join; None when some query vertex has no candidate (no match)."""
+    check_pair(data, query)
+    idx = backend.index(data)
+    cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+    sizes = [int(c.shape[0]) for c in cands]
+    if min(sizes) == 0:
+        return None
+    plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function)
+    bits = [None if u == plan.order[0] else backend.bitset(idx, c) for u, c in enumerate(cands)]
+    return PreparedQuery(idx, plan, cands, bits)
+
+
+def check_pair(data: Graph, query: Graph) -> None:
+    """Refuse query/data pairs the engine cannot match meaningfully."""
+    if query.n == 0:
+        raise ValueError("the query graph is empty")
+    if data.directed != query.directed:
+        kinds = {True: "directed", False: "undirected"}
+        raise ValueError(f"the query is {kinds[query.directed]} but the data graph is {kinds[data.directed]}")
+    if not query.is_connected():
+        raise ValueError("the query graph is not connected; match each connected component separately")
+
+
+def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool) -> Iterator[Any]:
+    """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
+
+    Table columns follow ``prepared.plan.order``.
+    """
+    plan, idx = prepared.plan, prepared.index
+    nq = len(plan.order)
+    level_budget = max(budget // nq, 1)
+
+    def descend(table: Any, level: int) -> Iterator[Any]:
+        if level == nq:
+            yield table.shape[0] if count_only else table
+            return
+        step = plan.steps[level - 1]
+        delta, offsets = backend.workload(idx, table, step)
+        total = int(offsets[-1]) if offsets.shape[0] else 0
+        last = level == nq - 1
+        chunk = max(level_budget // entry_bytes(level + 1), MIN_CHUNK_ENTRIES)
+        bits = prepared.bits[step.vertex]
+        for a in range(0, total, chunk):
+            b = min(a + chunk, total)
+            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last)
+            if last:
+                yield out
+            elif out.shape[0]:
+                yield from descend(out, level + 1)
+
+    first = prepared.candidates[plan.order[0]]
+    chunk0 = max(level_budget // entry_bytes(1), MIN_CHUNK_ENTRIES)
+    for a in range(0, int(first.shape[0]), chunk0):
+        yield from descend(first[a:a + chunk0][:, None], 1)
+
+
+def count(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
+          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None) -> int:
+    """Number of matches (a Python int)."""
+    prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
+    if prepared is None:
+        return 0
+    total = 0
+    for c in walk(backend, prepared, budget, count_only=True):
+        total += int(c)
+    return total
+
+
+def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
+                 limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
+                 restrict: dict[int, np.ndarray] | None = None) -> Iterator[np.ndarray]:
+    """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
+    if limit is not None and limit <= 0:
+        return
+    prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
+    if prepared is None:
+        return
+    inv = prepared.plan.inverse_order
+    left = limit
+    for table in walk(backend, prepared, budget, count_only=False):
+        rows = backend.to_host(table)[:, inv].astype(np.int64)
+        if left is not None:
+            rows = rows[:left]
+            left -= rows.shape[0]
+        if rows.shape[0]:
+            yield rows
+        if left == 0:
+            return

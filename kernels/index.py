@@ -1,0 +1,83 @@
+"""Search structures built once per data graph and kept on the backend's device.
+
+The CSR rows are sorted by (effective label, neighbour).  A *run* is the sorted slice ``N(v, e)``; runs are
+numbered in storage order, so ``run_id * n + neighbour`` is globally sorted and one binary search over it answers
+"is ``y`` in ``N(x, e)``?" (the CPU analogue of GSI's PCSR lookup).  ``pair_keys`` (``v * n + neighbour`` over all
+labels, sorted) counts the adjacency entries between two vertices, which induced matching needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.signature import signatures
+
+
+@dataclass(frozen=True)
+class DataIndex:
+    """Device-resident structures of one data graph (arrays belong to ``xp``)."""
+
+    n: int
+    num_labels: int               # effective labels in use (runs are per row when this is 1)
+    vertex_labels: Any            # int32[n]
+    degrees: Any                  # int64[n]
+    nbr: Any                      # int32[nnz]
+    indptr: Any                   # int64[n+1]
+    run_keys: Any                 # int64[runs]  v * num_labels + e, sorted (None when num_labels == 1)
+    run_start: Any                # int64[runs]
+    run_end: Any                  # int64[runs]
+    entry_keys: Any               # int64[nnz]  run_id * n + neighbour, sorted
+    pair_keys: Any                # int64[nnz]  v * n + neighbour, sorted (is entry_keys when num_labels == 1)
+    sig: Any                      # uint32[SIG_WORDS, n]
+    label_entries: dict[int, int]  # effective label -> adjacency entries (host)
+    vertices_by_label: dict[int, Any]  # vertex label -> int32 vertex ids (device)
+    nbytes: int
+
+
+def build_index(graph: Graph, xp: Any) -> DataIndex:
+    """Build the :class:`DataIndex` of ``graph`` on the host and move it to ``xp``'s device."""
+    n, nnz = graph.n, graph.nnz
+    L = graph.num_effective_labels
+    rows = np.repeat(np.arange(n, dtype=np.int64), graph.degrees)
+    nbr = graph.neighbors.astype(np.int64)
+    elab = graph.neighbor_labels.astype(np.int64)
+    if L == 1:
+        run_keys = None
+        run_start = np.asarray(graph.indptr[:-1])
+        run_end = np.asarray(graph.indptr[1:])
+        entry_keys = rows * n + nbr
+        pair_keys = entry_keys
+    else:
+        rk = rows * L + elab
+        first = np.ones(nnz, bool)
+        first[1:] = rk[1:] != rk[:-1]
+        starts = np.flatnonzero(first)
+        run_keys = rk[starts]
+        run_start = starts.astype(np.int64)
+        run_end = np.append(starts[1:], nnz).astype(np.int64)
+        run_id = np.cumsum(first) - 1
+        entry_keys = run_id * n + nbr
+        pair_keys = np.sort(rows * n + nbr)
+    labs, cnt = np.unique(elab, return_counts=True)
+    vlab = np.asarray(graph.vertex_labels)
+    order = np.argsort(vlab, kind="stable")
+    ulab, first_pos = np.unique(vlab[order], return_index=True)
+    bounds = np.append(first_pos, n)
+    sig = signatures(np, n, rows, elab, vlab[nbr])
+    host = dict(
+        vertex_labels=vlab, degrees=np.asarray(graph.degrees), nbr=np.asarray(graph.neighbors),
+        indptr=np.asarray(graph.indptr), run_keys=run_keys, run_start=run_start, run_end=run_end,
+        entry_keys=entry_keys, pair_keys=pair_keys, sig=sig,
+    )
+    dev = {k: (None if v is None else xp.asarray(v)) for k, v in host.items()}
+    if L == 1:
+        dev["pair_keys"] = dev["entry_keys"]
+    by_label = {int(lab): xp.asarray(order[bounds[i]:bounds[i + 1]].astype(np.int32)) for i, lab in enumerate(ulab)}
+    nbytes = sum(int(v.nbytes) for k, v in dev.items() if v is not None and not (k == "pair_keys" and L == 1))
+    nbytes += n * 4
+    return DataIndex(n=n, num_labels=L, label_entries={int(a): int(b) for a, b in zip(labs, cnt)},
+                     vertices_by_label=by_label, nbytes=nbytes, **dev)

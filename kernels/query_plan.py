@@ -1,0 +1,88 @@
+"""The per-level join plan of one query: what each level checks, in which column of the partial-match table.
+
+Level ``i`` extends rows whose columns ``0..i-1`` hold the data vertices of ``order[0..i-1]``.  For the new
+vertex ``u = order[i]`` the plan lists its *linking edges* (earlier vertices ``w`` with ``u in N_Q(w, e)``); the
+one with the rarest data label becomes the *first edge*, whose run ``N(f(w), e)`` bounds the row's output
+(Prealloc-Combine), and the others become membership checks.  Columns of earlier vertices not adjacent to ``u``
+need an injectivity check (adjacent ones differ automatically: the data graph has no self loops) and, in induced
+mode, a non-edge check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from distsm.graph import Graph
+from distsm.kernels.order import OrderFunction, gsi_order, query_adjacency
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """Matching semantics.  See DESIGN §1 / the README."""
+
+    induced: bool = False
+    homomorphism: bool = False
+
+    def describe(self) -> str:
+        base = "homomorphism" if self.homomorphism else "embedding"
+        return f"{base}, {'induced' if self.induced else 'non-induced'}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What level ``i`` of the join does (columns index the partial-match table)."""
+
+    vertex: int
+    first_col: int
+    first_label: int
+    checks: tuple[tuple[int, int], ...]          # (column, effective label): new vertex must be in N(M[col], label)
+    distinct_cols: tuple[int, ...]               # columns the new vertex must differ from (injectivity)
+    pair_checks: tuple[tuple[int, int], ...]     # (column, required entry count between new vertex and M[col])
+    greater_than: tuple[int, ...]                # columns whose vertex must be smaller than the new one
+    less_than: tuple[int, ...]                   # columns whose vertex must be larger than the new one
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    order: tuple[int, ...]
+    steps: tuple[Step, ...] = field(repr=False)   # steps[i-1] extends level i-1 to level i
+
+    @property
+    def inverse_order(self) -> list[int]:
+        """Column of each query vertex in the partial-match table."""
+        inv = [0] * len(self.order)
+        for col, u in enumerate(self.order):
+            inv[u] = col
+        return inv
+
+
+def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int, int], n_data: int,
+               options: MatchOptions, less_than: tuple[tuple[int, int], ...] = (),
+               order_function: OrderFunction = gsi_order) -> QueryPlan:
+    """Plan the join of ``query``.
+
+    ``less_than`` holds symmetry-breaking pairs ``(a, b)``: only matches with ``f(a) < f(b)`` are kept.
+    """
+    order = order_function(query, candidate_sizes, label_entries, n_data)
+    adj = query_adjacency(query)
+    col_of = {u: i for i, u in enumerate(order)}
+    steps = []
+    for i in range(1, len(order)):
+        u = order[i]
+        links = [(col_of[w], e_from_w) for w in order[:i] for (x, e_from_w) in adj[w] if x == u]
+        links.sort(key=lambda ce: (label_entries.get(ce[1], 0), ce[0]))
+        linked_cols = {c for c, _ in links}
+        distinct = () if options.homomorphism else tuple(c for c in range(i) if c not in linked_cols)
+        pair_checks: tuple[tuple[int, int], ...] = ()
+        if options.induced:
+            counts = {c: 0 for c in range(i)}
+            for w, _ in adj[u]:
+                if col_of[w] < i:
+                    counts[col_of[w]] += 1
+            # Undirected graphs hold at most one entry per pair, so a linked pair needs no count check.
+            pair_checks = tuple((c, k) for c, k in counts.items() if k == 0 or query.directed)
+        gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
+        lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
+        steps.append(Step(vertex=u, first_col=links[0][0], first_label=links[0][1], checks=tuple(links[1:]),
+                          distinct_cols=distinct, pair_checks=pair_checks, greater_than=gt, less_than=lt))
+    return QueryPlan(order=tuple(order), steps=tuple(steps))

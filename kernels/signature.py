@@ -1,0 +1,52 @@
+"""GSI vertex signatures: fixed-width neighbourhood summaries for candidate filtering.
+
+Each vertex gets ``SIG_WORDS`` 32-bit words holding ``16 * SIG_WORDS`` buckets of 2 bits.  An adjacency entry
+``(v, e, x)`` (effective edge label ``e`` to a neighbour with vertex label ``label(x)``) is hashed to one bucket
+of ``v``; the bucket counts its entries as a thermometer code (``00`` none, ``01`` one, ``11`` two or more).  If
+query vertex ``u`` maps to data vertex ``v`` injectively, ``v`` has at least as many entries in every bucket, so
+``sig(v) & sig(u) == sig(u)`` is a necessary condition; hash collisions only weaken it.  Under homomorphism two
+query neighbours may share one data neighbour, so query codes are clamped to presence (``01``).
+
+Signatures are stored column-major (``sig[word, vertex]``) as in GSI, so a GPU warp reading one word for 32
+consecutive vertices makes one coalesced access.  The functions take the array module ``xp`` (NumPy or CuPy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SIG_WORDS = 4
+BUCKETS_PER_WORD = 16
+_HASH_MUL = 0x9E3779B1
+
+
+def bucket_of(xp: Any, eff_labels: Any, nbr_vertex_labels: Any) -> Any:
+    """Bucket (0 .. 16*SIG_WORDS-1) of each (effective edge label, neighbour label) pair."""
+    key = eff_labels.astype(xp.uint64) * xp.uint64(1_000_003) + nbr_vertex_labels.astype(xp.uint64)
+    h = (key * xp.uint64(_HASH_MUL)) & xp.uint64(0xFFFFFFFF)
+    h ^= h >> xp.uint64(15)
+    return (h % xp.uint64(BUCKETS_PER_WORD * SIG_WORDS)).astype(xp.int64)
+
+
+def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_labels: Any,
+               presence_only: bool = False) -> Any:
+    """Column-major signature table ``uint32[SIG_WORDS, n]`` of a graph given its adjacency entries.
+
+    Args:
+        xp: numpy or cupy.
+        n: number of vertices.
+        row_of_entry, eff_labels, nbr_vertex_labels: one value per adjacency entry.
+        presence_only: clamp every bucket to ``01`` (for homomorphic query signatures).
+    """
+    nb = BUCKETS_PER_WORD * SIG_WORDS
+    cell = row_of_entry.astype(xp.int64) * nb + bucket_of(xp, eff_labels, nbr_vertex_labels)
+    cells, counts = xp.unique(cell, return_counts=True)
+    code = xp.where(counts >= 2, 3, 1) if not presence_only else xp.ones_like(counts)
+    vertex = cells // nb
+    bucket = cells % nb
+    word = bucket // BUCKETS_PER_WORD
+    shift = 2 * (bucket % BUCKETS_PER_WORD)
+    # Codes of different buckets occupy disjoint bits, so a sum is an OR; float64 holds 32-bit sums exactly.
+    value = (code.astype(xp.float64) * xp.exp2(shift.astype(xp.float64)))
+    flat = xp.bincount(word * n + vertex, weights=value, minlength=SIG_WORDS * n)
+    return flat.astype(xp.uint32).reshape(SIG_WORDS, n)

@@ -1,0 +1,1 @@
+"""Partitioning of the data graph (pymetis) and the on-disk partition store.  Installed as ``distsm.partition``."""
