@@ -86,7 +86,12 @@ class Graph:
             eff = np.concatenate([2 * edge_labels, 2 * edge_labels + 1])
         else:
             eff = np.concatenate([edge_labels, edge_labels])
-        order = np.lexsort((dst, eff, src))
+        L = int(eff.max(initial=0)) + 1
+        if n * n * L < 2**62:
+            # One sort of a composite key is several times faster than a three-key lexsort.
+            order = np.argsort((src * L + eff) * n + dst)
+        else:
+            order = np.lexsort((dst, eff, src))
         self.neighbors = _readonly(dst[order].astype(VERTEX_DTYPE))
         self.neighbor_labels = _readonly(eff[order].astype(LABEL_DTYPE))
         indptr = np.zeros(self.n + 1, dtype=OFFSET_DTYPE)
@@ -135,6 +140,10 @@ class Graph:
         if n < 0 or n > _MAX_ID:
             raise GraphError(f"number of vertices {n} is out of range")
         vlab = np.zeros(n, np.int64) if vertex_labels is None else vlab
+        if vlab.size and vlab.max() > np.iinfo(LABEL_DTYPE).max:
+            i = int(np.argmax(vlab))
+            raise GraphError(f"vertex label {int(vlab[i])} is too large (max {np.iinfo(LABEL_DTYPE).max})",
+                             vertex_index=i)
         bad = np.flatnonzero((src >= n) | (dst >= n))
         if bad.size:
             i = int(bad[0])

@@ -1,0 +1,1 @@
+"""Benchmarks: each script writes JSON (machine, versions, command, seed) under benchmarks/results/."""

@@ -1,0 +1,61 @@
+"""What every benchmark result records about where and how it ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def machine() -> dict[str, Any]:
+    import numpy
+
+    info: dict[str, Any] = {
+        "hostname": platform.node(), "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
+        "numpy": numpy.__version__, "platform": platform.platform(), "git_commit": _git_commit(),
+    }
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            props = cupy.cuda.runtime.getDeviceProperties(0)
+            info["gpu"] = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+            info["cupy"] = cupy.__version__
+    except Exception:
+        info["gpu"] = None
+    return info
+
+
+def write(name: str, payload: dict[str, Any], out: str | os.PathLike | None = None) -> Path:
+    """Write ``payload`` plus machine and command to ``out`` (default ``benchmarks/results/NAME.json``)."""
+    path = Path(out) if out else RESULTS / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(),
+              "command": " ".join([Path(sys.executable).name, *sys.argv]), **payload}
+    path.write_text(json.dumps(record, indent=2) + "\n")
+    return path

@@ -1,0 +1,215 @@
+"""The ``distsm`` command: ``count``, ``match`` and ``info``.
+
+Errors in the user's input (unreadable files, bad options) are printed as one line on stderr with exit code 2;
+nothing the user typed produces a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distsm import example
+from distsm.api import Semantics, count, iter_matches
+from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
+from distsm.formats import read_graph, read_graphs
+from distsm.graph import Graph
+from distsm.progress import ProgressBar
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_bytes(text: str) -> int:
+    """``"512MiB"`` -> 536870912; plain integers are bytes."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 100000000, 512MiB, 2GB)")
+    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+    return value
+
+
+def _query_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            inner = sorted((f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")),
+                           key=lambda f: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", f.name)])
+            if not inner:
+                raise GraphFormatError(p, None, "directory holds no query files")
+            files.extend(inner)
+        else:
+            files.append(p)
+    return files
+
+
+def _load_queries(paths: list[str]) -> list[tuple[str, Graph]]:
+    out = []
+    for f in _query_files(paths):
+        graphs = read_graphs(f)
+        if len(graphs) == 1:
+            out.append((f.stem, graphs[0]))
+        else:
+            out.extend((f"{f.stem}#{i}", g) for i, g in enumerate(graphs))
+    return out
+
+
+def _add_semantics(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--induced", action="store_true", help="query non-edges must map to data non-edges")
+    p.add_argument("--homomorphism", action="store_true", help="drop injectivity")
+    p.add_argument("--unique", action="store_true", help="count each matched subgraph once")
+    p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"])
+    p.add_argument("--memory-budget", type=parse_bytes, default=None, metavar="BYTES",
+                   help="bytes the join may hold at once (e.g. 2GiB); smaller runs in more chunks")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("count", help="count the matches of each query",
+                       description="Count matches of each QUERY (files or directories of files) in DATA.")
+    c.add_argument("data", nargs="?", help="data graph file (any supported format; .gz allowed)")
+    c.add_argument("queries", nargs="*", help="query graph files or directories")
+    c.add_argument("--example", action="store_true",
+                   help="run on the bundled example (HPRD and 4 queries with known answers) and check them")
+    c.add_argument("--json", action="store_true", help="one JSON object per line")
+    c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    _add_semantics(c)
+
+    m = sub.add_parser("match", help="list the matches of one query")
+    m.add_argument("data")
+    m.add_argument("query")
+    m.add_argument("--limit", type=int, default=None, help="stop after N matches")
+    m.add_argument("--output", "-o", default=None,
+                   help="write rows to FILE (.npy for NumPy, else text) instead of stdout")
+    _add_semantics(m)
+
+    i = sub.add_parser("info", help="sizes, labels and degree statistics of a graph")
+    i.add_argument("data")
+    i.add_argument("--json", action="store_true")
+    return parser
+
+
+def _version() -> str:
+    from distsm import __version__
+
+    return __version__
+
+
+def _cmd_count(args: argparse.Namespace) -> int:
+    expected: dict[str, int] = {}
+    if args.example:
+        if args.data or args.queries:
+            raise _UsageError("--example takes no DATA or QUERY arguments")
+        data_path, query_args = str(example.data_path()), [str(p) for p in example.query_paths()]
+        expected = example.expected_counts()
+    else:
+        if not args.data or not args.queries:
+            raise _UsageError("count needs DATA and at least one QUERY (or --example)")
+        data_path, query_args = args.data, args.queries
+    sem = Semantics(args.induced, args.homomorphism, args.unique)
+    t0 = time.perf_counter()
+    data = read_graph(data_path)
+    queries = _load_queries(query_args)
+    print(f"loaded {data_path}: {data.n} vertices, {data.m} edges; {len(queries)} queries "
+          f"({time.perf_counter() - t0:.2f}s)", file=sys.stderr)
+    failures = 0
+    with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
+        for name, q in queries:
+            t = time.perf_counter()
+            n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
+                      memory_budget=args.memory_budget, backend=args.backend)
+            secs = time.perf_counter() - t
+            record: dict[str, Any] = {"query": name, "count": n, "seconds": round(secs, 6),
+                                      "semantics": sem.as_dict()}
+            status = ""
+            if name in expected and not (sem.induced or sem.homomorphism or sem.unique):
+                record["expected"] = expected[name]
+                ok = expected[name] == n
+                failures += not ok
+                status = "  ok" if ok else f"  MISMATCH (expected {expected[name]})"
+            if bar.enabled:
+                sys.stderr.write("\r\033[K")
+            if args.json:
+                print(json.dumps(record), flush=True)
+            else:
+                print(f"{name}\t{n}\t{secs:.4f}s{status}", flush=True)
+            bar.advance()
+    if failures:
+        print(f"{failures} queries disagree with their known counts", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise _UsageError("--limit must be >= 0")
+    data, query = read_graph(args.data), read_graph(args.query)
+    chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
+                          unique=args.unique, memory_budget=args.memory_budget, backend=args.backend)
+    total = 0
+    if args.output and args.output.endswith(".npy"):
+        rows = list(chunks)
+        arr = np.concatenate(rows) if rows else np.zeros((0, query.n), np.int64)
+        np.save(args.output, arr)
+        total = arr.shape[0]
+    else:
+        out = open(args.output, "w") if args.output else sys.stdout
+        try:
+            for rows in chunks:
+                np.savetxt(out, rows, fmt="%d")
+                total += rows.shape[0]
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    print(f"{total} matches", file=sys.stderr)
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    g = read_graph(args.data)
+    info = {"file": args.data, **g.summary()}
+    if args.json:
+        print(json.dumps(info))
+    else:
+        for k, v in info.items():
+            print(f"{k:14} {v:.2f}" if isinstance(v, float) else f"{k:14} {v}")
+    return 0
+
+
+class _UsageError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {"count": _cmd_count, "match": _cmd_match, "info": _cmd_info}[args.command]
+    try:
+        return handler(args)
+    except _UsageError as e:
+        parser.error(str(e))
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        sys.stdout = open(os.devnull, "w")
+        return 0
+    except (GraphFormatError, GraphError, BackendUnavailableError, ValueError, OSError) as e:
+        print(f"distsm: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("distsm: interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,177 @@
+"""The subgraph-matching benchmark format (RapidsAtHKUST/SubgraphMatching, Sun & Luo, SIGMOD 2020).
+
+A file holds one or more graphs; each starts with a header record and lists its vertices, then its edges::
+
+    t N M               # header: N vertices, M edges
+    v id label [deg]    # N records, ids 0..N-1 in order; deg (optional) = number of neighbours
+    e u v [label]       # M records, one per undirected edge; label optional, default 0
+
+Lines that are blank or start with ``#`` are ignored.  Reading checks everything the header and the ``v``
+records declare: the vertex and edge counts, the degrees (when given), ids in order, edges between declared
+vertices, no self loops and no repeated edges (``u v`` and ``v u`` are the same edge).  ``dedupe=True`` merges
+repeats that carry the same label; then ``M`` and the degrees may count the edges either before or after the
+merge.  ``directed=True`` reads each ``e u v`` as an arc ``u -> v`` (the degree of a vertex is then its
+in-degree plus its out-degree); the writer refuses directed graphs.
+
+Every problem raises :class:`distsm.errors.GraphFormatError` naming ``path:line``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from distsm.errors import GraphFormatError
+from distsm.formats._common import (
+    FieldSpec,
+    PathLike,
+    Records,
+    build_graph,
+    check_endpoints,
+    check_fields,
+    check_vertex_ids,
+    diagnose,
+    first_bad,
+    open_output,
+    read_records,
+    write_rows,
+)
+from distsm.graph import Graph
+
+_T, _V, _E = ord("t"), ord("v"), ord("e")
+_MAX_LABEL = int(np.iinfo(np.int32).max)
+_SPECS = {
+    _T: FieldSpec("t N M", ("vertex count", "edge count"), 2),
+    _V: FieldSpec("v id label [degree]", ("vertex id", "vertex label", "degree"), 2,
+                  max_value=(None, _MAX_LABEL, None)),
+    _E: FieldSpec("e u v [label]", ("source vertex", "target vertex", "edge label"), 2),
+}
+
+
+def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> Graph:
+    """Read the single graph of an sm file.
+
+    Args:
+        path: file name (``str`` or path-like); ``.gz`` files are decompressed.
+        directed: read ``e u v`` as the arc ``u -> v`` instead of an undirected edge.
+        dedupe: merge repeated edges with equal labels instead of raising.
+
+    Returns:
+        The graph.
+
+    Raises:
+        GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_sm_graphs`).
+    """
+    recs = read_records(path)
+    segments = _segments(recs)
+    if len(segments) > 1:
+        raise recs.error(segments[1][0], f"the file holds {len(segments)} graphs (each 't' record starts one); "
+                                         "read it with read_graphs()")
+    return _build(recs, *segments[0], directed=directed, dedupe=dedupe)
+
+
+def read_sm_graphs(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> list[Graph]:
+    """Read every graph of an sm file, in file order (arguments as :func:`read_sm`)."""
+    recs = read_records(path)
+    return [_build(recs, *seg, directed=directed, dedupe=dedupe) for seg in _segments(recs)]
+
+
+def write_sm(graph: Graph, path: PathLike) -> None:
+    """Write one undirected graph in sm format (``.gz`` names are compressed).
+
+    Writes ``t N M``, then ``v id label deg`` per vertex (deg = number of neighbours), then ``e u v label`` per
+    edge with ``u < v``; the label column is left out when every edge label is 0.
+
+    Raises:
+        ValueError: the graph is directed (the format holds undirected graphs; use GSI for directed ones).
+    """
+    write_sm_graphs([graph], path)
+
+
+def write_sm_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
+    """Write several undirected graphs into one sm file, one ``t`` block each (see :func:`write_sm`)."""
+    graphs = list(graphs)
+    for g in graphs:
+        if g.directed:
+            raise ValueError("the sm format holds undirected graphs only, and this graph is directed; "
+                             "write it with format='gsi' (directed, labelled) instead")
+    with open_output(path) as f:
+        for g in graphs:
+            f.write(f"t {g.n} {g.m}\n".encode())
+            write_rows(f, b"v ", [np.arange(g.n, dtype=np.int64), g.vertex_labels, g.degrees])
+            cols = [g.edge_src, g.edge_dst]
+            if g.edge_labels.any():
+                cols.append(g.edge_labels)
+            write_rows(f, b"e ", cols)
+
+
+# ---------------------------------------------------------------------------------------------------- parsing
+def _segments(recs: Records) -> list[tuple[int, int, int]]:
+    """Check every record's shape; return ``(header, first, stop)`` record indices of each graph."""
+    if len(recs) == 0:
+        raise GraphFormatError(recs.path, 1, "empty file: no graph found (expected a 't N M' header)")
+    head = recs.head
+    unknown = np.flatnonzero((head != _T) & (head != _V) & (head != _E))
+    rows = {k: np.flatnonzero(head == k) for k in _SPECS}
+    bad = first_bad([int(unknown[0]) if unknown.size else None]
+                    + [check_fields(recs, rows[k], spec) for k, spec in _SPECS.items()])
+    if bad is not None:
+        if head[bad] not in _SPECS:
+            kind = recs.fields_of(bad)[0].decode("utf-8", "replace")
+            raise recs.error(bad, f"unknown record type {kind!r} (expected 't', 'v' or 'e')")
+        raise diagnose(recs, bad, _SPECS[int(head[bad])])
+    if head[0] != _T:
+        raise recs.error(0, f"'{chr(head[0])}' record before the first 't N M' header")
+    t_rows = rows[_T]
+    stops = np.append(t_rows[1:], len(recs))
+    return [(int(t), int(t) + 1, int(s)) for t, s in zip(t_rows, stops)]
+
+
+def _build(recs: Records, header: int, lo: int, hi: int, *, directed: bool, dedupe: bool) -> Graph:
+    """Validate one ``t`` block (records ``lo..hi-1`` after header ``header``) and build its graph."""
+    n_decl = int(recs.values[header, 1])
+    m_decl = int(recs.values[header, 2])
+    hline = recs.line_of(header)
+    kinds = recs.head[lo:hi]
+    v_rows = np.flatnonzero(kinds == _V) + lo
+    e_rows = np.flatnonzero(kinds == _E) + lo
+    if v_rows.size and e_rows.size and v_rows[-1] > e_rows[0]:
+        late = int(v_rows[v_rows > e_rows[0]][0])
+        raise recs.error(late, "'v' record after 'e' records: list all vertices before the edges (the first "
+                               f"edge of this graph is on line {recs.line_of(int(e_rows[0]))})")
+    ids = recs.values[v_rows, 1]
+    check_vertex_ids(recs, v_rows, ids, n_decl, header, "the 't' header")
+    if v_rows.size != n_decl:
+        raise recs.error(header, f"the header declares {n_decl} vertices but {v_rows.size} 'v' records follow")
+    src = recs.values[e_rows, 1]
+    dst = recs.values[e_rows, 2]
+    check_endpoints(recs, e_rows, src, dst, n_decl, header, "the 't' header")
+    if e_rows.size != m_decl and not dedupe:
+        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow")
+    g = build_graph(recs, n=n_decl, src=src, dst=dst, elab=recs.values[e_rows, 3], vlab=recs.values[v_rows, 2],
+                    directed=directed, dedupe=dedupe, e_rows=e_rows, v_rows=v_rows, header=header)
+    if e_rows.size != m_decl and g.m != m_decl:
+        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow "
+                                 f"({g.m} distinct edges)")
+    _check_degrees(recs, v_rows, g, src, dst, dedupe, hline)
+    return g
+
+
+def _check_degrees(recs: Records, v_rows: np.ndarray, g: Graph, src: np.ndarray, dst: np.ndarray,
+                   dedupe: bool, hline: int) -> None:
+    """Declared degrees (4th field of ``v`` records, where present) must match the edges."""
+    given = recs.status[v_rows, 3] == 0
+    if not given.any():
+        return
+    declared = recs.values[v_rows, 3]
+    actual = g.degrees
+    wrong = given & (declared != actual)
+    if dedupe and wrong.any():
+        raw = np.bincount(src, minlength=g.n) + np.bincount(dst, minlength=g.n)
+        wrong &= declared != raw
+    bad = np.flatnonzero(wrong)
+    if bad.size:
+        k = int(bad[0])
+        raise recs.error(int(v_rows[k]), f"vertex {k} declares degree {int(declared[k])} but the 'e' records of "
+                                         f"this graph (header on line {hline}) give it {int(actual[k])}")
