@@ -1,0 +1,123 @@
+"""The NumPy engine against networkx and igraph VF2 on the 200 HPRD queries, side by side in one run.
+
+    python -m benchmarks.hprd_cpu [--networkx-seconds 120] [--out FILE]
+
+Every engine's counts are checked against the published answers.  networkx is far slower than the others, so it
+gets a time allowance: it runs queries in order until the allowance is spent (a query that runs past what is
+left is abandoned mid-way), and the result names how many it finished; ratios are taken on those queries only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import distsm
+from benchmarks import meta
+
+HPRD = Path(__file__).resolve().parent.parent / "tests" / "data" / "hprd"
+
+
+def load_suite():
+    expected = {}
+    for line in (HPRD / "expected_output.res").read_text().split():
+        name, c = line.split(":")
+        expected[name] = int(c)
+    names = sorted(expected, key=lambda s: int(s.rsplit("_", 1)[1]))
+    data = distsm.read_graph(HPRD / "data_graph" / "HPRD.graph")
+    queries = {n: distsm.read_graph(HPRD / "query_graph" / f"{n}.graph") for n in names}
+    return data, queries, expected
+
+
+def run_distsm(data, queries, backend="numpy"):
+    distsm.count(data, next(iter(queries.values())), backend=backend)  # build the index once, outside timing
+    out = {}
+    for name, q in queries.items():
+        t = time.perf_counter()
+        c = distsm.count(data, q, backend=backend)
+        out[name] = (c, time.perf_counter() - t)
+    return out
+
+
+def run_igraph(data, queries):
+    try:
+        import igraph
+    except ImportError:
+        return None
+    g = igraph.Graph(n=data.n, edges=list(zip(data.edge_src.tolist(), data.edge_dst.tolist())))
+    color = data.vertex_labels.tolist()
+    out = {}
+    for name, q in queries.items():
+        h = igraph.Graph(n=q.n, edges=list(zip(q.edge_src.tolist(), q.edge_dst.tolist())))
+        t = time.perf_counter()
+        c = g.count_subisomorphisms_vf2(h, color1=color, color2=q.vertex_labels.tolist())
+        out[name] = (int(c), time.perf_counter() - t)
+    return out
+
+
+def run_networkx(data, queries, allowance):
+    from networkx.algorithms import isomorphism as iso
+
+    gd = data.to_networkx()
+    out, deadline = {}, time.perf_counter() + allowance
+    for name, q in queries.items():
+        gm = iso.GraphMatcher(gd, q.to_networkx(), node_match=iso.categorical_node_match("label", None))
+        t = time.perf_counter()
+        c = 0
+        for _ in gm.subgraph_monomorphisms_iter():
+            c += 1
+            if c % 64 == 0 and time.perf_counter() > deadline:
+                break
+        if time.perf_counter() > deadline:
+            break
+        out[name] = (c, time.perf_counter() - t)
+    return out
+
+
+def summarise(res, expected):
+    times = [t for _, t in res.values()]
+    return {
+        "queries": len(res),
+        "correct": sum(res[n][0] == expected[n] for n in res),
+        "total_seconds": round(sum(times), 4),
+        "median_ms": round(1000 * statistics.median(times), 3),
+        "max_ms": round(1000 * max(times), 3),
+        "per_query": {n: {"count": c, "seconds": round(t, 6)} for n, (c, t) in res.items()},
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--networkx-seconds", type=float, default=120.0)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    t = time.perf_counter()
+    data, queries, expected = load_suite()
+    load_s = time.perf_counter() - t
+    engines = {"distsm-numpy": run_distsm(data, queries)}
+    ig = run_igraph(data, queries)
+    if ig is not None:
+        engines["igraph-vf2"] = ig
+    engines["networkx-vf2"] = run_networkx(data, queries, args.networkx_seconds)
+    result = {name: summarise(r, expected) for name, r in engines.items()}
+    ours = engines["distsm-numpy"]
+    ratios = {}
+    for name, r in engines.items():
+        if name != "distsm-numpy" and r:
+            common = list(r)
+            ratios[f"{name} / distsm-numpy"] = round(sum(r[n][1] for n in common) /
+                                                     sum(ours[n][1] for n in common), 1)
+    path = meta.write("hprd_cpu", {"load_seconds": round(load_s, 3), "networkx_allowance_s": args.networkx_seconds,
+                                   "engines": result, "time_ratios_on_common_queries": ratios}, args.out)
+    print(f"{'engine':16} {'queries':>7} {'correct':>7} {'total s':>9} {'median ms':>10}")
+    for name, s in result.items():
+        print(f"{name:16} {s['queries']:7d} {s['correct']:7d} {s['total_seconds']:9.3f} {s['median_ms']:10.3f}")
+    for k, v in ratios.items():
+        print(f"{k}: {v}x")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
