@@ -7,13 +7,14 @@ Python loop over rows.  The CuPy backend subclasses it and replaces the hot prim
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
-from distsm.kernels.query_plan import Step
+from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, Step
 from distsm.kernels.signature import signatures
 
 
@@ -148,11 +149,11 @@ class ArrayBackend:
         return delta, self.to_host(offsets)
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
-               bits: Any, count_only: bool) -> Any:
+               bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:
         """Extend ``table`` through entries ``[a, b)`` of the level's output space.
 
         Returns the surviving rows with the new vertex appended as the last column, or (``count_only``) just
-        how many survive.
+        how many survive.  ``spanning`` (inter-partition search) adds the cross-edge and DUPREMOVE filters.
         """
         xp = self.xp
         r0 = int(np.searchsorted(offsets, a, side="right"))
@@ -187,9 +188,47 @@ class ArrayBackend:
                 break
             keep = self.pair_count(idx, cand, table[rowid, col]) == need
             rowid, cand = rowid[keep], cand[keep]
+        if spanning is not None and cand.size:
+            keep = spanning.keep(xp, idx.n, table, rowid, cand, step)
+            rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
         return xp.concatenate([table[rowid], cand[:, None].astype(table.dtype)], axis=1)
+
+
+@dataclass(frozen=True)
+class Spanning:
+    """What a spanning (inter-partition) search needs beyond the plan: the part of every data vertex."""
+
+    part: Any                 # int32[n] on the backend's device
+    prime: PrimeEdge | None   # None for a global join restricted to spanning matches
+
+    def edge_key(self, xp: Any, n: int, x: Any, y: Any, arc: int) -> Any:
+        """Sort key of the data edge between ``x`` (a column vertex) and ``y`` (the new vertex)."""
+        x, y = x.astype(xp.int64), y.astype(xp.int64)
+        if arc == UNDIRECTED:
+            return xp.minimum(x, y) * n + xp.maximum(x, y)
+        return x * n + y if arc == ARC_TO_NEW else y * n + x
+
+    def keep(self, xp: Any, n: int, table: Any, rowid: Any, cand: Any, step: Step) -> Any:
+        """Mask of candidates that pass the cross-edge and DUPREMOVE tests of ``step``."""
+        part = self.part
+        keep = xp.ones(cand.shape[0], dtype=bool)
+        if step.cross_first:
+            keep &= part[cand] != part[table[rowid, step.first_col]]
+        if step.require_spanning:
+            keep &= (part[table[rowid]] != part[cand][:, None]).any(axis=1)
+        if not step.dup_checks:
+            return keep
+        arc = UNDIRECTED if not self.prime.directed else ARC_TO_NEW
+        second = cand if table.shape[1] == 1 else table[rowid, 1]
+        prime_key = self.edge_key(xp, n, table[rowid, 0], second, arc)
+        for col, code, j in step.dup_checks:
+            other = table[rowid, col]
+            key = self.edge_key(xp, n, other, cand, code)
+            earlier = (key < prime_key) | ((key == prime_key) & (j < self.prime.edge_index))
+            keep &= ~((part[other] != part[cand]) & earlier)
+        return keep
 
 
 class NumpyBackend(ArrayBackend):

@@ -49,17 +49,27 @@ class PreparedQuery:
     bits: list[Any]
 
 
-def prepare(backend: Any, data: Graph, query: Graph, options: MatchOptions, *,
+def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
             less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None,
-            order_function: OrderFunction = gsi_order) -> PreparedQuery | None:
-    """Filter candidates and plan the join; None when some query vertex has no candidate (no match)."""
-    check_pair(data, query)
-    idx = backend.index(data)
+            order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
+            spanning_only: bool = False) -> PreparedQuery | None:
+    """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
+
+    ``data`` may be a graph or an already built index (e.g. a memory-mapped one).  ``prime_edge`` plans a
+    spanning search (see :class:`~distsm.kernels.query_plan.PrimeEdge`); ``spanning_only`` a join that keeps
+    only matches spanning two or more parts.
+    """
+    if isinstance(data, Graph):
+        check_pair(data, query)
+        idx = backend.index(data)
+    else:
+        idx = data
     cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
     sizes = [int(c.shape[0]) for c in cands]
     if min(sizes) == 0:
         return None
-    plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function)
+    plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function, prime_edge,
+                      spanning_only)
     bits = [None if u == plan.order[0] else backend.bitset(idx, c) for u, c in enumerate(cands)]
     return PreparedQuery(idx, plan, cands, bits)
 
@@ -75,12 +85,17 @@ def check_pair(data: Graph, query: Graph) -> None:
         raise ValueError("the query graph is not connected; match each connected component separately")
 
 
-def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool) -> Iterator[Any]:
+def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
+         spanning: Any = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
-    Table columns follow ``prepared.plan.order``.
+    Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
+    when the plan has a prime edge.
     """
     plan, idx = prepared.plan, prepared.index
+    if plan.needs_partition != (spanning is not None):
+        raise ValueError("a spanning search needs both a spanning plan and the partition assignment")
+    extra = {} if spanning is None else {"spanning": spanning}
     nq = len(plan.order)
     level_budget = max(budget // nq, 1)
 
@@ -96,7 +111,7 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool) -
         bits = prepared.bits[step.vertex]
         for a in range(0, total, chunk):
             b = min(a + chunk, total)
-            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last)
+            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if last:
                 yield out
             elif out.shape[0]:

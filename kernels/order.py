@@ -5,8 +5,9 @@ connected vertex whose extension is expected to produce the fewest rows.  The es
 candidate count by the selectivity of each linking edge, ``entries(e) / n**2`` (the chance that a random data pair
 is joined through effective label ``e``), so rare edge labels and vertices with many linking edges come first.
 
-An order function takes ``(query, candidate_sizes, label_entries, n_data)`` and returns a permutation of the
-query's vertices in which every vertex after the first is adjacent to an earlier one.  The planner of the
+An order function takes ``(query, candidate_sizes, label_entries, n_data, prefix=())`` and returns a permutation
+of the query's vertices that starts with ``prefix`` and in which every vertex after the first is adjacent to an
+earlier one.  The planner of the
 partitioned search reuses it.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from distsm.graph import Graph
 
-OrderFunction = Callable[[Graph, Sequence[int], dict[int, int], int], list[int]]
+OrderFunction = Callable[..., list[int]]
 
 
 def query_adjacency(query: Graph) -> list[list[tuple[int, int]]]:
@@ -29,14 +30,17 @@ def query_adjacency(query: Graph) -> list[list[tuple[int, int]]]:
     return out
 
 
-def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[int, int], n_data: int) -> list[int]:
-    """GSI-style greedy join order (see module docstring)."""
+def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[int, int], n_data: int,
+              prefix: Sequence[int] = ()) -> list[int]:
+    """GSI-style greedy join order (see module docstring); ``prefix`` fixes the first vertices."""
     adj = query_adjacency(query)
     nq = query.n
     deg = [len(a) for a in adj]
-    start = min(range(nq), key=lambda u: (candidate_sizes[u] / max(deg[u], 1), -deg[u], u))
-    order = [start]
-    placed = {start}
+    if prefix:
+        order = list(prefix)
+    else:
+        order = [min(range(nq), key=lambda u: (candidate_sizes[u] / max(deg[u], 1), -deg[u], u))]
+    placed = set(order)
     n2 = float(max(n_data, 1)) ** 2
     while len(order) < nq:
         best, best_key = -1, None

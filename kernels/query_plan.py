@@ -40,12 +40,40 @@ class Step:
     pair_checks: tuple[tuple[int, int], ...]     # (column, required entry count between new vertex and M[col])
     greater_than: tuple[int, ...]                # columns whose vertex must be smaller than the new one
     less_than: tuple[int, ...]                   # columns whose vertex must be larger than the new one
+    # Inter-partition search only (see PrimeEdge):
+    cross_first: bool = False                    # the first edge must be a cross edge (the prime edge itself)
+    dup_checks: tuple[tuple[int, int, int], ...] = ()  # (column, ARC_* code, query edge index) per linking edge
+    require_spanning: bool = False               # keep only rows whose vertices lie in two or more parts
+
+
+#: How a linking edge between column vertex ``x`` and new vertex ``v`` is keyed as a data edge.
+ARC_TO_NEW, ARC_FROM_NEW, UNDIRECTED = 1, 0, 2
+
+
+@dataclass(frozen=True)
+class PrimeEdge:
+    """The query edge whose image is the smallest cross edge of every match a spanning search produces (PBE).
+
+    Columns 0 and 1 hold its endpoints (in directed graphs the arc runs from column 0 to column 1).  Steps drop
+    a row when another query edge maps to a cross edge ordered before the prime image (DUPREMOVE), or to the
+    same data edge with a smaller query edge index (homomorphisms only), so each spanning match is produced by
+    exactly one prime query edge.
+    """
+
+    edge_index: int
+    directed: bool
 
 
 @dataclass(frozen=True)
 class QueryPlan:
     order: tuple[int, ...]
     steps: tuple[Step, ...] = field(repr=False)   # steps[i-1] extends level i-1 to level i
+    prime: PrimeEdge | None = None
+
+    @property
+    def needs_partition(self) -> bool:
+        """Whether the join filters by the partition of data vertices."""
+        return self.prime is not None or any(step.require_spanning for step in self.steps)
 
     @property
     def inverse_order(self) -> list[int]:
@@ -56,14 +84,37 @@ class QueryPlan:
         return inv
 
 
+def query_edge_index(query: Graph) -> dict[tuple[int, int], int]:
+    """``(a, b) -> index`` of each query edge (both orientations for undirected graphs)."""
+    out = {}
+    for j, (a, b) in enumerate(zip(query.edge_src.tolist(), query.edge_dst.tolist())):
+        out[(a, b)] = j
+        if not query.directed:
+            out[(b, a)] = j
+    return out
+
+
 def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int, int], n_data: int,
                options: MatchOptions, less_than: tuple[tuple[int, int], ...] = (),
-               order_function: OrderFunction = gsi_order) -> QueryPlan:
+               order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
+               spanning_only: bool = False) -> QueryPlan:
     """Plan the join of ``query``.
 
     ``less_than`` holds symmetry-breaking pairs ``(a, b)``: only matches with ``f(a) < f(b)`` are kept.
+    ``prime_edge`` (a query edge index) plans a spanning search: the order starts with that edge's endpoints,
+    level 1 extends through cross edges only, and every step carries DUPREMOVE checks.  ``spanning_only`` keeps
+    only matches that span two or more parts (the global alternative to per-edge spanning searches).
     """
-    order = order_function(query, candidate_sizes, label_entries, n_data)
+    edge_id = query_edge_index(query)
+    prime = None
+    prefix: tuple[int, ...] = ()
+    if prime_edge is not None:
+        a, b = int(query.edge_src[prime_edge]), int(query.edge_dst[prime_edge])
+        if not query.directed and candidate_sizes[b] < candidate_sizes[a]:
+            a, b = b, a
+        prefix = (a, b)
+        prime = PrimeEdge(prime_edge, query.directed)
+    order = order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
     adj = query_adjacency(query)
     col_of = {u: i for i, u in enumerate(order)}
     steps = []
@@ -71,6 +122,25 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         u = order[i]
         links = [(col_of[w], e_from_w) for w in order[:i] for (x, e_from_w) in adj[w] if x == u]
         links.sort(key=lambda ce: (label_entries.get(ce[1], 0), ce[0]))
+        cross_first = False
+        dup: tuple[tuple[int, int, int], ...] = ()
+        if prime is not None:
+            arcs = []
+            for col, e in links:
+                w = order[col]
+                if not query.directed:
+                    arcs.append((col, UNDIRECTED, edge_id[(w, u)]))
+                elif e % 2 == 0:
+                    arcs.append((col, ARC_TO_NEW, edge_id[(w, u)]))
+                else:
+                    arcs.append((col, ARC_FROM_NEW, edge_id[(u, w)]))
+            if i == 1:
+                # The prime edge itself is the first edge of level 1, walked through cross edges only.
+                k = next(x for x, arc in enumerate(arcs) if arc[2] == prime.edge_index)
+                links.insert(0, links.pop(k))
+                arcs.pop(k)
+                cross_first = True
+            dup = tuple(arcs)
         linked_cols = {c for c, _ in links}
         distinct = () if options.homomorphism else tuple(c for c in range(i) if c not in linked_cols)
         pair_checks: tuple[tuple[int, int], ...] = ()
@@ -84,5 +154,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
         lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
         steps.append(Step(vertex=u, first_col=links[0][0], first_label=links[0][1], checks=tuple(links[1:]),
-                          distinct_cols=distinct, pair_checks=pair_checks, greater_than=gt, less_than=lt))
-    return QueryPlan(order=tuple(order), steps=tuple(steps))
+                          distinct_cols=distinct, pair_checks=pair_checks, greater_than=gt, less_than=lt,
+                          cross_first=cross_first, dup_checks=dup,
+                          require_spanning=spanning_only and i == len(order) - 1))
+    return QueryPlan(order=tuple(order), steps=tuple(steps), prime=prime)

@@ -22,13 +22,20 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.query_plan import MatchOptions
 
 _BUDGET = 64 << 20
+# Pinned searches want one or two rows: small chunks reach a complete row after little work.
+_PINNED_BUDGET = 256 << 10
 
 
 @dataclass(frozen=True)
 class StabilizerChain:
-    """``levels[i] = (v_i, orbit of v_i under the stabiliser of v_1..v_{i-1})``; trivial tail levels omitted."""
+    """``levels[i] = (v_i, orbit of v_i under the stabiliser of v_1..v_{i-1})``; trivial tail levels omitted.
+
+    ``generators`` holds, for every level and orbit point ``x``, one automorphism (``perm[u]`` = image of
+    ``u``) fixing ``v_1..v_{i-1}`` and sending ``v_i`` to ``x``; together they generate the whole group.
+    """
 
     levels: tuple[tuple[int, tuple[int, ...]], ...]
+    generators: tuple[tuple[int, ...], ...] = ()
 
     @property
     def order(self) -> int:
@@ -43,12 +50,12 @@ class StabilizerChain:
         return tuple((v, x) for v, orbit in self.levels for x in orbit if x != v)
 
 
-def _exists(query: Graph, pins: dict[int, int], limit: int) -> int:
-    """How many automorphisms (up to ``limit``) send each pinned vertex to its image."""
+def pinned_automorphisms(query: Graph, pins: dict[int, int], limit: int) -> np.ndarray:
+    """Up to ``limit`` automorphisms (rows ``perm``) sending each pinned vertex ``u`` to ``pins[u]``."""
     restrict = {u: np.array([x]) for u, x in pins.items()}
-    found = engine.iter_matches(get_backend("numpy"), query, query, MatchOptions(), budget=_BUDGET, limit=limit,
-                                restrict=restrict)
-    return sum(rows.shape[0] for rows in found)
+    found = list(engine.iter_matches(get_backend("numpy"), query, query, MatchOptions(), budget=_PINNED_BUDGET,
+                                     limit=limit, restrict=restrict))
+    return np.concatenate(found) if found else np.zeros((0, query.n), np.int64)
 
 
 def stabilizer_chain(query: Graph) -> StabilizerChain:
@@ -60,16 +67,21 @@ def stabilizer_chain(query: Graph) -> StabilizerChain:
     labels = query.vertex_labels
     fixed: dict[int, int] = {}
     levels = []
+    generators = []
     for v in range(query.n):
-        if _exists(query, fixed, limit=2) < 2:
+        if pinned_automorphisms(query, fixed, limit=2).shape[0] < 2:
             break  # only the identity fixes the vertices chosen so far
         orbit = [v]
         for x in range(query.n):
-            if x != v and labels[x] == labels[v] and _exists(query, {**fixed, v: x}, limit=1):
+            if x == v or labels[x] != labels[v]:
+                continue
+            found = pinned_automorphisms(query, {**fixed, v: x}, limit=1)
+            if found.shape[0]:
                 orbit.append(x)
+                generators.append(tuple(int(y) for y in found[0]))
         levels.append((v, tuple(orbit)))
         fixed[v] = v
-    chain = StabilizerChain(tuple(levels))
+    chain = StabilizerChain(tuple(levels), tuple(generators))
     query._derived["stabilizer_chain"] = chain
     return chain
 

@@ -1,0 +1,214 @@
+"""Partitioned matching in one process: intra-partition joins plus inter-partition (spanning) searches.
+
+The work splits into independent tasks, which the Dask layer (``distsm.cluster``) ships to workers unchanged:
+
+* :func:`intra_task` — the engine on one part's induced subgraph.  Every match wholly inside the part is found
+  there, and only those (local ids are sorted like global ids, so symmetry-breaking comparisons carry over).
+* :func:`inter_task` — one spanning search over the whole graph's adjacency (in memory or memory-mapped): the
+  representative sequence of an edge group (PBE), or one global join restricted to spanning matches; its level-0
+  vertices may be a slice of the cross-edge endpoints so that the work spreads over workers.
+
+Intra plus inter is the unpartitioned answer for every partition count, query and option.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from distsm.api import Semantics
+from distsm.graph import Graph
+from distsm.kernels import engine
+from distsm.kernels.array_backend import Spanning
+from distsm.kernels.index import DataIndex
+from distsm.plan.automorphism import stabilizer_chain
+from distsm.plan.inter import EdgeGroup, InterPartitionPlan, inter_partition_plan
+
+
+@dataclass
+class PartitionedResult:
+    """Count (or number of listed rows) of a partitioned search, with its breakdown and timings."""
+
+    count: int
+    intra: list[int]
+    inter: int
+    plan: InterPartitionPlan | None
+    semantics: Semantics
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
+    return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
+
+
+def cross_vertices(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """Sorted data vertices incident to at least one cross edge."""
+    return np.unique(np.concatenate([src, dst])).astype(np.int64)
+
+
+def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics,
+               cross_edges: int, total_edges: int) -> InterPartitionPlan:
+    """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs)."""
+    cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
+    sizes = [int(c.shape[0]) for c in cands]
+    frac = cross_edges / total_edges if total_edges else 0.0
+    return inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
+                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique)
+
+
+def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
+               limit: int | None = None) -> Any:
+    """Matches wholly inside one part: an int, or an iterator of global-id rows."""
+    less = _less_than(query, sem)
+    if count_only:
+        return engine.count(backend, local.graph, query, sem.match_options, budget=budget, less_than=less)
+    rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=budget, limit=limit,
+                               less_than=less)
+    return (np.asarray(local.global_ids)[r] for r in rows)
+
+
+def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
+               group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
+               limit: int | None = None) -> Any:
+    """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
+    restricted to spanning matches.
+
+    ``start_vertices`` (None: no limit) restricts the images of one query vertex (the prime edge's first
+    endpoint, or vertex 0 for the global join); disjoint slices split the search into disjoint pieces, which is
+    how the work spreads over workers.
+
+    Returns the number of matches the search stands for (the representative's count times the group size when
+    results are shared), or an iterator of rows (REMAPped to every member of the group).
+    """
+    less = _less_than(query, sem)
+    part = backend.xp.asarray(assignment)
+    anchor = 0 if group is None else group.representative.edge[0]
+    restrict = None if start_vertices is None else {anchor: start_vertices}
+    prime = None if group is None else group.representative.prime_edge
+    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
+                              prime_edge=prime, spanning_only=group is None)
+    if prepared is None:
+        return 0 if count_only else iter(())
+    spanning = Spanning(part, prepared.plan.prime)
+    if count_only:
+        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning))
+        return found * (len(group.sequences) if group is not None else 1)
+    return _remapped_rows(backend, prepared, budget, spanning, group, limit)
+
+
+def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
+                   limit: int | None) -> Iterator[np.ndarray]:
+    inv = prepared.plan.inverse_order
+    left = limit
+    for table in engine.walk(backend, prepared, budget, False, spanning):
+        rows = backend.to_host(table)[:, inv].astype(np.int64)
+        batches = [rows]
+        if group is not None and len(group.sequences) > 1:
+            # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
+            batches = []
+            for seq in group.sequences:
+                t_inv = np.argsort(np.asarray(seq.remap))
+                batches.append(rows[:, t_inv])
+        for b in batches:
+            if left is not None:
+                b = b[:left]
+                left -= b.shape[0]
+            if b.shape[0]:
+                yield b
+            if left == 0:
+                return
+
+
+class PartitionedMatcher:
+    """Partitioned search over one data graph in this process (the reference for the Dask layer).
+
+    Args:
+        data: the data graph.
+        partitions: number of parts ``k``.
+        method, seed: partitioner (``"metis"``, ``"random"``, ``"contiguous"``) and its seed.
+        directory: where the partition store is cached on disk (None: in memory).
+        backend: an engine backend (``distsm.kernels.get_backend(...)``).
+    """
+
+    def __init__(self, data: Graph, partitions: int, *, method: str = "metis", seed: int = 0,
+                 directory: str | None = None, backend: Any):
+        from distsm.partition import load_or_build
+
+        t = time.perf_counter()
+        self.data = data
+        self.backend = backend
+        self.store = load_or_build(data, partitions, directory=directory, method=method, seed=seed)
+        self.assignment = np.asarray(self.store.assignment)
+        src, dst, _ = self.store.cross_edges()
+        self.cross_edge_count = int(np.asarray(src).shape[0])
+        self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
+        self.index = backend.index(data)
+        self.setup_seconds = time.perf_counter() - t
+
+    @property
+    def k(self) -> int:
+        return int(self.store.k)
+
+    def plan(self, query: Graph, sem: Semantics, strategy: str | None = None) -> InterPartitionPlan:
+        """The inter-partition plan; ``strategy`` (``"pbe"`` or ``"global"``) overrides the cost model's choice."""
+        engine.check_pair(self.data, query)
+        plan = plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m)
+        if strategy is not None and strategy != plan.strategy:
+            if strategy not in ("pbe", "global"):
+                raise ValueError(f"strategy must be 'pbe' or 'global', got {strategy!r}")
+            plan = replace(plan, strategy=strategy, reason=f"forced by the caller (cost model chose {plan.strategy})")
+        return plan
+
+    def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None) -> PartitionedResult:
+        """Count intra-partition and spanning matches; see :class:`PartitionedResult`."""
+        times: dict[str, float] = {}
+        t = time.perf_counter()
+        plan = self.plan(query, sem, strategy)
+        times["plan"] = time.perf_counter() - t
+        t = time.perf_counter()
+        intra = [intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=True)
+                 for i in range(self.k)]
+        times["intra"] = time.perf_counter() - t
+        t = time.perf_counter()
+        inter = sum(self._inter_counts(query, sem, budget, plan))
+        times["inter"] = time.perf_counter() - t
+        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times)
+
+    def _inter_jobs(self, plan: InterPartitionPlan) -> list[tuple[EdgeGroup | None, np.ndarray | None]]:
+        if self.k == 1 or self.cross_edge_count == 0:
+            return []
+        if plan.strategy == "global":
+            return [(None, None)]
+        return [(g, self.cross_vertices) for g in plan.groups]
+
+    def _inter_counts(self, query: Graph, sem: Semantics, budget: int, plan: InterPartitionPlan) -> Iterator[int]:
+        for group, start in self._inter_jobs(plan):
+            yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
+                             start_vertices=start, count_only=True)
+
+    def iter_matches(self, query: Graph, sem: Semantics, budget: int, limit: int | None = None,
+                     strategy: str | None = None) -> Iterator[np.ndarray]:
+        """Stream global-id rows: each part's matches, then the spanning ones."""
+        plan = self.plan(query, sem, strategy)
+        left = limit
+
+        def streams() -> Iterator[Iterator[np.ndarray]]:
+            for i in range(self.k):
+                yield intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=False, limit=left)
+            for group, start in self._inter_jobs(plan):
+                yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
+                                 start_vertices=start, count_only=False, limit=left)
+
+        for stream in streams():
+            for rows in stream:
+                if left is not None:
+                    rows = rows[:left]
+                    left -= rows.shape[0]
+                if rows.shape[0]:
+                    yield rows
+                if left == 0:
+                    return

@@ -1,0 +1,507 @@
+"""A partition of one graph: the assignment, the induced subgraph of each part, the cross edges, and statistics.
+
+A :class:`PartitionStore` lives in memory (:meth:`PartitionStore.build`) or in a directory
+(:meth:`PartitionStore.save` / :meth:`PartitionStore.open`).  Layout of a saved store::
+
+    manifest.json              format, version, graph fingerprint, n, m, directed, k, method, seed, stats, and
+                               {relative path: {"sha256", "bytes"}} for every file below
+    assignment.npy             int32[n]   part of each vertex
+    cross_src.npy              int64[c]   cross edges (endpoints in different parts), global ids, sorted by
+    cross_dst.npy              int64[c]   (src, dst); undirected edges have src < dst
+    cross_labels.npy           int32[c]
+    parts/00000/global_ids.npy     int64[n_i]  local id -> global id, ascending
+    parts/00000/vertex_labels.npy  int32[n_i]
+    parts/00000/src.npy            int32[m_i]  edges of the induced subgraph, local ids, sorted by (src, dst)
+    parts/00000/dst.npy            int32[m_i]
+    parts/00000/edge_labels.npy    int32[m_i]
+    parts/00001/...
+    adjacency/                 the whole graph's DataIndex (see distsm.partition.graph_store), memory-mapped by
+                               every worker that needs inter-partition adjacency
+
+Each part directory is self-contained, so a worker can load its part without the whole graph.  :meth:`open` reads
+only the manifest; every other file is read (and its checksum verified) on first use.  A store is written into a
+temporary sibling directory and renamed into place, so readers never see half a store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.index import DataIndex, build_index
+from distsm.partition.graph_store import load_index, save_index, save_npy, sha256_file
+from distsm.partition.methods import check_method, partition_vertices
+from distsm.partition.metis import check_k
+
+STORE_FORMAT = "distsm-partition"
+STORE_VERSION = 1
+_FINGERPRINT_KEY = "partition.fingerprint"
+_PART_FILES = ("global_ids", "vertex_labels", "src", "dst", "edge_labels")
+
+
+class StalePartitionError(ValueError):
+    """A saved partition does not belong to the graph or ``k`` at hand, has an unknown format version, or a file
+    failed its checksum.  Rebuild it (:func:`load_or_build` does so automatically)."""
+
+
+def graph_fingerprint(graph: Graph) -> str:
+    """``"sha256:<hex>"`` over ``n``, directedness, vertex labels and the labelled adjacency; cached on the graph.
+
+    The adjacency is taken from the CSR, whose rows are sorted, so the fingerprint does not depend on the order in
+    which the edges were given: two graphs have the same fingerprint exactly when they are equal (``==``).
+    """
+    cached = graph._derived.get(_FINGERPRINT_KEY)
+    if cached is not None:
+        return cached
+    h = hashlib.sha256()
+    h.update(f"distsm-graph-v1 n={graph.n} directed={int(graph.directed)};".encode())
+    for name, arr, dtype in (("vertex_labels", graph.vertex_labels, "<i4"), ("indptr", graph.indptr, "<i8"),
+                             ("neighbors", graph.neighbors, "<i4"), ("neighbor_labels", graph.neighbor_labels, "<i4")):
+        h.update(f"{name}:{arr.shape[0]};".encode())
+        h.update(memoryview(np.ascontiguousarray(arr, dtype=dtype)).cast("B"))
+    fp = "sha256:" + h.hexdigest()
+    graph._derived[_FINGERPRINT_KEY] = fp
+    return fp
+
+
+@dataclass(frozen=True)
+class LocalPart:
+    """Part ``index`` of a partition: its induced subgraph with local ids ``0..n_i-1``.
+
+    ``global_ids[local]`` is the global id of a local vertex; it is ascending, so comparing local ids gives the
+    same answer as comparing their global ids.
+    """
+
+    index: int
+    graph: Graph
+    global_ids: np.ndarray  # int64[n_i], ascending
+
+    def to_global(self, local_ids: Any) -> np.ndarray:
+        """Global ids of local ids (any shape, e.g. match rows)."""
+        return self.global_ids[np.asarray(local_ids, dtype=np.int64)]
+
+    def to_local(self, global_ids: Any) -> np.ndarray:
+        """Local ids of global ids; ``-1`` for vertices outside this part."""
+        g = np.asarray(global_ids, dtype=np.int64)
+        pos = np.searchsorted(self.global_ids, g)
+        inside = np.zeros(g.shape, bool)
+        ok = pos < self.global_ids.shape[0]
+        inside[ok] = self.global_ids[pos[ok]] == g[ok]
+        return np.where(inside, pos, -1)
+
+
+@dataclass(frozen=True)
+class PartitionStats:
+    """Quality of a partition.  ``edge_cut == cross_edges`` (the number of edges between parts);
+    ``balance`` is the largest part's vertex count over the mean (``n / k``), 1.0 being perfect."""
+
+    edge_cut: int
+    cross_edges: int
+    balance: float
+    part_vertices: tuple[int, ...]
+    part_edges: tuple[int, ...]
+    seconds: float  # time spent computing the assignment
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["part_vertices"] = list(self.part_vertices)
+        d["part_edges"] = list(self.part_edges)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PartitionStats:
+        return cls(edge_cut=int(d["edge_cut"]), cross_edges=int(d["cross_edges"]), balance=float(d["balance"]),
+                   part_vertices=tuple(int(x) for x in d["part_vertices"]),
+                   part_edges=tuple(int(x) for x in d["part_edges"]), seconds=float(d["seconds"]))
+
+
+class _Layout:
+    """Everything needed to cut a graph into parts in one pass: vertices and internal edges grouped by part."""
+
+    def __init__(self, graph: Graph, assignment: np.ndarray, k: int):
+        n = graph.n
+        a = assignment.astype(np.int64)
+        self.vorder = np.argsort(a, kind="stable")  # ascending ids within each part
+        self.voff = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(np.bincount(a, minlength=k), out=self.voff[1:])
+        self.local = np.empty(n, dtype=np.int64)
+        self.local[self.vorder] = np.arange(n, dtype=np.int64) - self.voff[a[self.vorder]]
+        src = graph.edge_src.astype(np.int64)
+        dst = graph.edge_dst.astype(np.int64)
+        order = np.argsort(src * max(n, 1) + dst)  # canonical edge order: by (src, dst)
+        src, dst, lab = src[order], dst[order], graph.edge_labels[order]
+        ps, pd = a[src], a[dst]
+        cross = ps != pd
+        self.cross = (src[cross], dst[cross], lab[cross].astype(np.int32))
+        inside = np.flatnonzero(~cross)
+        eorder = inside[np.argsort(ps[inside], kind="stable")]
+        self.esrc, self.edst, self.elab = src[eorder], dst[eorder], lab[eorder]
+        self.eoff = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(np.bincount(ps[inside], minlength=k), out=self.eoff[1:])
+
+    def part_arrays(self, graph: Graph, i: int) -> dict[str, np.ndarray]:
+        ids = self.vorder[self.voff[i]:self.voff[i + 1]]
+        e = slice(self.eoff[i], self.eoff[i + 1])
+        return {"global_ids": ids.astype(np.int64), "vertex_labels": graph.vertex_labels[ids].astype(np.int32),
+                "src": self.local[self.esrc[e]].astype(np.int32), "dst": self.local[self.edst[e]].astype(np.int32),
+                "edge_labels": self.elab[e].astype(np.int32)}
+
+
+def _local_part(i: int, arrays: dict[str, np.ndarray], directed: bool) -> LocalPart:
+    gids = arrays["global_ids"]
+    gids.flags.writeable = False
+    g = Graph.from_edges(np.stack([arrays["src"], arrays["dst"]], axis=1), n=int(gids.shape[0]),
+                         edge_labels=arrays["edge_labels"], vertex_labels=arrays["vertex_labels"], directed=directed)
+    return LocalPart(index=i, graph=g, global_ids=gids)
+
+
+def _stats(graph: Graph, assignment: np.ndarray, k: int, seconds: float) -> PartitionStats:
+    a = assignment.astype(np.int64)
+    pv = np.bincount(a, minlength=k)
+    ps, pd = a[graph.edge_src], a[graph.edge_dst]
+    inside = ps == pd
+    pe = np.bincount(ps[inside], minlength=k)
+    cut = int(graph.m - inside.sum())
+    balance = float(pv.max() * k / graph.n) if graph.n else 1.0
+    return PartitionStats(edge_cut=cut, cross_edges=cut, balance=balance, part_vertices=tuple(int(x) for x in pv),
+                          part_edges=tuple(int(x) for x in pe), seconds=float(seconds))
+
+
+def _part_dir(i: int) -> str:
+    return f"parts/{i:05d}"
+
+
+class PartitionStore:
+    """A partition of one graph into ``k`` parts, in memory or backed by a directory.
+
+    Attributes: ``k``, ``method``, ``seed``, ``stats`` (:class:`PartitionStats`), ``fingerprint`` (of the graph),
+    ``n``, ``m``, ``directed``, ``graph`` (None for a store opened without one), ``directory`` (None in memory),
+    ``reused`` (True when :func:`load_or_build` found it fresh on disk).
+    """
+
+    def __init__(self, *, k: int, method: str, seed: int, stats: PartitionStats, fingerprint: str, n: int, m: int,
+                 directed: bool, graph: Graph | None = None, assignment: np.ndarray | None = None,
+                 directory: Path | None = None, manifest: dict[str, Any] | None = None):
+        # Private: use build() or open().
+        self.k, self.method, self.seed, self.stats = k, method, seed, stats
+        self.fingerprint, self.n, self.m, self.directed = fingerprint, n, m, directed
+        self.graph = graph
+        self.directory = directory
+        self.reused = False
+        self._manifest = manifest
+        self._assignment = assignment
+        self._layout: _Layout | None = None
+        self._parts: dict[int, LocalPart] = {}
+        self._cross: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._index: DataIndex | None = None
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def build(cls, graph: Graph, k: int, method: str = "metis", seed: int = 0) -> PartitionStore:
+        """Partition ``graph`` into ``k`` parts in memory (see :func:`distsm.partition.partition_vertices`)."""
+        check_method(method)
+        k = check_k(k)
+        t0 = time.perf_counter()
+        assignment = np.asarray(partition_vertices(graph, k, method=method, seed=seed), dtype=np.int32)
+        seconds = time.perf_counter() - t0
+        assignment.flags.writeable = False
+        return cls(k=k, method=method, seed=int(seed), stats=_stats(graph, assignment, k, seconds),
+                   fingerprint=graph_fingerprint(graph), n=graph.n, m=graph.m, directed=graph.directed, graph=graph,
+                   assignment=assignment)
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike, graph: Graph | None = None, k: int | None = None) -> PartitionStore:
+        """Open a saved store, reading only its manifest; parts and arrays are read on first use.
+
+        Raises:
+            FileNotFoundError: no ``manifest.json`` in ``directory``.
+            StalePartitionError: the manifest is unreadable, of another format or version, or disagrees with
+                ``graph`` (fingerprint) or ``k``.
+        """
+        d = Path(directory)
+        path = d / "manifest.json"
+        try:
+            manifest = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise StalePartitionError(f"{path} is not valid JSON: {e}") from e
+        if not isinstance(manifest, dict) or manifest.get("format") != STORE_FORMAT:
+            raise StalePartitionError(f"{path} is not a distsm partition manifest")
+        if manifest.get("version") != STORE_VERSION:
+            raise StalePartitionError(f"{d} holds partition format version {manifest.get('version')!r}; this "
+                                      f"distsm reads version {STORE_VERSION}")
+        try:
+            stored_k = int(manifest["k"])
+            store = cls(k=stored_k, method=str(manifest["method"]), seed=int(manifest["seed"]),
+                        stats=PartitionStats.from_dict(manifest["stats"]), fingerprint=str(manifest["fingerprint"]),
+                        n=int(manifest["n"]), m=int(manifest["m"]), directed=bool(manifest["directed"]),
+                        graph=graph, directory=d, manifest=manifest)
+            dict(manifest["files"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise StalePartitionError(f"{path} is incomplete or malformed: {e!r}") from e
+        if k is not None and check_k(k) != stored_k:
+            raise StalePartitionError(f"{d} holds a partition into {stored_k} parts, not {k}")
+        if graph is not None and graph_fingerprint(graph) != store.fingerprint:
+            raise StalePartitionError(f"{d} was built for another graph (n={store.n}, m={store.m}, fingerprint "
+                                      f"{store.fingerprint[:19]}...), not this one (n={graph.n}, m={graph.m})")
+        return store
+
+    # ------------------------------------------------------------------ contents
+    @property
+    def in_memory(self) -> bool:
+        return self.directory is None
+
+    @property
+    def assignment(self) -> np.ndarray:
+        """``int32[n]``: the part of every vertex (read-only)."""
+        if self._assignment is None:
+            self._assignment = self._read("assignment.npy")
+        return self._assignment
+
+    def part(self, i: int) -> LocalPart:
+        """Part ``i`` as a :class:`LocalPart` (computed or read on first use, then cached)."""
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.k:
+            raise IndexError(f"part index {i!r} out of range 0..{self.k - 1}")
+        i = int(i)
+        if i not in self._parts:
+            if self.in_memory:
+                arrays = self._layout_of().part_arrays(self.graph, i)
+            else:
+                arrays = {name: self._read(f"{_part_dir(i)}/{name}.npy") for name in _PART_FILES}
+            self._parts[i] = _local_part(i, arrays, self.directed)
+        return self._parts[i]
+
+    def parts(self) -> Iterator[LocalPart]:
+        """All parts in order."""
+        return (self.part(i) for i in range(self.k))
+
+    def cross_edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(src, dst, labels)``: the edges whose endpoints lie in different parts, global ids (int64; labels
+        int32), sorted by ``(src, dst)``; undirected edges have ``src < dst``, directed ones keep their direction."""
+        if self._cross is None:
+            if self.in_memory:
+                self._cross = self._layout_of().cross
+            else:
+                self._cross = tuple(self._read(f"{name}.npy") for name in ("cross_src", "cross_dst", "cross_labels"))
+            for arr in self._cross:
+                arr.flags.writeable = False
+        return self._cross
+
+    def adjacency_index(self, mmap: bool = True, *, verify: bool = True) -> DataIndex:
+        """The whole graph's NumPy :class:`DataIndex` for inter-partition adjacency.
+
+        A saved store opens ``adjacency/`` (memory-mapped when ``mmap``, so processes on one host share the pages;
+        ``verify`` checks the files' sha256 first, reading them once).  An in-memory store builds it with
+        ``build_index(graph, numpy)``.  Cached after the first call.
+        """
+        if self._index is None:
+            if self.in_memory:
+                self._index = build_index(self.graph, np)
+            else:
+                files = self._files()
+                names = [name for name in files if name.startswith("adjacency/")]
+                if not names:
+                    raise StalePartitionError(f"{self.directory} was saved without its adjacency index")
+                if verify:
+                    for name in names:
+                        self._check_file(name, deep=True)
+                try:
+                    self._index = load_index(self.directory / "adjacency", mmap=mmap)
+                except (ValueError, KeyError) as e:
+                    raise StalePartitionError(f"{self.directory / 'adjacency'} cannot be read: {e}") from e
+        return self._index
+
+    def verify(self, *, deep: bool = True) -> None:
+        """Check every file of a saved store: present with the recorded size, and (``deep``) the recorded sha256.
+        Raises StalePartitionError; does nothing for an in-memory store."""
+        if self.in_memory:
+            return
+        for name in self._files():
+            self._check_file(name, deep=deep)
+
+    # ------------------------------------------------------------------ saving
+    def save(self, directory: str | os.PathLike, *, adjacency: bool = True) -> Path:
+        """Write the store to ``directory`` (replacing a partition store already there) and return its path.
+
+        The store is written to a temporary sibling and renamed into place.  A directory that exists, is not empty
+        and holds no ``manifest.json`` is refused (FileExistsError) rather than overwritten.  ``adjacency`` also
+        writes the whole graph's index under ``adjacency/``.
+        """
+        d = Path(directory).absolute()
+        if d.exists() and (not d.is_dir() or (any(d.iterdir()) and not (d / "manifest.json").exists())):
+            raise FileExistsError(f"{d} exists and is not a partition store; refusing to overwrite it")
+        if not self.in_memory and d == self.directory.absolute():
+            return d
+        d.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.tmp-", dir=d.parent))
+        try:
+            if self.in_memory:
+                self._write(tmp, adjacency)
+            else:
+                self.verify(deep=True)
+                shutil.rmtree(tmp)
+                shutil.copytree(self.directory, tmp)
+            _replace_dir(tmp, d)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return d
+
+    def _write(self, d: Path, adjacency: bool) -> None:
+        graph = self.graph
+        layout = self._layout_of()
+        files: dict[str, Any] = {"assignment.npy": save_npy(d, "assignment.npy", self.assignment)}
+        for name, arr in zip(("cross_src", "cross_dst", "cross_labels"), layout.cross):
+            files[f"{name}.npy"] = save_npy(d, f"{name}.npy", arr)
+        for i in range(self.k):
+            sub = d / _part_dir(i)
+            sub.mkdir(parents=True)
+            for name, arr in layout.part_arrays(graph, i).items():
+                files[f"{_part_dir(i)}/{name}.npy"] = save_npy(sub, f"{name}.npy", arr)
+        if adjacency:
+            index = self._index if self._index is not None else build_index(graph, np)
+            meta = save_index(index, d / "adjacency")
+            files.update({f"adjacency/{name}": entry for name, entry in meta["files"].items()})
+            files["adjacency/index.json"] = {"sha256": sha256_file(d / "adjacency" / "index.json"),
+                                             "bytes": (d / "adjacency" / "index.json").stat().st_size}
+        from distsm import __version__
+
+        manifest = {
+            "format": STORE_FORMAT, "version": STORE_VERSION, "distsm_version": __version__,
+            "fingerprint": self.fingerprint, "n": self.n, "m": self.m, "directed": self.directed,
+            "k": self.k, "method": self.method, "seed": self.seed, "stats": self.stats.as_dict(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files,
+        }
+        (d / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+    # ------------------------------------------------------------------ internals
+    def _layout_of(self) -> _Layout:
+        if self._layout is None:
+            self._layout = _Layout(self.graph, self.assignment, self.k)
+        return self._layout
+
+    def _files(self) -> dict[str, Any]:
+        return self._manifest["files"]
+
+    def _entry(self, name: str) -> dict[str, Any]:
+        entry = self._files().get(name)
+        if not isinstance(entry, dict) or "sha256" not in entry:
+            raise StalePartitionError(f"{self.directory} manifest lists no checksum for {name}")
+        return entry
+
+    def _check_file(self, name: str, *, deep: bool) -> None:
+        entry = self._entry(name)
+        path = self.directory / name
+        try:
+            size = path.stat().st_size
+        except OSError as e:
+            raise StalePartitionError(f"{path} is missing ({e.strerror})") from e
+        if size != entry.get("bytes", size):
+            raise StalePartitionError(f"{path} has {size} bytes, the manifest says {entry['bytes']}")
+        if deep and sha256_file(path) != entry["sha256"]:
+            raise StalePartitionError(f"checksum mismatch in {path}")
+
+    def _read(self, name: str) -> np.ndarray:
+        """Read one .npy of a saved store, verifying its sha256 against the manifest (one read of the bytes)."""
+        entry = self._entry(name)
+        path = self.directory / name
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise StalePartitionError(f"cannot read {path}: {e.strerror}") from e
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise StalePartitionError(f"checksum mismatch in {path}")
+        try:
+            arr = np.load(io.BytesIO(data), allow_pickle=False)
+        except ValueError as e:
+            raise StalePartitionError(f"{path} is not a NumPy array file: {e}") from e
+        arr.flags.writeable = False
+        return arr
+
+    def __len__(self) -> int:
+        return self.k
+
+    def __repr__(self) -> str:
+        where = "in memory" if self.in_memory else str(self.directory)
+        return (f"PartitionStore(k={self.k}, method={self.method!r}, seed={self.seed}, n={self.n}, m={self.m}, "
+                f"cross_edges={self.stats.cross_edges}, balance={self.stats.balance:.3f}, {where})")
+
+
+def _replace_dir(tmp: Path, d: Path) -> None:
+    """Move the finished directory ``tmp`` to ``d``, replacing a store already at ``d``."""
+    if not d.exists():
+        try:
+            os.rename(tmp, d)
+            return
+        except OSError:
+            if not (d / "manifest.json").exists():
+                raise
+            # Another process saved a store there at the same moment: replace it like an old one.
+    trash = d.parent / f".{d.name}.old-{uuid.uuid4().hex[:12]}"
+    os.rename(d, trash)
+    try:
+        os.rename(tmp, d)
+    except OSError:
+        if (d / "manifest.json").exists():
+            # Someone else's store landed in between; theirs is as good as ours.
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.rename(trash, d)
+            raise
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def load_or_build(graph: Graph, k: int, *, directory: str | os.PathLike | None = None, method: str = "metis",
+                  seed: int = 0, fallback: bool = True) -> PartitionStore:
+    """The partition of ``graph`` into ``k`` parts, from ``directory`` when it holds a fresh one.
+
+    Without ``directory`` this is :meth:`PartitionStore.build`.  With one: a store there that matches the graph,
+    ``k``, ``method`` and ``seed`` (``seed`` is ignored for ``"contiguous"``) and whose files are all present is
+    opened (``store.reused`` is True); otherwise the partition is rebuilt, saved there and the saved copy opened.
+    When the directory cannot be written, a RuntimeWarning says so and the in-memory store is returned (with
+    ``fallback=False`` the OSError is raised instead).
+    """
+    check_method(method)
+    k = check_k(k)
+    if directory is None:
+        return PartitionStore.build(graph, k, method=method, seed=seed)
+    d = Path(directory)
+    if (d / "manifest.json").exists():
+        try:
+            store = PartitionStore.open(d, graph=graph, k=k)
+            if store.method == method and (method == "contiguous" or store.seed == seed):
+                store.verify(deep=False)
+                store.reused = True
+                return store
+        except (StalePartitionError, OSError):
+            pass
+    store = PartitionStore.build(graph, k, method=method, seed=seed)
+    try:
+        store.save(d)
+    except OSError as e:
+        if not fallback:
+            raise
+        warnings.warn(f"cannot save the partition to {d} ({e}); keeping it in memory only", RuntimeWarning,
+                      stacklevel=2)
+        return store
+    try:
+        saved = PartitionStore.open(d, graph=graph, k=k)
+    except (StalePartitionError, OSError):
+        # Another process replaced the store in the meantime (with another k, say); ours is still right.
+        return store
+    saved._assignment = store._assignment
+    saved.stats = store.stats
+    return saved

@@ -1,0 +1,101 @@
+"""Partitioned matching: intra-partition plus spanning matches equals the unpartitioned answer, for every k."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hprd import DATA, expected_counts, query_path
+from oracles import random_connected_query, random_graph, sampled_query
+
+import distsm
+from distsm import Graph, Semantics
+from distsm.kernels import get_backend
+from distsm.partitioned import PartitionedMatcher
+
+KS = [1, 2, 3, 4, 8, 16]
+NUMPY = get_backend("numpy")
+CITESEER = DATA.parent.parent.parent / "citeseer" / "citeseer.graph"
+
+
+def rows_as_set(rows):
+    out = {tuple(int(x) for x in r) for r in rows}
+    assert len(out) == len(rows), "a match was listed twice"
+    return out
+
+
+@settings(max_examples=220, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 30), p=st.floats(0.08, 0.5), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       k=st.sampled_from(KS), method=st.sampled_from(["metis", "random"]),
+       semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique"]),
+       strategy=st.sampled_from([None, "pbe", "global"]), budget=st.sampled_from([1 << 24, 3000]))
+def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, sampled, k, method, semantics,
+                                          strategy, budget):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    query = (sampled_query(rng, data, qsize) if sampled else None) or \
+        random_connected_query(rng, data, qsize, 0.3, vl, el)
+    sem = Semantics(induced=semantics == "induced", homomorphism=semantics == "homomorphism",
+                    unique=semantics == "unique")
+    opts = sem.as_dict()
+    expected_rows = rows_as_set(distsm.match(data, query, backend="numpy", **opts))
+    matcher = PartitionedMatcher(data, k, method=method, seed=seed % 1000, backend=NUMPY)
+    result = matcher.count(query, sem, budget, strategy=strategy)
+    assert result.count == len(expected_rows)
+    assert result.count == sum(result.intra) + result.inter
+    listed = [r for chunk in matcher.iter_matches(query, sem, budget, strategy=strategy) for r in chunk]
+    assert rows_as_set(listed) == expected_rows
+
+
+@pytest.mark.parametrize("method", ["metis", "random"])
+@pytest.mark.parametrize("k", KS)
+def test_hprd_all_queries(k, method):
+    data = distsm.read_graph(DATA)
+    matcher = PartitionedMatcher(data, k, method=method, backend=NUMPY)
+    wrong = {}
+    spanning = 0
+    for name, expected in sorted(expected_counts().items()):
+        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), 1 << 28)
+        spanning += r.inter
+        if r.count != expected:
+            wrong[name] = (r.count, expected)
+    assert wrong == {}
+    assert (spanning == 0) == (k == 1)
+
+
+@pytest.mark.parametrize("k", [2, 8])
+def test_hprd_listing_is_identical(k):
+    data = distsm.read_graph(DATA)
+    for name in ["query_dense_16_2", "query_dense_16_90"]:
+        q = distsm.read_graph(query_path(name))
+        whole = rows_as_set(distsm.match(data, q, backend="numpy"))
+        assert rows_as_set(distsm.match(data, q, partitions=k, backend="numpy")) == whole
+
+
+@pytest.fixture(scope="module")
+def citeseer_unlabelled():
+    g = distsm.read_graph(CITESEER)
+    return Graph.from_edges(np.stack([g.edge_src, g.edge_dst], axis=1), n=g.n)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_citeseer_published_counts(citeseer_unlabelled, k):
+    tri = Graph.from_networkx(nx.complete_graph(3))
+    k4 = Graph.from_networkx(nx.complete_graph(4))
+    assert distsm.count(citeseer_unlabelled, tri, partitions=k, backend="numpy") == 6996
+    assert distsm.count(citeseer_unlabelled, tri, partitions=k, unique=True, backend="numpy") == 1166
+    assert distsm.count(citeseer_unlabelled, k4, partitions=k, backend="numpy") == 6120
+    assert distsm.count(citeseer_unlabelled, k4, partitions=k, unique=True, backend="numpy") == 255
+
+
+def test_limit_and_bad_partition_counts():
+    rng = np.random.default_rng(1)
+    data = random_graph(rng, 30, 0.3, 1, 1, False)
+    q = Graph.from_networkx(nx.path_graph(3))
+    total = distsm.count(data, q, backend="numpy")
+    assert total > 20
+    assert distsm.match(data, q, partitions=4, limit=20, backend="numpy").shape == (20, 3)
+    for bad in [0, -2, 2.5, True]:
+        with pytest.raises(ValueError, match="partitions"):
+            distsm.count(data, q, partitions=bad, backend="numpy")
