@@ -71,6 +71,9 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"])
     p.add_argument("--memory-budget", type=parse_bytes, default=None, metavar="BYTES",
                    help="bytes the join may hold at once (e.g. 2GiB); smaller runs in more chunks")
+    p.add_argument("--partitions", type=int, default=None, metavar="K",
+                   help="split the data graph into K parts and search intra- plus inter-partition matches")
+    p.add_argument("--partition-method", default="metis", choices=["metis", "random", "contiguous"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,7 +144,8 @@ def _cmd_count(args: argparse.Namespace) -> int:
         for name, q in queries:
             t = time.perf_counter()
             n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
-                      memory_budget=args.memory_budget, backend=args.backend)
+                      memory_budget=args.memory_budget, backend=args.backend, partitions=args.partitions,
+                      partition_method=args.partition_method)
             secs = time.perf_counter() - t
             record: dict[str, Any] = {"query": name, "count": n, "seconds": round(secs, 6),
                                       "semantics": sem.as_dict()}
@@ -169,7 +173,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
         raise _UsageError("--limit must be >= 0")
     data, query = read_graph(args.data), read_graph(args.query)
     chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
-                          unique=args.unique, memory_budget=args.memory_budget, backend=args.backend)
+                          unique=args.unique, memory_budget=args.memory_budget, backend=args.backend,
+                          partitions=args.partitions, partition_method=args.partition_method)
     total = 0
     if args.output and args.output.endswith(".npy"):
         rows = list(chunks)

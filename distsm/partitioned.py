@@ -39,6 +39,7 @@ class PartitionedResult:
     plan: InterPartitionPlan | None
     semantics: Semantics
     seconds: dict[str, float] = field(default_factory=dict)
+    inter_partial_matches: int = 0     # partial matches the spanning searches produced (their work)
 
 
 def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
@@ -50,14 +51,14 @@ def cross_vertices(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate([src, dst])).astype(np.int64)
 
 
-def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics,
-               cross_edges: int, total_edges: int) -> InterPartitionPlan:
+def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
+               share: bool = True) -> InterPartitionPlan:
     """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs)."""
     cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
     sizes = [int(c.shape[0]) for c in cands]
     frac = cross_edges / total_edges if total_edges else 0.0
     return inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
-                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique)
+                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique, share=share)
 
 
 def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
@@ -73,7 +74,7 @@ def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: i
 
 def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
-               limit: int | None = None) -> Any:
+               limit: int | None = None, stats: dict[str, int] | None = None) -> Any:
     """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
     restricted to spanning matches.
 
@@ -95,7 +96,7 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
         return 0 if count_only else iter(())
     spanning = Spanning(part, prepared.plan.prime)
     if count_only:
-        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning))
+        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats))
         return found * (len(group.sequences) if group is not None else 1)
     return _remapped_rows(backend, prepared, budget, spanning, group, limit)
 
@@ -146,37 +147,45 @@ class PartitionedMatcher:
         src, dst, _ = self.store.cross_edges()
         self.cross_edge_count = int(np.asarray(src).shape[0])
         self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
-        self.index = backend.index(data)
+        # A store on disk serves the whole graph's adjacency memory-mapped, shared by every process on the host.
+        on_disk = backend.name == "numpy" and not self.store.in_memory
+        self.index = self.store.adjacency_index(mmap=True) if on_disk else backend.index(data)
         self.setup_seconds = time.perf_counter() - t
 
     @property
     def k(self) -> int:
         return int(self.store.k)
 
-    def plan(self, query: Graph, sem: Semantics, strategy: str | None = None) -> InterPartitionPlan:
-        """The inter-partition plan; ``strategy`` (``"pbe"`` or ``"global"``) overrides the cost model's choice."""
+    def plan(self, query: Graph, sem: Semantics, strategy: str | None = None, share: bool = True
+             ) -> InterPartitionPlan:
+        """The inter-partition plan; ``strategy`` (``"pbe"`` or ``"global"``) overrides the cost model's choice
+        and ``share=False`` turns shared execution off."""
         engine.check_pair(self.data, query)
-        plan = plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m)
+        plan = plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m, share)
         if strategy is not None and strategy != plan.strategy:
             if strategy not in ("pbe", "global"):
                 raise ValueError(f"strategy must be 'pbe' or 'global', got {strategy!r}")
             plan = replace(plan, strategy=strategy, reason=f"forced by the caller (cost model chose {plan.strategy})")
         return plan
 
-    def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None) -> PartitionedResult:
+    def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None,
+              share: bool = True) -> PartitionedResult:
         """Count intra-partition and spanning matches; see :class:`PartitionedResult`."""
         times: dict[str, float] = {}
         t = time.perf_counter()
-        plan = self.plan(query, sem, strategy)
+        plan = self.plan(query, sem, strategy, share)
         times["plan"] = time.perf_counter() - t
         t = time.perf_counter()
         intra = [intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=True)
                  for i in range(self.k)]
         times["intra"] = time.perf_counter() - t
         t = time.perf_counter()
-        inter = sum(self._inter_counts(query, sem, budget, plan))
+        work: dict[str, int] = {}
+        inter = sum(inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
+                               start_vertices=start, count_only=True, stats=work)
+                    for group, start in self._inter_jobs(plan))
         times["inter"] = time.perf_counter() - t
-        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times)
+        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times, work.get("partial", 0))
 
     def _inter_jobs(self, plan: InterPartitionPlan) -> list[tuple[EdgeGroup | None, np.ndarray | None]]:
         if self.k == 1 or self.cross_edge_count == 0:
@@ -184,11 +193,6 @@ class PartitionedMatcher:
         if plan.strategy == "global":
             return [(None, None)]
         return [(g, self.cross_vertices) for g in plan.groups]
-
-    def _inter_counts(self, query: Graph, sem: Semantics, budget: int, plan: InterPartitionPlan) -> Iterator[int]:
-        for group, start in self._inter_jobs(plan):
-            yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                             start_vertices=start, count_only=True)
 
     def iter_matches(self, query: Graph, sem: Semantics, budget: int, limit: int | None = None,
                      strategy: str | None = None) -> Iterator[np.ndarray]:

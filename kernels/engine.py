@@ -86,11 +86,12 @@ def check_pair(data: Graph, query: Graph) -> None:
 
 
 def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
-         spanning: Any = None) -> Iterator[Any]:
+         spanning: Any = None, stats: dict[str, int] | None = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
-    when the plan has a prime edge.
+    when the plan filters by partition.  ``stats["partial"]``, when given, accumulates the partial matches
+    produced at every level (the work measure PBE reports).
     """
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
@@ -112,12 +113,16 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
         for a in range(0, total, chunk):
             b = min(a + chunk, total)
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
+            if stats is not None:
+                stats["partial"] = stats.get("partial", 0) + (int(out) if count_only and last else int(out.shape[0]))
             if last:
                 yield out
             elif out.shape[0]:
                 yield from descend(out, level + 1)
 
     first = prepared.candidates[plan.order[0]]
+    if stats is not None:
+        stats["partial"] = stats.get("partial", 0) + int(first.shape[0])
     chunk0 = max(level_budget // entry_bytes(1), MIN_CHUNK_ENTRIES)
     for a in range(0, int(first.shape[0]), chunk0):
         yield from descend(first[a:a + chunk0][:, None], 1)

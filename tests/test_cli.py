@@ -68,3 +68,12 @@ def test_python_dash_m_entry_point():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(done.stdout.splitlines()) == 4
+
+
+def test_count_with_partitions(capsys):
+    names = ["query_dense_16_5", "query_dense_16_6"]
+    args = ["count", str(DATA), *map(str, map(query_path, names)), "--json", "--partitions", "4",
+            "--partition-method", "random"]
+    assert main(args) == 0
+    counts = [json.loads(line)["count"] for line in capsys.readouterr().out.splitlines()]
+    assert counts == [expected_counts()[n] for n in names]

@@ -99,3 +99,26 @@ def test_limit_and_bad_partition_counts():
     for bad in [0, -2, 2.5, True]:
         with pytest.raises(ValueError, match="partitions"):
             distsm.count(data, q, partitions=bad, backend="numpy")
+
+
+def test_store_on_disk_serves_memory_mapped_adjacency(tmp_path):
+    data = distsm.read_graph(DATA)
+    matcher = PartitionedMatcher(data, 4, directory=str(tmp_path / "parts"), backend=NUMPY)
+    assert isinstance(matcher.index.entry_keys, np.memmap)
+    for name in ["query_dense_16_1", "query_dense_16_33"]:
+        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), 1 << 26)
+        assert r.count == expected_counts()[name]
+    # a second matcher reuses the saved store instead of partitioning again
+    again = PartitionedMatcher(data, 4, directory=str(tmp_path / "parts"), backend=NUMPY)
+    assert again.store.reused
+
+
+def test_shared_execution_does_less_work_for_the_same_answer():
+    rng = np.random.default_rng(5)
+    data = random_graph(rng, 60, 0.2, 1, 1, False)
+    tri = Graph.from_networkx(nx.complete_graph(4))
+    matcher = PartitionedMatcher(data, 4, method="random", backend=NUMPY)
+    shared = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe")
+    alone = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe", share=False)
+    assert shared.count == alone.count == distsm.count(data, tri, backend="numpy")
+    assert shared.inter_partial_matches * 3 < alone.inter_partial_matches

@@ -125,15 +125,16 @@ def estimated_level_rows(query: Graph, order: list[int], sizes: list[int], label
 def inter_partition_plan(query: Graph, *, candidate_sizes: list[int] | None = None,
                          label_entries: dict[int, int] | None = None, n_data: int | None = None,
                          cross_fraction: float | None = None, homomorphism: bool = False,
-                         unique: bool = False) -> InterPartitionPlan:
+                         unique: bool = False, share: bool = True) -> InterPartitionPlan:
     """Plan the spanning searches of ``query``.
 
     Without data statistics (``candidate_sizes`` etc.) the plan is structural: groups, sequences, remaps.  With
     them (the executor passes the data graph's), each group's representative is its cheapest sequence under the
     cost model, and the strategy is chosen by comparing the per-group searches with one global join.
-    ``cross_fraction`` is the share of data edges that cross partitions.
+    ``cross_fraction`` is the share of data edges that cross partitions.  ``share=False`` searches every query
+    edge separately (the baseline shared execution is measured against).
     """
-    shared = not homomorphism and not unique
+    shared = share and not homomorphism and not unique
     sizes = candidate_sizes if candidate_sizes is not None else [1] * query.n
     entries = label_entries if label_entries is not None else {}
     n = n_data if n_data is not None else 1
