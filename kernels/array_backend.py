@@ -97,10 +97,10 @@ class ArrayBackend:
     def run_bounds(self, idx: DataIndex, v: Any, label: int) -> tuple[Any, Any]:
         """Start and end (int64) of the run ``N(v, label)`` for each vertex in ``v`` (empty runs give s == t)."""
         xp = self.xp
+        if not 0 <= label < idx.num_labels:  # a label the data graph never uses (and keys must not collide)
+            z = xp.zeros(v.shape[0], dtype=xp.int64)
+            return z, z
         if idx.num_labels == 1:
-            if label != 0:
-                z = xp.zeros(v.shape[0], dtype=xp.int64)
-                return z, z
             return idx.run_start[v], idx.run_end[v]
         key = v.astype(xp.int64) * idx.num_labels + label
         pos = xp.searchsorted(idx.run_keys, key)
@@ -113,9 +113,9 @@ class ArrayBackend:
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)``."""
         xp = self.xp
+        if not 0 <= label < idx.num_labels:
+            return xp.zeros(x.shape[0], dtype=bool)
         if idx.num_labels == 1:
-            if label != 0:
-                return xp.zeros(x.shape[0], dtype=bool)
             run = x.astype(xp.int64)
             ok = None
         else:

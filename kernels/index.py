@@ -81,3 +81,15 @@ def build_index(graph: Graph, xp: Any) -> DataIndex:
     nbytes += n * 4
     return DataIndex(n=n, num_labels=L, label_entries={int(a): int(b) for a, b in zip(labs, cnt)},
                      vertices_by_label=by_label, nbytes=nbytes, **dev)
+
+
+def index_to(index: DataIndex, xp: Any) -> DataIndex:
+    """The same index with its arrays on ``xp``'s device (e.g. a memory-mapped NumPy index moved to a GPU)."""
+    import dataclasses
+
+    moved = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
+    for name, value in moved.items():
+        if isinstance(value, np.ndarray):
+            moved[name] = xp.asarray(value)
+    moved["vertices_by_label"] = {k: xp.asarray(v) for k, v in index.vertices_by_label.items()}
+    return DataIndex(**moved)

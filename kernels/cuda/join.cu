@@ -1,0 +1,454 @@
+// distsm GPU join kernels (loaded by kernels/cupy_backend.py through cupy.RawModule, compiled by NVRTC).
+//
+// Layout of the data graph (see kernels/index.py): CSR rows sorted by (effective label, neighbour), so the run
+// N(v, l) = nbr[run_start[r] .. run_end[r]) is sorted.  With one effective label the run of v is its row
+// (r = v); otherwise r is found through the PCSR hash below.  pair_keys[indptr[v] .. indptr[v+1]) holds
+// v * n + neighbour for every adjacency entry of v, sorted, which counts the entries between two vertices.
+//
+// PCSR: an open-addressing hash of (vertex, effective label) -> run id, in groups of 16 eight-byte slots
+// (128 bytes, one cache line per lookup).  A slot holds (fingerprint << 32 | run id); a hit is confirmed
+// against run_keys[run id] = v * L + l, so lookups are exact.  Slots of a group fill in order and groups
+// overflow into the next one (linear probing over groups, no deletions), so an empty slot ends a search.
+// Without the hash (gmask < 0, encoding -(runs + 1)) a run is found by binary search in run_keys instead.
+//
+// The join works over the level's *output space*: every row r of the partial-match table M owns the entries
+// [offsets[r-1], offsets[r]) (inclusive prefix sum of |N(M[r, first_col], first_label)|), and entry p reads
+// the candidate nbr[p + delta[r]].  Kernels are entry-parallel: a thread takes one entry, finds its row by
+// binary search in offsets, and applies every check of the step, so a huge row is spread over the whole
+// grid and small rows cost no idle lanes (GSI's "split huge rows" tier is the general case here).  Tables
+// that fit one block (<= SMALL entries, set from Python) run in one fused single-block kernel each
+// (workload + scan, or extend + in-order compaction) to save launches and host round trips; larger ones run
+// flags -> device scan -> scatter over many blocks.
+//
+// Step program (int32; a small device array, or a page-locked host slot the single-block kernel copies to
+// shared memory):
+//   [length, n_gt, gt cols..., n_lt, lt cols..., n_dist, distinct cols..., n_chk, (col, label)...,
+//    n_pair, (col, need)...]
+
+#ifndef DISTSM_HOST_EMU
+#define DSM_FULL_MASK 0xffffffffu
+#endif
+
+#define PCSR_SLOTS 16
+#define EMPTY_SLOT 0xffffffffffffffffull
+#define SIG_WORDS 4
+
+// ------------------------------------------------------------------------------------------------ helpers
+__device__ __forceinline__ unsigned long long dsm_mix64(unsigned long long x) {
+    // splitmix64 finaliser
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+// First index i in [0, n) with a[i] > x (n when none).
+__device__ __forceinline__ long long dsm_upper_bound(const long long* a, long long n, long long x) {
+    long long lo = 0, hi = n;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (a[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Run id of (v, label), or -1 when v has no entry with that effective label.
+__device__ __forceinline__ long long dsm_find_run(long long v, int label, int L, const long long* run_keys,
+                                                  const unsigned long long* pcsr, long long gmask) {
+    if (label < 0 || label >= L) return -1;
+    if (L == 1) return v;
+    long long key = v * (long long)L + label;
+    if (gmask < 0) {  // no hash (gmask = -(runs + 1)): binary search in the sorted run_keys
+        long long runs = -gmask - 1, lo = 0, hi = runs;
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if (run_keys[mid] < key) lo = mid + 1; else hi = mid;
+        }
+        return (lo < runs && run_keys[lo] == key) ? lo : -1;
+    }
+    unsigned long long h = dsm_mix64((unsigned long long)key);
+    unsigned int fp = (unsigned int)(h >> 32);
+    long long g = (long long)(h & (unsigned long long)gmask);
+    for (;;) {
+        const unsigned long long* grp = pcsr + g * PCSR_SLOTS;
+        for (int s = 0; s < PCSR_SLOTS; ++s) {
+            unsigned long long e = grp[s];
+            if (e == EMPTY_SLOT) return -1;
+            if ((unsigned int)(e >> 32) == fp) {
+                long long r = (long long)(unsigned int)(e & 0xffffffffull);
+                if (run_keys[r] == key) return r;
+            }
+        }
+        g = (g + 1) & gmask;
+    }
+}
+
+// Is y in the sorted slice nbr[lo, hi)?
+__device__ __forceinline__ bool dsm_contains(const int* nbr, long long lo, long long hi, int y) {
+    long long end = hi;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (nbr[mid] < y) lo = mid + 1; else hi = mid;
+    }
+    return lo < end && nbr[lo] == y;
+}
+
+// Number of adjacency entries of v whose neighbour is x (over all effective labels).
+__device__ __forceinline__ long long dsm_pair_count(const long long* pair_keys, const long long* indptr, int v, int x,
+                                                    long long n) {
+    long long lo = indptr[v], hi = indptr[v + 1];
+    long long key = (long long)v * n + x;
+    long long a = lo, b = hi;
+    while (a < b) {
+        long long mid = (a + b) >> 1;
+        if (pair_keys[mid] < key) a = mid + 1; else b = mid;
+    }
+    long long c = a, d = hi;
+    while (c < d) {
+        long long mid = (c + d) >> 1;
+        if (pair_keys[mid] <= key) c = mid + 1; else d = mid;
+    }
+    return c - a;
+}
+
+// Candidate of output entry p if it passes every check of the step, else -1.  *row_out gets p's row.
+__device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncols, const long long* offsets,
+                                         long long nrows, const long long* delta, const int* nbr,
+                                         const long long* indptr, const long long* run_start,
+                                         const long long* run_end, const long long* run_keys,
+                                         const unsigned long long* pcsr, long long gmask, int L,
+                                         const long long* pair_keys, long long n, const unsigned int* bits,
+                                         const int* prog, long long* row_out) {
+    long long row = dsm_upper_bound(offsets, nrows, p);
+    *row_out = row;
+    int cand = nbr[p + delta[row]];
+    if (!((bits[cand >> 5] >> (cand & 31)) & 1u)) return -1;
+    const int* M = table + row * (long long)ncols;
+    int k = 1;  // prog[0] is the program's length
+    int cnt = prog[k++];
+    for (int i = 0; i < cnt; ++i)
+        if (!(cand > M[prog[k + i]])) return -1;
+    k += cnt;
+    cnt = prog[k++];
+    for (int i = 0; i < cnt; ++i)
+        if (!(cand < M[prog[k + i]])) return -1;
+    k += cnt;
+    cnt = prog[k++];
+    for (int i = 0; i < cnt; ++i)
+        if (cand == M[prog[k + i]]) return -1;
+    k += cnt;
+    cnt = prog[k++];
+    for (int i = 0; i < cnt; ++i) {
+        int x = M[prog[k + 2 * i]];
+        long long r = dsm_find_run(x, prog[k + 2 * i + 1], L, run_keys, pcsr, gmask);
+        if (r < 0) return -1;
+        if (!dsm_contains(nbr, run_start[r], run_end[r], cand)) return -1;
+    }
+    k += 2 * cnt;
+    cnt = prog[k++];
+    for (int i = 0; i < cnt; ++i) {
+        int x = M[prog[k + 2 * i]];
+        if (dsm_pair_count(pair_keys, indptr, cand, x, n) != (long long)prog[k + 2 * i + 1]) return -1;
+    }
+    return cand;
+}
+
+// Exclusive scan of one value per thread over the block (blockDim.x a multiple of 32, at most 1024).
+// *total gets the block sum.  sh must hold 32 values.  Every thread of the block must call it.
+template <typename T>
+__device__ __forceinline__ T dsm_block_scan(T v, T* total, T* sh) {
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    T x = v;
+    for (int d = 1; d < 32; d <<= 1) {
+        T y = __shfl_up_sync(DSM_FULL_MASK, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) sh[wid] = x;
+    __syncthreads();
+    if (wid == 0) {
+        T w = (lane < nw) ? sh[lane] : (T)0;
+        for (int d = 1; d < 32; d <<= 1) {
+            T y = __shfl_up_sync(DSM_FULL_MASK, w, d);
+            if (lane >= d) w += y;
+        }
+        if (lane < nw) sh[lane] = w;
+    }
+    __syncthreads();
+    T before = (wid > 0) ? sh[wid - 1] : (T)0;
+    *total = sh[nw - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// ------------------------------------------------------------------------------------------------ index
+extern "C" __global__ void pcsr_build(const long long* __restrict__ run_keys, long long runs,
+                                      unsigned long long* table, long long gmask) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < runs; r += stride) {
+        long long key = run_keys[r];
+        unsigned long long h = dsm_mix64((unsigned long long)key);
+        unsigned long long val = ((h >> 32) << 32) | (unsigned long long)(unsigned int)r;
+        long long g = (long long)(h & (unsigned long long)gmask);
+        bool done = false;
+        while (!done) {
+            for (int s = 0; s < PCSR_SLOTS; ++s) {
+                unsigned long long old = atomicCAS(&table[g * PCSR_SLOTS + s], EMPTY_SLOT, val);
+                if (old == EMPTY_SLOT) { done = true; break; }
+            }
+            g = (g + 1) & gmask;
+        }
+    }
+}
+
+// out[i] = run id of (vs[i], labels[i]) or -1 (checks the hash against run_keys).
+extern "C" __global__ void pcsr_lookup(const int* __restrict__ vs, const int* __restrict__ labels, long long m,
+                                       int L, const long long* __restrict__ run_keys,
+                                       const unsigned long long* __restrict__ pcsr, long long gmask,
+                                       long long* __restrict__ out) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride)
+        out[i] = dsm_find_run(vs[i], labels[i], L, run_keys, pcsr, gmask);
+}
+
+// ------------------------------------------------------------------------------------------------ filter
+// qinfo (int64): [lo[nq] | ioff[nq+1] | qdeg[nq] | qsig[SIG_WORDS * nq] (word-major)].  Item i of the
+// concatenated pools belongs to u with ioff[u] <= i < ioff[u+1] and names vertex by_label[lo[u] + i - ioff[u]].
+__device__ __forceinline__ int dsm_filter_item(long long i, const int* by_label, const long long* qinfo, int nq,
+                                               const unsigned int* sig, long long n, const long long* degrees,
+                                               int check_deg, int* u_out) {
+    const long long* lo = qinfo;
+    const long long* ioff = qinfo + nq;
+    const long long* qdeg = qinfo + 2 * nq + 1;
+    const long long* qsig = qinfo + 3 * nq + 1;
+    int u = (int)dsm_upper_bound(ioff, nq + 1, i) - 1;
+    *u_out = u;
+    int v = by_label[lo[u] + i - ioff[u]];
+    for (int w = 0; w < SIG_WORDS; ++w) {
+        unsigned int q = (unsigned int)qsig[w * nq + u];
+        if ((sig[w * n + v] & q) != q) return -1;
+    }
+    if (check_deg && degrees[v] < qdeg[u]) return -1;
+    return v;
+}
+
+// One block: filter, compact in order, per-vertex counts and all candidate bitsets in one launch.
+extern "C" __global__ void filter_small(const int* __restrict__ by_label, const long long* __restrict__ qinfo, int nq,
+                                        const unsigned int* __restrict__ sig, long long n,
+                                        const long long* __restrict__ degrees, int check_deg, long long items,
+                                        int* __restrict__ out, long long* __restrict__ seg_counts,
+                                        unsigned int* __restrict__ words, long long nwords) {
+    __shared__ long long sh[32];
+    for (long long k = threadIdx.x; k < (long long)nq * nwords; k += blockDim.x) words[k] = 0u;
+    for (long long k = threadIdx.x; k < nq; k += blockDim.x) seg_counts[k] = 0;
+    __syncthreads();
+    long long running = 0;
+    for (long long base = 0; base < items; base += blockDim.x) {
+        long long i = base + threadIdx.x;
+        int v = -1, u = 0;
+        if (i < items) v = dsm_filter_item(i, by_label, qinfo, nq, sig, n, degrees, check_deg, &u);
+        long long tot;
+        long long excl = dsm_block_scan<long long>(v >= 0 ? 1 : 0, &tot, sh);
+        if (v >= 0) {
+            out[running + excl] = v;
+            atomicOr(&words[(long long)u * nwords + (v >> 5)], 1u << (v & 31));
+            atomicAdd((unsigned long long*)&seg_counts[u], 1ull);
+        }
+        running += tot;
+    }
+}
+
+extern "C" __global__ void filter_flags(const int* __restrict__ by_label, const long long* __restrict__ qinfo, int nq,
+                                        const unsigned int* __restrict__ sig, long long n,
+                                        const long long* __restrict__ degrees, int check_deg, long long items,
+                                        int* __restrict__ flags) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+        int u;
+        flags[i] = dsm_filter_item(i, by_label, qinfo, nq, sig, n, degrees, check_deg, &u) >= 0 ? 1 : 0;
+    }
+}
+
+// After filter_flags and an inclusive scan: scatter survivors, count them per u and set their bitset bits
+// (words and seg_counts zeroed by the caller).
+extern "C" __global__ void filter_scatter(const int* __restrict__ by_label, const long long* __restrict__ qinfo,
+                                          int nq, long long items, const int* __restrict__ flags,
+                                          const long long* __restrict__ scan, int* __restrict__ out,
+                                          long long* __restrict__ seg_counts, unsigned int* __restrict__ words,
+                                          long long nwords) {
+    const long long* lo = qinfo;
+    const long long* ioff = qinfo + nq;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+        if (!flags[i]) continue;
+        int u = (int)dsm_upper_bound(ioff, nq + 1, i) - 1;
+        int v = by_label[lo[u] + i - ioff[u]];
+        out[scan[i] - 1] = v;
+        atomicOr(&words[(long long)u * nwords + (v >> 5)], 1u << (v & 31));
+        atomicAdd((unsigned long long*)&seg_counts[u], 1ull);
+    }
+}
+
+// words (zeroed by the caller) |= bit of every member.
+extern "C" __global__ void bitset_set(const int* __restrict__ members, long long m, unsigned int* __restrict__ words) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        int v = members[i];
+        atomicOr(&words[v >> 5], 1u << (v & 31));
+    }
+}
+
+// ------------------------------------------------------------------------------------------------ workload
+__device__ __forceinline__ void dsm_row_run(long long r, const int* table, int ncols, int first_col, int label,
+                                            int L, const long long* run_keys, const unsigned long long* pcsr,
+                                            long long gmask, const long long* run_start, const long long* run_end,
+                                            long long* s, long long* c) {
+    int v = table[r * (long long)ncols + first_col];
+    long long run = dsm_find_run(v, label, L, run_keys, pcsr, gmask);
+    if (run < 0) { *s = 0; *c = 0; return; }
+    *s = run_start[run];
+    *c = run_end[run] - *s;
+}
+
+// One block: offsets (inclusive prefix sum of run sizes) and delta (run start minus the row's first entry).
+extern "C" __global__ void workload_small(const int* __restrict__ table, int ncols, long long nrows, int first_col,
+                                          int label, int L, const long long* __restrict__ run_keys,
+                                          const unsigned long long* __restrict__ pcsr, long long gmask,
+                                          const long long* __restrict__ run_start,
+                                          const long long* __restrict__ run_end, long long* __restrict__ offsets,
+                                          long long* __restrict__ delta) {
+    __shared__ long long sh[32];
+    long long running = 0;
+    for (long long base = 0; base < nrows; base += blockDim.x) {
+        long long r = base + threadIdx.x;
+        long long s = 0, c = 0;
+        if (r < nrows) dsm_row_run(r, table, ncols, first_col, label, L, run_keys, pcsr, gmask, run_start, run_end, &s, &c);
+        long long tot;
+        long long excl = dsm_block_scan<long long>(c, &tot, sh);
+        if (r < nrows) {
+            offsets[r] = running + excl + c;
+            delta[r] = s - (running + excl);
+        }
+        running += tot;
+    }
+}
+
+extern "C" __global__ void workload_counts(const int* __restrict__ table, int ncols, long long nrows, int first_col,
+                                           int label, int L, const long long* __restrict__ run_keys,
+                                           const unsigned long long* __restrict__ pcsr, long long gmask,
+                                           const long long* __restrict__ run_start,
+                                           const long long* __restrict__ run_end, long long* __restrict__ counts,
+                                           long long* __restrict__ starts) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
+        long long s, c;
+        dsm_row_run(r, table, ncols, first_col, label, L, run_keys, pcsr, gmask, run_start, run_end, &s, &c);
+        counts[r] = c;
+        starts[r] = s;
+    }
+}
+
+// In place: starts[r] -> delta[r] = starts[r] - offsets[r-1] (offsets = inclusive scan of counts).
+extern "C" __global__ void workload_delta(long long* __restrict__ starts, const long long* __restrict__ offsets,
+                                          long long nrows) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride)
+        starts[r] -= (r > 0) ? offsets[r - 1] : 0;
+}
+
+// ------------------------------------------------------------------------------------------------ extend
+#define DSM_PROBE_ARGS const int* __restrict__ table, int ncols, const long long* __restrict__ offsets, \
+    long long nrows, const long long* __restrict__ delta, const int* __restrict__ nbr,                  \
+    const long long* __restrict__ indptr, const long long* __restrict__ run_start,                      \
+    const long long* __restrict__ run_end, const long long* __restrict__ run_keys,                      \
+    const unsigned long long* __restrict__ pcsr, long long gmask, int L,                                \
+    const long long* __restrict__ pair_keys, long long n, const unsigned int* __restrict__ bits,        \
+    const int* __restrict__ prog
+#define DSM_PROBE_CALL(p, rowp) dsm_probe((p), table, ncols, offsets, nrows, delta, nbr, indptr, run_start, run_end, \
+    run_keys, pcsr, gmask, L, pair_keys, n, bits, prog, (rowp))
+#define DSM_PROBE_CALL_P(p, rowp, progp) dsm_probe((p), table, ncols, offsets, nrows, delta, nbr, indptr, run_start, \
+    run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, (progp), (rowp))
+#define DSM_PROG_MAX 2048
+
+// One block: entries [a, a+m) -> survivors written in entry order to out (ncols+1 columns), their number to
+// *count (out unused when count_only).  The program (at most DSM_PROG_MAX words; it and *count may live in
+// page-locked host memory) is copied to shared memory first.
+extern "C" __global__ void extend_small(DSM_PROBE_ARGS, long long a, long long m, int count_only,
+                                        int* __restrict__ out, long long* __restrict__ count) {
+    __shared__ long long sh[32];
+    __shared__ int sprog[DSM_PROG_MAX];
+    int plen = prog[0];
+    for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
+    __syncthreads();
+    long long running = 0;
+    int oc = ncols + 1;
+    for (long long base = 0; base < m; base += blockDim.x) {
+        long long i = base + threadIdx.x;
+        long long row = 0;
+        int cand = -1;
+        if (i < m) cand = DSM_PROBE_CALL_P(a + i, &row, sprog);
+        long long tot;
+        long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
+        if (cand >= 0 && !count_only) {
+            int* dst = out + (running + excl) * oc;
+            const int* src = table + row * (long long)ncols;
+            for (int c = 0; c < ncols; ++c) dst[c] = src[c];
+            dst[ncols] = cand;
+        }
+        running += tot;
+    }
+    if (threadIdx.x == 0) *count = running;
+}
+
+// Many blocks: flags[i] = entry a+i survives; cand_out[i] = its candidate (or -1).
+extern "C" __global__ void extend_flags(DSM_PROBE_ARGS, long long a, long long m, int* __restrict__ cand_out,
+                                        int* __restrict__ flags) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        long long row;
+        int cand = DSM_PROBE_CALL(a + i, &row);
+        cand_out[i] = cand;
+        flags[i] = cand >= 0 ? 1 : 0;
+    }
+}
+
+// Many blocks: survivors to their slot (inclusive scan of flags) of the new table.
+extern "C" __global__ void extend_write(const int* __restrict__ table, int ncols, const long long* __restrict__ offsets,
+                                        long long nrows, long long a, long long m,
+                                        const int* __restrict__ cand_out, const long long* __restrict__ scan,
+                                        int* __restrict__ out) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    int oc = ncols + 1;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        int cand = cand_out[i];
+        if (cand < 0) continue;
+        long long row = dsm_upper_bound(offsets, nrows, a + i);
+        int* dst = out + (scan[i] - 1) * oc;
+        const int* src = table + row * (long long)ncols;
+        for (int c = 0; c < ncols; ++c) dst[c] = src[c];
+        dst[ncols] = cand;
+    }
+}
+
+// Many blocks: *counter += survivors of entries [a, a+m) (the last level of a count never materialises rows).
+extern "C" __global__ void extend_count(DSM_PROBE_ARGS, long long a, long long m,
+                                        unsigned long long* __restrict__ counter) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    unsigned long long local = 0;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        long long row;
+        if (DSM_PROBE_CALL(a + i, &row) >= 0) ++local;
+    }
+#ifndef DISTSM_HOST_EMU
+    for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, d);
+    if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
+#else
+    if (local) atomicAdd(counter, local);
+#endif
+}
+
+// Self-test of zero-copy access (page-locked host memory used directly by a kernel): dst[0] = sum of src[0..3).
+extern "C" __global__ void staging_echo(const int* src, long long* dst) {
+    if (threadIdx.x == 0 && blockIdx.x == 0) dst[0] = (long long)src[0] + src[1] + src[2];
+}

@@ -1,0 +1,504 @@
+"""The GPU backend: the :class:`ArrayBackend` interface on CuPy, with the hot path as RawModule kernels.
+
+Kernels live in ``kernels/cuda/join.cu`` (compiled by NVRTC on first use).  What runs where:
+
+* :meth:`index` keeps :func:`build_index`'s arrays on the device and adds a PCSR-style hash of
+  (vertex, effective label) -> run (open addressing, 16 eight-byte slots = one 128-byte group per lookup), built
+  on the GPU when the graph has more than one effective label, plus the vertices sorted by label.  Build and
+  upload times are in ``index.stats`` (and ``backend.last_index_stats``).
+* :meth:`candidates` filters every query vertex's label pool against the column-major signature table in one
+  launch, compacts survivors in order and builds all candidate bitsets at the same time; :meth:`bitset`
+  returns those (or builds one for other member arrays).
+* :meth:`workload` computes run bounds and the inclusive prefix sum on the device; ``offsets`` stays there.
+* :meth:`extend` is entry-parallel over the chunk ``[a, b)`` of the level's output space: a thread per output
+  entry finds its row by binary search in ``offsets`` and runs every check of the step (bitset, symmetry
+  columns, injectivity, other linking edges by PCSR + binary search in the sorted run, induced pair counts).
+  Survivors are compacted in entry order, so tables (and listings) are identical to the NumPy backend's, or
+  only counted (uint64) on the last level of a count.  Chunks of at most ``small_limit`` entries (and tables of
+  at most ``small_limit`` rows in :meth:`workload`) use fused single-block kernels: one launch, one host
+  round trip per call.
+
+Every device array comes from CuPy's default memory pool and is released when the query's objects die
+(per-step programs and precomputed bitsets are tied to the lifetime of the plan step / candidate array through
+weak references), so nothing accumulates across queries.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import weakref
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.index import DataIndex, build_index
+from distsm.kernels.query_plan import Step
+from distsm.kernels.signature import signatures
+
+KERNEL_PATH = Path(__file__).resolve().parent / "cuda" / "join.cu"
+BLOCK = 256            # threads per block of the grid-stride kernels
+SMALL_BLOCK = 1024     # threads of the fused single-block kernels
+MAX_GRID = 65535
+PCSR_SLOTS = 16        # 8-byte slots per 128-byte group
+PCSR_LOAD = 0.5        # target slot occupancy
+EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+DEFAULT_SMALL_LIMIT = 8192
+BUDGET_CACHE_S = 1.0   # default_budget() re-reads the driver's free memory at most this often
+
+PROG_MAX = 2048       # program words the single-block kernel keeps in shared memory (DSM_PROG_MAX)
+
+_i32, _i64 = np.int32, np.int64
+
+
+class _Staging:
+    """A ring of small page-locked host slots that kernels use directly (zero copy; with unified addressing a
+    ``cudaHostAlloc`` pointer is valid in kernels): the single-block extend reads the step program from one and
+    writes its survivor count to another, which saves a host-to-device copy and a device-to-host copy per call.
+    The engine finishes each ``extend`` (it reads the count) before the next, so slots are reused safely; the
+    ring only guards against a few calls in flight from other threads."""
+
+    SLOTS = 64
+    PROG_BYTES = PROG_MAX * 4
+    SLOT_BYTES = PROG_BYTES + 64
+
+    def __init__(self, cupy: Any = None):
+        size = self.SLOTS * self.SLOT_BYTES
+        if cupy is not None:
+            self._mem = cupy.cuda.alloc_pinned_memory(size)
+            self.buf = np.frombuffer(self._mem, np.uint8, size)
+            self.base = int(self._mem.ptr)
+        else:  # host emulation: plain host memory
+            self.buf = np.zeros(size, np.uint8)
+            self.base = int(self.buf.ctypes.data)
+        self.i = 0
+
+    def take(self) -> tuple[np.uint64, np.ndarray, np.uint64, np.ndarray]:
+        """(program address, int32 view, result address, int64 view) of the next slot."""
+        i = self.i
+        self.i = (i + 1) % self.SLOTS
+        off = i * self.SLOT_BYTES
+        prog = self.buf[off:off + self.PROG_BYTES].view(np.int32)
+        res = self.buf[off + self.PROG_BYTES:off + self.PROG_BYTES + 8].view(np.int64)
+        return np.uint64(self.base + off), prog, np.uint64(self.base + off + self.PROG_BYTES), res
+
+
+def staging_selftest() -> bool:
+    """Check that a kernel can read and write page-locked host memory directly (run it in a child process
+    first where a failure must not poison the caller's CUDA context); True when it works."""
+    import cupy
+
+    be = CupyBackend()
+    st = _Staging(cupy)
+    pa, pv, ra, rv = st.take()
+    pv[:3] = (3, 7, 9)
+    rv[0] = -1
+    be._fn("staging_echo")((1,), (32,), (pa, ra))
+    cupy.cuda.get_current_stream().synchronize()
+    return int(rv[0]) == 19
+
+
+@dataclass(frozen=True)
+class GpuIndex(DataIndex):
+    """:class:`DataIndex` plus the GPU-only structures."""
+
+    by_label: Any = None                  # int32[n] vertices sorted by (label, id)
+    label_bounds: dict[int, tuple[int, int]] = field(default_factory=dict)  # label -> [lo, hi) in by_label (host)
+    pcsr: Any = None                      # uint64[groups * 16] (a 16-slot dummy when unused)
+    pcsr_mask: int = 0                    # groups - 1 (a power of two minus one); -(runs + 1): no hash
+    run_keys_arg: Any = None              # run_keys, or a dummy int64 array when num_labels == 1
+    stats: dict[str, Any] = field(default_factory=dict)
+    probe_args: tuple = ()                # kernel arguments naming the graph (prebuilt: launches are hot)
+    run_args: tuple = ()
+
+
+class CupyBackend(ArrayBackend):
+    """Backend on one CUDA device through CuPy (``xp = cupy``)."""
+
+    name = "cupy"
+
+    def __init__(self, xp: Any = None, module: Any = None):
+        if xp is None:
+            import cupy
+
+            xp = cupy
+        super().__init__(xp)
+        self._module = module
+        self._functions: dict[str, Any] = {}
+        self._progs: dict[int, tuple[Any, Any]] = {}
+        self._bitsets: dict[int, tuple[Any, Any]] = {}
+        #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
+        self.small_limit = DEFAULT_SMALL_LIMIT
+        #: hash (vertex, label) -> run on the GPU when the graph has several effective labels
+        self.use_pcsr = True
+        self.last_index_stats: dict[str, Any] = {}
+        self._budget_cache: tuple[float, int] | None = None
+        self._foreign: dict[int, tuple[Any, GpuIndex]] = {}
+        #: zero-copy staging of programs and counts for the single-block extend (DISTSM_PINNED=0 turns it off)
+        self.use_staging = os.environ.get("DISTSM_PINNED", "1") != "0"
+        self._staging: _Staging | None = None
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def _is_cupy(self) -> bool:
+        return self.xp is not np
+
+    def _fn(self, name: str) -> Any:
+        f = self._functions.get(name)
+        if f is None:
+            if self._module is None:
+                import cupy
+
+                self._module = cupy.RawModule(code=KERNEL_PATH.read_text(), options=("--std=c++17",))
+            f = self._module.get_function(name)
+            self._functions[name] = f
+        return f
+
+    def _launch(self, name: str, items: int, args: tuple) -> None:
+        grid = max(1, min((int(items) + BLOCK - 1) // BLOCK, MAX_GRID))
+        self._fn(name)((grid,), (BLOCK,), args)
+
+    def _launch_single(self, name: str, args: tuple) -> None:
+        self._fn(name)((1,), (SMALL_BLOCK,), args)
+
+    def _sync(self) -> None:
+        if self._is_cupy:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def to_host(self, a: Any) -> np.ndarray:
+        if self._is_cupy:
+            return self.xp.asnumpy(a)
+        return np.asarray(a)
+
+    def default_budget(self) -> int:
+        """Half of the device memory that is free (free in the driver plus free in CuPy's pool)."""
+        if not self._is_cupy:
+            return super().default_budget()
+        now = time.monotonic()
+        if self._budget_cache is not None and now - self._budget_cache[0] < BUDGET_CACHE_S:
+            return self._budget_cache[1]
+        free, _total = self.xp.cuda.runtime.memGetInfo()
+        pool = self.xp.get_default_memory_pool()
+        budget = int((free + pool.free_bytes()) // 2)
+        self._budget_cache = (now, budget)
+        return budget
+
+    # ------------------------------------------------------------------ data graph
+    def index(self, graph: Graph) -> GpuIndex:
+        key = f"index:{self.name}"
+        idx = graph._derived.get(key)
+        if idx is None:
+            idx = self._build_index(graph)
+            graph._derived[key] = idx
+        self.last_index_stats = idx.stats
+        return idx
+
+    def _build_index(self, graph: Graph) -> GpuIndex:
+        t0 = time.perf_counter()
+        return self._gpu_index(build_index(graph, self.xp), np.asarray(graph.vertex_labels), t0)
+
+    def as_gpu_index(self, idx: DataIndex) -> GpuIndex:
+        """``idx`` with this backend's device structures (an index built elsewhere, e.g. on the host or memory
+        mapped, is moved to the device once and cached for its lifetime)."""
+        if isinstance(idx, GpuIndex):
+            return idx
+        key = id(idx)
+        ent = self._foreign.get(key)
+        if ent is not None and ent[0]() is idx:
+            return ent[1]
+        t0 = time.perf_counter()
+        xp = self.xp
+        kw = {}
+        for f in fields(DataIndex):
+            v = getattr(idx, f.name)
+            if f.name == "vertices_by_label":
+                v = {k: xp.asarray(a) for k, a in v.items()}
+            elif hasattr(v, "shape"):
+                v = xp.asarray(v)
+            kw[f.name] = v
+        gidx = self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])), t0)
+
+        def forget(ref: Any, key: int = key, table: dict = self._foreign) -> None:
+            e = table.get(key)
+            if e is not None and e[0] is ref:
+                del table[key]
+
+        try:
+            self._foreign[key] = (weakref.ref(idx, forget), gidx)
+        except TypeError:
+            pass
+        return gidx
+
+    def _gpu_index(self, base: DataIndex, vlab: np.ndarray, t0: float) -> GpuIndex:
+        xp = self.xp
+        n = base.n
+        order = np.argsort(vlab, kind="stable").astype(np.int32)
+        ulab, first = np.unique(vlab[order], return_index=True)
+        bounds = np.append(first, n)
+        label_bounds = {int(lab): (int(bounds[i]), int(bounds[i + 1])) for i, lab in enumerate(ulab)}
+        by_label = xp.asarray(order)
+        self._sync()
+        t1 = time.perf_counter()
+        stats: dict[str, Any] = {"index_build_upload_s": t1 - t0, "num_labels": base.num_labels,
+                                 "pcsr": False}
+        L = base.num_labels
+        if L > 1 and self.use_pcsr:
+            runs = int(base.run_keys.shape[0])
+            if runs >= 2**32 - 1:
+                raise ValueError("PCSR run ids are 32-bit; this graph has too many (vertex, label) runs")
+            groups = 1
+            while groups * PCSR_SLOTS * PCSR_LOAD < max(runs, 1):
+                groups *= 2
+            pcsr = xp.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            with self._timer() as tm:
+                self._launch("pcsr_build", runs, (base.run_keys, _i64(runs), pcsr, _i64(groups - 1)))
+            stats.update(pcsr=True, pcsr_build_ms=tm.ms, pcsr_groups=groups, pcsr_runs=runs,
+                         pcsr_bytes=int(pcsr.nbytes), pcsr_load=runs / (groups * PCSR_SLOTS))
+            mask = groups - 1
+        else:
+            pcsr = xp.full(PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            # several labels but no hash: kernels binary-search run_keys (mask encodes -(runs + 1))
+            mask = -(int(base.run_keys.shape[0]) + 1) if L > 1 else 0
+        run_keys_arg = base.run_keys if base.run_keys is not None else base.run_start
+        nbytes = base.nbytes + int(by_label.nbytes) + int(pcsr.nbytes)
+        stats["index_bytes"] = nbytes
+        kw = {f.name: getattr(base, f.name) for f in fields(DataIndex)}
+        kw["nbytes"] = nbytes
+        probe_args = (base.nbr, base.indptr, base.run_start, base.run_end, run_keys_arg, pcsr, _i64(mask), _i32(L),
+                      base.pair_keys, _i64(n))
+        run_args = (_i32(L), run_keys_arg, pcsr, _i64(mask), base.run_start, base.run_end)
+        return GpuIndex(**kw, by_label=by_label, label_bounds=label_bounds, pcsr=pcsr, pcsr_mask=mask,
+                        run_keys_arg=run_keys_arg, stats=stats, probe_args=probe_args, run_args=run_args)
+
+    def _timer(self) -> Any:
+        backend = self
+
+        class _T:
+            ms = 0.0
+
+            def __enter__(self):
+                if backend._is_cupy:
+                    self.e0, self.e1 = backend.xp.cuda.Event(), backend.xp.cuda.Event()
+                    self.e0.record()
+                self.t0 = time.perf_counter()
+                return self
+
+            def __exit__(self, *exc):
+                if backend._is_cupy:
+                    self.e1.record()
+                    self.e1.synchronize()
+                    self.ms = float(backend.xp.cuda.get_elapsed_time(self.e0, self.e1))
+                else:
+                    self.ms = (time.perf_counter() - self.t0) * 1e3
+                return False
+
+        return _T()
+
+    def pcsr_lookup(self, idx: GpuIndex, v: Any, labels: Any) -> Any:
+        """Run id of each ``(v[i], labels[i])`` through the hash (-1 when absent); for tests and tools."""
+        xp = self.xp
+        v = xp.ascontiguousarray(xp.asarray(v, dtype=xp.int32))
+        labels = xp.ascontiguousarray(xp.asarray(labels, dtype=xp.int32))
+        out = xp.empty(v.shape[0], dtype=xp.int64)
+        if v.shape[0]:
+            self._launch("pcsr_lookup", v.shape[0], (v, labels, _i64(v.shape[0]), _i32(idx.num_labels),
+                                                     idx.run_keys_arg, idx.pcsr, _i64(idx.pcsr_mask), out))
+        return out
+
+    # ------------------------------------------------------------------ filter
+    def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
+                   restrict: dict[int, np.ndarray] | None = None) -> list[Any]:
+        xp = self.xp
+        idx = self.as_gpu_index(idx)
+        nq = query.n
+        qrows = np.repeat(np.arange(nq), query.degrees)
+        qnbr = np.asarray(query.neighbors, np.int64)
+        qsig = signatures(np, nq, qrows, np.asarray(query.neighbor_labels), query.vertex_labels[qnbr],
+                          presence_only=homomorphism)
+        lo = np.zeros(nq, np.int64)
+        sizes = np.zeros(nq, np.int64)
+        for u in range(nq):
+            a, b = idx.label_bounds.get(int(query.vertex_labels[u]), (0, 0))
+            lo[u], sizes[u] = a, b - a
+        ioff = np.zeros(nq + 1, np.int64)
+        np.cumsum(sizes, out=ioff[1:])
+        items = int(ioff[-1])
+        if items == 0:
+            return [xp.zeros(0, dtype=self.vertex_dtype) for _ in range(nq)]
+        qinfo = np.concatenate([lo, ioff, np.asarray(query.degrees, np.int64),
+                                np.asarray(qsig, np.int64).reshape(-1)])
+        dq = xp.asarray(qinfo)
+        nwords = (idx.n + 31) // 32
+        out = xp.empty(items, dtype=xp.int32)
+        check_deg = _i32(0 if homomorphism else 1)
+        if items <= self.small_limit:
+            words = xp.empty((nq, nwords), dtype=xp.uint32)
+            seg_counts = xp.empty(nq, dtype=xp.int64)
+            self._launch_single("filter_small", (idx.by_label, dq, _i32(nq), idx.sig, _i64(idx.n), idx.degrees,
+                                                 check_deg, _i64(items), out, seg_counts, words, _i64(nwords)))
+        else:
+            words = xp.zeros((nq, nwords), dtype=xp.uint32)
+            seg_counts = xp.zeros(nq, dtype=xp.int64)
+            flags = xp.empty(items, dtype=xp.int32)
+            self._launch("filter_flags", items, (idx.by_label, dq, _i32(nq), idx.sig, _i64(idx.n), idx.degrees,
+                                                 check_deg, _i64(items), flags))
+            scan = xp.cumsum(flags, dtype=xp.int64)
+            self._launch("filter_scatter", items, (idx.by_label, dq, _i32(nq), _i64(items), flags, scan, out,
+                                                   seg_counts, words, _i64(nwords)))
+            del flags, scan
+        counts = self.to_host(seg_counts)
+        cands = []
+        start = 0
+        for u in range(nq):
+            c = int(counts[u])
+            arr = out[start:start + c]
+            start += c
+            self._remember_bitset(arr, words[u])
+            cands.append(arr)
+        if restrict:
+            for u, allowed in restrict.items():
+                allowed_dev = xp.asarray(np.asarray(allowed, dtype=self.vertex_dtype))
+                c = cands[u]
+                cands[u] = c[xp.isin(c, allowed_dev)]
+        return cands
+
+    def _remember_bitset(self, members: Any, words: Any) -> None:
+        key = id(members)
+
+        def forget(ref: Any, key: int = key, table: dict = self._bitsets) -> None:
+            ent = table.get(key)
+            if ent is not None and ent[0] is ref:
+                del table[key]
+
+        try:
+            self._bitsets[key] = (weakref.ref(members, forget), words)
+        except TypeError:  # not weak-referenceable: bitset() will build it on demand
+            pass
+
+    def bitset(self, idx: DataIndex, members: Any) -> Any:
+        ent = self._bitsets.get(id(members))
+        if ent is not None and ent[0]() is members:
+            return ent[1]
+        xp = self.xp
+        words = xp.zeros((idx.n + 31) // 32, dtype=xp.uint32)
+        m = xp.ascontiguousarray(members.astype(xp.int32, copy=False))
+        if m.shape[0]:
+            self._launch("bitset_set", m.shape[0], (m, _i64(m.shape[0]), words))
+        return words
+
+    # ------------------------------------------------------------------ join
+    def _program(self, step: Step, device: bool) -> Any:
+        """The step's checks as int32 words (host array, or a device copy when ``device``); both are cached for
+        the lifetime of ``step``."""
+        key = id(step)
+        ent = self._progs.get(key)
+        if ent is None or ent[0]() is not step:
+            prog: list[int] = [0]
+            for cols in (step.greater_than, step.less_than, step.distinct_cols):
+                prog.append(len(cols))
+                prog.extend(int(c) for c in cols)
+            for pairs in (step.checks, step.pair_checks):
+                prog.append(len(pairs))
+                for c, x in pairs:
+                    prog.extend((int(c), int(x)))
+            prog[0] = len(prog)
+            host = np.asarray(prog, dtype=np.int32)
+
+            def forget(ref: Any, key: int = key, table: dict = self._progs) -> None:
+                e = table.get(key)
+                if e is not None and e[0] is ref:
+                    del table[key]
+
+            try:
+                ent = [weakref.ref(step, forget), host, None]
+            except TypeError:
+                ent = [None, host, None]
+            else:
+                self._progs[key] = ent
+        if not device:
+            return ent[1]
+        if ent[2] is None:
+            ent[2] = self.xp.asarray(ent[1])
+        return ent[2]
+
+    def _as_table(self, table: Any) -> Any:
+        if table.dtype == np.int32 and table.flags.c_contiguous:
+            return table
+        return self.xp.ascontiguousarray(table, dtype=self.xp.int32)
+
+    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, Any]:
+        """``(delta, offsets)`` as device int64 arrays (``offsets`` is the inclusive prefix sum)."""
+        xp = self.xp
+        idx = self.as_gpu_index(idx)
+        table = self._as_table(table)
+        nrows, ncols = int(table.shape[0]), int(table.shape[1])
+        buf = xp.empty((2, nrows), dtype=xp.int64)
+        offsets, delta = buf[0], buf[1]
+        if nrows == 0:
+            return delta, offsets
+        head = (table, _i32(ncols), _i64(nrows), _i32(step.first_col), _i32(step.first_label)) + idx.run_args
+        if nrows <= self.small_limit:
+            self._launch_single("workload_small", head + (offsets, delta))
+        else:
+            self._launch("workload_counts", nrows, head + (offsets, delta))
+            offsets = xp.cumsum(offsets)
+            self._launch("workload_delta", nrows, (delta, offsets, _i64(nrows)))
+        return delta, offsets
+
+    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
+               bits: Any, count_only: bool, spanning: Any = None) -> Any:
+        xp = self.xp
+        idx = self.as_gpu_index(idx)
+        if spanning is not None:
+            # Inter-partition search: join on the GPU, then the backend-independent cross-edge / DUPREMOVE filter.
+            out = self.extend(idx, table, step, delta, offsets, a, b, bits, False)
+            if out.shape[0]:
+                ncols = out.shape[1] - 1
+                keep = spanning.keep(xp, idx.n, out[:, :ncols], xp.arange(out.shape[0]), out[:, ncols], step)
+                out = out[keep]
+            return int(out.shape[0]) if count_only else out
+        table = self._as_table(table)
+        nrows, ncols = int(table.shape[0]), int(table.shape[1])
+        m = int(b) - int(a)
+        if m <= 0:
+            return 0 if count_only else xp.zeros((0, ncols + 1), dtype=table.dtype)
+        head = (table, _i32(ncols), offsets, _i64(nrows), delta) + idx.probe_args + (bits,)
+        hprog = self._program(step, device=False)
+        if m <= self.small_limit and hprog.shape[0] <= PROG_MAX:
+            out = xp.empty((1 if count_only else m, ncols + 1), dtype=xp.int32)
+            tail = (_i64(a), _i64(m), _i32(1 if count_only else 0), out)
+            if self.use_staging:
+                if self._staging is None:
+                    self._staging = _Staging(self.xp if self._is_cupy else None)
+                pa, pv, ra, rv = self._staging.take()
+                pv[:hprog.shape[0]] = hprog
+                self._launch_single("extend_small", head + (pa,) + tail + (ra,))
+                self._sync()
+                c = int(rv[0])
+            else:
+                res = xp.empty(1, dtype=xp.int64)
+                self._launch_single("extend_small", head + (self._program(step, True),) + tail + (res,))
+                c = int(self.to_host(res)[0])
+            if count_only:
+                return c
+            return out[:c]
+        probe = head + (self._program(step, device=True),)
+        if count_only:
+            counter = xp.zeros(1, dtype=xp.uint64)
+            self._launch("extend_count", m, probe + (_i64(a), _i64(m), counter))
+            return int(self.to_host(counter)[0])
+        cand = xp.empty(m, dtype=xp.int32)
+        flags = xp.empty(m, dtype=xp.int32)
+        self._launch("extend_flags", m, probe + (_i64(a), _i64(m), cand, flags))
+        scan = xp.cumsum(flags, dtype=xp.int64)
+        del flags
+        total = int(scan[-1])
+        out = xp.empty((total, ncols + 1), dtype=xp.int32)
+        if total:
+            self._launch("extend_write", m, (table, _i32(ncols), offsets, _i64(nrows), _i64(a), _i64(m), cand, scan,
+                                             out))
+        return out

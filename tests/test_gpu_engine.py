@@ -1,0 +1,381 @@
+"""The CuPy backend against the NumPy reference (and brute force / known answers).
+
+All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA device is present.  Random cases
+are drawn fresh by Hypothesis on every run (well over 300 per run: see the ``max_examples`` below; scale them
+with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused single-block kernels or the
+multi-block path (``small_limit = 0``), so both compaction paths are checked against NumPy.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import brute_force, random_connected_query, random_graph, sampled_query
+
+import distsm
+from distsm import Graph
+from distsm.kernels import engine, get_backend
+from distsm.kernels.array_backend import NumpyBackend
+from distsm.kernels.cupy_backend import DEFAULT_SMALL_LIMIT
+
+pytestmark = pytest.mark.gpu
+
+SCALE = float(os.environ.get("DISTSM_GPU_EXAMPLES", "1"))
+
+
+def _settings(n: int) -> settings:
+    return settings(max_examples=max(1, int(n * SCALE)), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+HERE = Path(__file__).resolve().parent
+HPRD_CANDIDATES = [HERE / "data" / "hprd", HERE.parent.parent / "shared" / "data" / "hprd",
+                   HERE.parent / "shared" / "data" / "hprd"]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return get_backend("cupy")
+
+
+def _need_cupy(be) -> None:
+    if be.xp is np:
+        pytest.skip("needs CuPy's memory pool")
+
+
+@pytest.fixture(autouse=True)
+def _restore_knobs():
+    be = get_backend("cupy")
+    saved = be.small_limit, be.use_pcsr, be.use_staging
+    yield
+    be.small_limit, be.use_pcsr, be.use_staging = saved
+
+
+def _read(path: Path) -> Graph:
+    try:
+        return distsm.read_graph(path)
+    except (AttributeError, ImportError, NotImplementedError):  # pragma: no cover - formats not available
+        vl, edges = {}, []
+        for line in path.read_text().split("\n"):
+            f = line.split()
+            if not f:
+                continue
+            if f[0] == "v":
+                vl[int(f[1])] = int(f[2])
+            elif f[0] == "e":
+                edges.append((int(f[1]), int(f[2])))
+        return Graph.from_edges(np.array(edges, dtype=np.int64).reshape(-1, 2), n=len(vl),
+                                vertex_labels=[vl[i] for i in range(len(vl))])
+
+
+def _hprd_dir() -> Path:
+    for d in HPRD_CANDIDATES:
+        if (d / "data_graph" / "HPRD.graph").exists():
+            return d
+    pytest.skip("HPRD data not found (looked in " + ", ".join(str(d) for d in HPRD_CANDIDATES) + ")")
+
+
+def _both(data, query, **opts):
+    """(gpu count, gpu rows, numpy count, numpy rows) under the same options."""
+    g_count = distsm.count(data, query, backend="cupy", **opts)
+    g_rows = distsm.match(data, query, backend="cupy", **opts)
+    n_count = distsm.count(data, query, backend="numpy", **opts)
+    n_rows = distsm.match(data, query, backend="numpy", **opts)
+    return g_count, g_rows, n_count, n_rows
+
+
+def make_case(seed, n, p, vl, el, directed, qsize, sampled):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    query = sampled_query(rng, data, qsize) if sampled else None
+    if query is None:
+        query = random_connected_query(rng, data, qsize, 0.3, vl, el)
+    return data, query
+
+
+def _edge_list_graph(rng, n, m, vl, el, directed) -> Graph:
+    """About ``m`` random edges (no loops, no repeats) with ``el`` edge labels and ``vl`` vertex labels."""
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    if not directed:
+        src, dst = np.minimum(src, dst), np.maximum(src, dst)
+    pairs = np.unique(np.stack([src, dst], 1)[src != dst], axis=0).reshape(-1, 2)
+    return Graph.from_edges(pairs, n=n, edge_labels=rng.integers(0, el, pairs.shape[0]),
+                            vertex_labels=rng.integers(0, vl, n), directed=directed)
+
+
+# ---------------------------------------------------------------------------------------------------- HPRD
+def test_hprd_200_queries_match_numpy_and_known_answers(gpu):
+    d = _hprd_dir()
+    data = _read(d / "data_graph" / "HPRD.graph")
+    expected = {}
+    for line in (d / "expected_output.res").read_text().split("\n"):
+        if line.strip():
+            name, value = line.strip().split(":")
+            expected[name] = int(value)
+    assert len(expected) == 200
+    bad = []
+    for i, (name, want) in enumerate(sorted(expected.items())):
+        q = _read(d / "query_graph" / f"{name}.graph")
+        got = distsm.count(data, q, backend="cupy")
+        ref = distsm.count(data, q, backend="numpy")
+        if not got == ref == want:
+            bad.append((name, got, ref, want))
+        if i % 20 == 0:  # listings too, on a tenth of them
+            g_rows = distsm.match(data, q, backend="cupy")
+            n_rows = distsm.match(data, q, backend="numpy")
+            assert np.array_equal(g_rows, n_rows), name
+    assert not bad, bad[:10]
+
+
+# ---------------------------------------------------------------------------------------------------- random
+@_settings(150)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), p=st.floats(0.1, 0.7), vl=st.integers(1, 4),
+       el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
+       semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique", "induced-unique"]),
+       budget=st.sampled_from([None, 1, 3000, 100_000]), multiblock=st.booleans(), staging=st.booleans())
+def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, sampled, semantics, budget, multiblock,
+                                  staging):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    opts = dict(induced="induced" in semantics, homomorphism=semantics == "homomorphism",
+                unique="unique" in semantics, memory_budget=budget)
+    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    # zero-copy staging of programs/counts (on by default) or device copies; DISTSM_PINNED=0 forbids staging
+    gpu.use_staging = staging and os.environ.get("DISTSM_PINNED", "1") != "0"
+    g_count, g_rows, n_count, n_rows = _both(data, query, **opts)
+    assert isinstance(g_count, int)
+    assert g_count == n_count
+    assert g_rows.shape[0] == g_count  # count == listing
+    assert np.array_equal(g_rows, n_rows)  # same rows in the same order
+
+
+@_settings(100)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7), p=st.floats(0.2, 0.9), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(1, 4), sampled=st.booleans(),
+       induced=st.booleans(), homomorphism=st.booleans(), budget=st.sampled_from([None, 1]),
+       multiblock=st.booleans())
+def test_random_cases_match_brute_force(gpu, seed, n, p, vl, el, directed, qsize, sampled, induced, homomorphism,
+                                        budget, multiblock):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    expected = brute_force(data, query, induced=induced, homomorphism=homomorphism)
+    opts = dict(induced=induced, homomorphism=homomorphism, memory_budget=budget, backend="cupy")
+    assert distsm.count(data, query, **opts) == len(expected)
+    rows = distsm.match(data, query, **opts)
+    assert {tuple(int(x) for x in r) for r in rows} == expected
+    assert rows.shape[0] == len(expected)
+
+
+@_settings(50)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 25), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       limit=st.integers(0, 40), budget=st.sampled_from([None, 1, 5000]), multiblock=st.booleans())
+def test_limit_lists_the_same_prefix_as_numpy(gpu, seed, n, p, vl, el, directed, qsize, sampled, limit, budget,
+                                              multiblock):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    g = distsm.match(data, query, limit=limit, memory_budget=budget, backend="cupy")
+    r = distsm.match(data, query, limit=limit, memory_budget=budget, backend="numpy")
+    assert np.array_equal(g, r)
+    assert g.shape[0] <= limit
+
+
+@_settings(30)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(60, 400), deg=st.floats(2.0, 8.0), vl=st.integers(1, 6),
+       el=st.integers(1, 40), directed=st.booleans(), qsize=st.integers(3, 8), induced=st.booleans(),
+       multiblock=st.booleans(), use_pcsr=st.booleans())
+def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed, qsize, induced, multiblock,
+                                             use_pcsr):
+    """Bigger tables (both kernel paths) and many effective labels (runs found by the PCSR hash, or by binary
+    search when the hash is switched off)."""
+    rng = np.random.default_rng(seed)
+    gpu.use_pcsr = use_pcsr  # read when the (fresh) graph is indexed
+    data = _edge_list_graph(rng, n, int(n * deg / 2), vl, el, directed)
+    query = sampled_query(rng, data, qsize)
+    if query is None:
+        return
+    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    g_count, g_rows, n_count, n_rows = _both(data, query, induced=induced)
+    assert g_count == n_count == g_rows.shape[0]
+    assert np.array_equal(g_rows, n_rows)
+
+
+# ---------------------------------------------------------------------------------------------------- pieces
+def _labelled_graph(seed=7, n=500, m=3000, el=50, directed=True) -> Graph:
+    return _edge_list_graph(np.random.default_rng(seed), n, m, 5, el, directed)
+
+
+def test_pcsr_hash_finds_every_run_and_nothing_else(gpu):
+    data = _labelled_graph()
+    idx = gpu.index(data)
+    assert idx.num_labels > 1 and idx.stats["pcsr"]
+    assert idx.stats["pcsr_build_ms"] >= 0
+    keys = gpu.to_host(idx.run_keys)
+    L = idx.num_labels
+    v, lab = (keys // L).astype(np.int32), (keys % L).astype(np.int32)
+    got = gpu.to_host(gpu.pcsr_lookup(idx, v, lab))
+    assert np.array_equal(got, np.arange(keys.shape[0]))
+    rng = np.random.default_rng(1)
+    qv = rng.integers(0, data.n, 20000).astype(np.int32)
+    ql = rng.integers(-2, L + 3, 20000).astype(np.int32)
+    qk = qv.astype(np.int64) * L + ql
+    pos = np.minimum(np.searchsorted(keys, qk), keys.shape[0] - 1)
+    want = np.where((keys[pos] == qk) & (ql >= 0) & (ql < L), pos, -1)
+    assert np.array_equal(gpu.to_host(gpu.pcsr_lookup(idx, qv, ql)), want)
+
+
+def test_inherited_array_methods_work_under_cupy(gpu):
+    data = _labelled_graph(seed=3, el=4, directed=False)
+    ref = NumpyBackend()
+    gi, ri = gpu.index(data), ref.index(data)
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, data.n, 5000).astype(np.int32)
+    y = rng.integers(0, data.n, 5000).astype(np.int32)
+    xp = gpu.xp
+    for label in range(gi.num_labels + 1):
+        s, t = gpu.run_bounds(gi, xp.asarray(x), label)
+        s0, t0 = ref.run_bounds(ri, x, label)
+        assert np.array_equal(gpu.to_host(s), s0) and np.array_equal(gpu.to_host(t), t0)
+        assert np.array_equal(gpu.to_host(gpu.has_edge(gi, xp.asarray(x), label, xp.asarray(y))),
+                              ref.has_edge(ri, x, label, y))
+    assert np.array_equal(gpu.to_host(gpu.pair_count(gi, xp.asarray(x), xp.asarray(y))), ref.pair_count(ri, x, y))
+    members = xp.asarray(np.unique(y))
+    assert np.array_equal(gpu.to_host(gpu.bitset(gi, members)), ref.bitset(ri, np.unique(y)))
+    q = sampled_query(rng, data, 5)
+    for hom in (False, True):
+        gc_ = gpu.candidates(gi, q, homomorphism=hom)
+        rc = ref.candidates(ri, q, homomorphism=hom)
+        assert [gpu.to_host(c).tolist() for c in gc_] == [c.tolist() for c in rc]
+    restrict = {0: np.arange(0, data.n, 3)}
+    gc_ = gpu.candidates(gi, q, homomorphism=False, restrict=restrict)
+    rc = ref.candidates(ri, q, homomorphism=False, restrict=restrict)
+    assert [gpu.to_host(c).tolist() for c in gc_] == [c.tolist() for c in rc]
+    # bitsets precomputed by candidates() equal freshly built ones
+    for c in gc_:
+        assert np.array_equal(gpu.to_host(gpu.bitset(gi, c)), ref.bitset(ri, gpu.to_host(c)))
+
+
+def test_index_built_elsewhere_is_moved_to_the_device(gpu):
+    """engine.prepare accepts a prebuilt (e.g. host or memory-mapped) DataIndex; the GPU backend adopts it."""
+    from distsm.kernels.index import build_index
+    from distsm.kernels.query_plan import MatchOptions
+
+    data = _labelled_graph(seed=4, n=300, m=1500, el=3, directed=False)
+    host_idx = build_index(data, np)
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q = sampled_query(rng, data, 4)
+        prepared = engine.prepare(gpu, host_idx, q, MatchOptions())
+        got = 0 if prepared is None else sum(int(c) for c in engine.walk(gpu, prepared, 1 << 20, True))
+        assert got == distsm.count(data, q, backend="numpy")
+
+
+@_settings(40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
+       strategy=st.sampled_from([None, "pbe", "global"]), semantics=st.sampled_from(["plain", "induced", "unique"]))
+def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics):
+    """The spanning (inter-partition) filters run after the GPU join; GPU == NumPy for the same partitioning."""
+    try:
+        from distsm import Semantics
+        from distsm.partitioned import PartitionedMatcher
+    except ImportError as e:  # pragma: no cover - partitioning not available
+        pytest.skip(f"partitioned search not available: {e}")
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    query = sampled_query(rng, data, qsize) or random_connected_query(rng, data, qsize, 0.3, vl, el)
+    sem = Semantics(induced=semantics == "induced", unique=semantics == "unique")
+    res = {}
+    for name in ("cupy", "numpy"):
+        m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name))
+        r = m.count(query, sem, 1 << 22, strategy=strategy)
+        rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, 1 << 22, strategy=strategy)
+                for row in chunk]
+        res[name] = (r.count, r.inter, sorted(rows))
+    assert res["cupy"] == res["numpy"]
+    assert res["cupy"][0] == distsm.count(data, query, backend="numpy", **sem.as_dict())
+
+
+def test_default_budget_is_half_the_free_device_memory(gpu):
+    _need_cupy(gpu)
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    b = gpu.default_budget()
+    pool_free = cupy.get_default_memory_pool().free_bytes()
+    assert 0 < b <= (free + pool_free) // 2 + 1
+
+
+def _max_level_bytes(backend, data, query) -> tuple[int, int]:
+    """(largest level output space in bytes, count) of an unbudgeted run, via an instrumented workload."""
+    need = []
+    orig = backend.workload
+
+    def spy(idx, table, step):
+        delta, offsets = orig(idx, table, step)
+        total = int(offsets[-1]) if offsets.shape[0] else 0
+        need.append(total * engine.entry_bytes(table.shape[1] + 1))
+        return delta, offsets
+
+    backend.workload = spy
+    try:
+        c = distsm.count(data, query, backend="cupy")
+    finally:
+        del backend.workload
+    return max(need), c
+
+
+def test_query_needing_ten_times_the_budget_finishes_with_the_right_count(gpu):
+    rng = np.random.default_rng(11)
+    data = random_graph(rng, 60, 0.25, 1, 1, False)
+    path = Graph.from_edges([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)])
+    need, c_free = _max_level_bytes(gpu, data, path)
+    budget = need // 10
+    assert budget > 0
+    c_gpu = distsm.count(data, path, memory_budget=budget, backend="cupy")
+    c_np = distsm.count(data, path, memory_budget=budget, backend="numpy")
+    assert c_gpu == c_free == c_np > 0
+    rows = distsm.match(data, path, memory_budget=budget, backend="cupy", limit=5000)
+    assert np.array_equal(rows, distsm.match(data, path, memory_budget=budget, backend="numpy", limit=5000))
+
+
+def test_no_device_memory_growth_over_1000_queries(gpu):
+    _need_cupy(gpu)
+    import cupy
+
+    pool = cupy.get_default_memory_pool()
+    rng = np.random.default_rng(5)
+    graphs = [random_graph(rng, 40, 0.2, 3, 2, False), random_graph(rng, 30, 0.25, 2, 1, True),
+              _labelled_graph(seed=9, n=200, m=900, el=6, directed=False)]
+    queries = []
+    for g in graphs:
+        for _ in range(10):
+            q = sampled_query(rng, g, int(rng.integers(2, 6)))
+            if q is not None:
+                queries.append((g, q))
+    for g, q in queries:  # warm up: indexes, compiled kernels
+        distsm.count(g, q, backend="cupy")
+    gc.collect()
+    baseline = pool.used_bytes()
+    for i in range(1000):
+        g, q = queries[i % len(queries)]
+        kind = i % 5
+        if kind == 0:
+            distsm.count(g, q, backend="cupy")
+        elif kind == 1:
+            distsm.match(g, q, backend="cupy")
+        elif kind == 2:
+            distsm.count(g, q, induced=True, memory_budget=1, backend="cupy")
+        elif kind == 3:
+            distsm.match(g, q, unique=True, limit=3, backend="cupy")
+        else:
+            it = distsm.iter_matches(g, q, memory_budget=2000, backend="cupy")
+            next(it, None)
+            del it
+    gc.collect()
+    assert pool.used_bytes() == baseline
