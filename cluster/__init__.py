@@ -1,2 +1,8 @@
 """Dask orchestration: starting or joining clusters, pinning partitions, query batches.  Installed as
-``distsm.cluster``."""
+``distsm.cluster``; the user-facing entry point is :class:`distsm.Matcher`."""
+
+from distsm.cluster.batch import Batch, QueryResult
+from distsm.cluster.placement import Placement
+from distsm.cluster.start import ClusterError, connect, local
+
+__all__ = ["Batch", "ClusterError", "Placement", "QueryResult", "connect", "local"]

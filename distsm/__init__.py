@@ -17,8 +17,18 @@ from distsm.plan.automorphism import automorphism_count
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str):
+    # Matcher pulls in Dask; importing it lazily keeps `import distsm` light for single-process use.
+    if name == "Matcher":
+        from distsm.matcher import Matcher
+
+        return Matcher
+    raise AttributeError(f"module 'distsm' has no attribute {name!r}")
+
+
 __all__ = [
-    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Semantics", "as_graph",
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "Semantics", "as_graph",
     "automorphism_count", "count", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

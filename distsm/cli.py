@@ -91,6 +91,16 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     _add_semantics(c)
+    dask = c.add_argument_group("cluster", "run on a Dask cluster (any of these options, or --example)")
+    dask.add_argument("--workers", type=int, default=None, metavar="N", help="start a local cluster of N CPU workers")
+    dask.add_argument("--gpus", default=None, metavar="all|N", help="start a local cluster with one worker per GPU")
+    dask.add_argument("--scheduler", default=None, metavar="ADDR", help="connect to a running scheduler")
+    dask.add_argument("--scheduler-file", default=None, metavar="FILE", help="connect through a scheduler file")
+    dask.add_argument("--partition-dir", default=None, metavar="DIR",
+                      help="partition store directory (must be readable by every worker)")
+    dask.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                      help="give up on queries not finished this long after submission")
+    dask.add_argument("--in-process", action="store_true", help="with --example: run without a cluster")
 
     m = sub.add_parser("match", help="list the matches of one query")
     m.add_argument("data")
@@ -134,6 +144,8 @@ def _cmd_count(args: argparse.Namespace) -> int:
             raise _UsageError("count needs DATA and at least one QUERY (or --example)")
         data_path, query_args = args.data, args.queries
     sem = Semantics(args.induced, args.homomorphism, args.unique)
+    if _wants_cluster(args):
+        return _count_on_cluster(args, data_path, query_args, sem, expected)
     t0 = time.perf_counter()
     data = read_graph(data_path)
     queries = _load_queries(query_args)
@@ -149,21 +161,74 @@ def _cmd_count(args: argparse.Namespace) -> int:
             secs = time.perf_counter() - t
             record: dict[str, Any] = {"query": name, "count": n, "seconds": round(secs, 6),
                                       "semantics": sem.as_dict()}
-            status = ""
-            if name in expected and not (sem.induced or sem.homomorphism or sem.unique):
-                record["expected"] = expected[name]
-                ok = expected[name] == n
-                failures += not ok
-                status = "  ok" if ok else f"  MISMATCH (expected {expected[name]})"
-            if bar.enabled:
-                sys.stderr.write("\r\033[K")
-            if args.json:
-                print(json.dumps(record), flush=True)
-            else:
-                print(f"{name}\t{n}\t{secs:.4f}s{status}", flush=True)
-            bar.advance()
+            failures += not _report(args, record, expected, sem, bar)
     if failures:
         print(f"{failures} queries disagree with their known counts", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _wants_cluster(args: argparse.Namespace) -> bool:
+    chosen = any(x is not None for x in (args.workers, args.gpus, args.scheduler, args.scheduler_file))
+    return chosen or (args.example and not args.in_process)
+
+
+def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str, int], sem: Semantics,
+            bar: ProgressBar) -> bool:
+    """Print one query's line (or JSON); returns False when it disagrees with a known count."""
+    name, n = record["query"], record.get("count")
+    ok = True
+    status = ""
+    if name in expected and n is not None and not (sem.induced or sem.homomorphism or sem.unique):
+        record["expected"] = expected[name]
+        ok = expected[name] == n
+        status = "  ok" if ok else f"  MISMATCH (expected {expected[name]})"
+    if bar.enabled:
+        sys.stderr.write("\r\033[K")
+    if args.json:
+        print(json.dumps(record), flush=True)
+    elif record.get("status", "ok") != "ok":
+        print(f"{name}\t{record['status']}\t{record.get('error') or ''}", flush=True)
+    else:
+        print(f"{name}\t{n}\t{record['seconds']:.4f}s{status}", flush=True)
+    bar.advance()
+    return ok
+
+
+def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list[str], sem: Semantics,
+                      expected: dict[str, int]) -> int:
+    from distsm.matcher import Matcher
+
+    target = args.scheduler or args.scheduler_file
+    gpus: str | int | None = "all"
+    if args.gpus is not None:
+        gpus = "all" if args.gpus == "all" else int(args.gpus)
+    elif args.workers is not None:
+        gpus = None
+    queries = _load_queries(query_args)
+    t0 = time.perf_counter()
+    store = args.partition_dir
+    if store is None and args.example:
+        store = os.path.join(os.path.expanduser("~"), ".cache", "distsm", "example")  # not inside the package
+    with Matcher(data_path, cluster=target, partitions=args.partitions, backend=args.backend,
+                 memory_budget=args.memory_budget, partition_dir=store,
+                 partition_method=args.partition_method, gpus=gpus, workers=args.workers) as m:
+        print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
+              f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
+        failures = 0
+        batch = m.submit([q for _, q in queries], names=[n for n, _ in queries], induced=sem.induced,
+                         homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
+        with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
+            for r in batch.as_completed():
+                record: dict[str, Any] = {"query": r.query, "status": r.status, "count": r.count,
+                                          "seconds": round(sum(r.seconds.values()), 6), "semantics": sem.as_dict()}
+                if r.ok:
+                    record.update(intra=sum(r.intra), inter=r.inter, plan=r.plan["strategy"])
+                else:
+                    record["error"] = r.error
+                failures += not _report(args, record, expected, sem, bar) or not r.ok
+    if failures:
+        print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
         return 1
     return 0
 

@@ -74,7 +74,8 @@ def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: i
 
 def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
-               limit: int | None = None, stats: dict[str, int] | None = None) -> Any:
+               limit: int | None = None, stats: dict[str, int] | None = None,
+               candidates: list[Any] | None = None) -> Any:
     """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
     restricted to spanning matches.
 
@@ -83,7 +84,8 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     how the work spreads over workers.
 
     Returns the number of matches the search stands for (the representative's count times the group size when
-    results are shared), or an iterator of rows (REMAPped to every member of the group).
+    results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
+    backend's candidate filter on ``index``) saves filtering again for every group of one query.
     """
     less = _less_than(query, sem)
     part = backend.xp.asarray(assignment)
@@ -91,7 +93,7 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     restrict = None if start_vertices is None else {anchor: start_vertices}
     prime = None if group is None else group.representative.prime_edge
     prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
-                              prime_edge=prime, spanning_only=group is None)
+                              prime_edge=prime, spanning_only=group is None, candidates=candidates)
     if prepared is None:
         return 0 if count_only else iter(())
     spanning = Spanning(part, prepared.plan.prime)
@@ -181,8 +183,9 @@ class PartitionedMatcher:
         times["intra"] = time.perf_counter() - t
         t = time.perf_counter()
         work: dict[str, int] = {}
+        cands = self.backend.candidates(self.index, query, homomorphism=sem.homomorphism)
         inter = sum(inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                               start_vertices=start, count_only=True, stats=work)
+                               start_vertices=start, count_only=True, stats=work, candidates=cands)
                     for group, start in self._inter_jobs(plan))
         times["inter"] = time.perf_counter() - t
         return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times, work.get("partial", 0))

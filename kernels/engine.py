@@ -52,19 +52,26 @@ class PreparedQuery:
 def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
             less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
-            spanning_only: bool = False) -> PreparedQuery | None:
+            spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
     """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
 
     ``data`` may be a graph or an already built index (e.g. a memory-mapped one).  ``prime_edge`` plans a
     spanning search (see :class:`~distsm.kernels.query_plan.PrimeEdge`); ``spanning_only`` a join that keeps
-    only matches spanning two or more parts.
+    only matches spanning two or more parts.  ``candidates`` reuses the filter's output of an earlier call for
+    the same query and data (``restrict`` still applies).
     """
     if isinstance(data, Graph):
         check_pair(data, query)
         idx = backend.index(data)
     else:
         idx = data
-    cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+    if candidates is None:
+        cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+    else:
+        xp = backend.xp
+        cands = list(candidates)
+        for u, allowed in (restrict or {}).items():
+            cands[u] = cands[u][xp.isin(cands[u], xp.asarray(np.asarray(allowed, dtype=np.int64)))]
     sizes = [int(c.shape[0]) for c in cands]
     if min(sizes) == 0:
         return None
@@ -90,8 +97,8 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
-    when the plan filters by partition.  ``stats["partial"]``, when given, accumulates the partial matches
-    produced at every level (the work measure PBE reports).
+    when the plan filters by partition.  ``stats``, when given, accumulates ``"partial"`` (partial matches
+    produced at every level, the work measure PBE reports) and ``"gathered"`` (adjacency entries read).
     """
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
@@ -115,6 +122,7 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if stats is not None:
                 stats["partial"] = stats.get("partial", 0) + (int(out) if count_only and last else int(out.shape[0]))
+                stats["gathered"] = stats.get("gathered", 0) + (b - a)
             if last:
                 yield out
             elif out.shape[0]:

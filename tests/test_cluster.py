@@ -1,0 +1,137 @@
+"""The Dask layer on a CPU LocalCluster: batches, cancellation, timeouts, a killed worker, a lost scheduler."""
+
+import os
+import signal
+import time
+
+import networkx as nx
+import numpy as np
+import pytest
+from hprd import DATA, expected_counts, query_path
+from oracles import random_graph
+
+import distsm
+from distsm.cluster import ClusterError
+from distsm.matcher import balanced_slices
+
+EXPECTED = expected_counts()
+NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as lc:
+        with Client(lc) as client:
+            yield client
+
+
+@pytest.fixture(scope="module")
+def hprd_matcher(cluster, tmp_path_factory):
+    m = distsm.Matcher(str(DATA), cluster=cluster, partitions=4, backend="numpy",
+                       partition_dir=tmp_path_factory.mktemp("parts") / "hprd-k4")
+    yield m
+    m.close()
+
+
+def test_batch_matches_single_process_answers(hprd_matcher):
+    names = NAMES[:60]
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names)
+    assert len(batch) == 60
+    seen = {}
+    for r in batch.as_completed():
+        assert r.ok, r.error
+        seen[r.query] = r
+    assert {n: r.count for n, r in seen.items()} == {n: EXPECTED[n] for n in names}
+    r = seen[names[0]]
+    assert r.count == sum(r.intra) + r.inter and len(r.intra) == 4
+    assert r.plan["strategy"] in ("pbe", "global") and r.plan["reason"]
+    assert r.semantics == {"induced": False, "homomorphism": False, "unique": False}
+    assert {"plan", "intra", "inter", "merge"} <= set(r.seconds)
+
+
+def test_every_part_is_loaded_once_on_a_worker(hprd_matcher):
+    report = hprd_matcher.load_report
+    assert sorted(r["part"] for r in report) == [0, 1, 2, 3]
+    assert sum(r["vertices"] for r in report) == 9460
+    assert len({r["worker"] for r in report}) == 2  # parts spread over both workers
+
+
+def test_options_listing_and_unique(hprd_matcher):
+    q = str(query_path("query_dense_16_2"))
+    assert hprd_matcher.count(q) == EXPECTED["query_dense_16_2"]
+    rows = hprd_matcher.match(q)
+    assert rows.shape == (EXPECTED["query_dense_16_2"], 16)
+    assert {tuple(r) for r in rows.tolist()} == {tuple(r) for r in distsm.match(DATA, q, backend="numpy").tolist()}
+    assert hprd_matcher.match(q, limit=5).shape == (5, 16)
+    data = distsm.read_graph(DATA)
+    qg = distsm.read_graph(q)
+    for opts in [dict(induced=True), dict(unique=True), dict(homomorphism=True)]:
+        assert hprd_matcher.count(q, **opts) == distsm.count(data, qg, backend="numpy", **opts), opts
+
+
+def test_symmetric_queries_on_a_random_graph(cluster, tmp_path):
+    rng = np.random.default_rng(11)
+    data = random_graph(rng, 120, 0.08, 1, 1, False)
+    with distsm.Matcher(data, cluster=cluster, partitions=3, backend="numpy", partition_method="random") as m:
+        for g in [nx.complete_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]:
+            q = distsm.Graph.from_networkx(g)
+            assert m.count(q) == distsm.count(data, q, backend="numpy")
+
+
+def test_cancel(hprd_matcher):
+    batch = hprd_matcher.submit([str(query_path(n)) for n in NAMES], names=NAMES)
+    batch.cancel()
+    statuses = {r.status for r in batch.results()}
+    assert statuses <= {"cancelled", "ok"} and "cancelled" in statuses
+    assert hprd_matcher.count(str(query_path(NAMES[3]))) == EXPECTED[NAMES[3]]  # still usable
+
+
+def test_timeout(hprd_matcher):
+    batch = hprd_matcher.submit([str(query_path(n)) for n in NAMES], names=NAMES, timeout=0.05)
+    results = batch.results()
+    assert len(results) == len(NAMES)
+    assert any(r.status == "timeout" for r in results)
+    assert all(r.count == EXPECTED[r.query] for r in results if r.ok)
+    with pytest.raises(ValueError, match="timeout"):
+        hprd_matcher.submit([str(query_path(NAMES[0]))], timeout=0)
+
+
+def test_killed_worker_does_not_lose_the_batch(hprd_matcher, cluster):
+    batch = hprd_matcher.submit([str(query_path(n)) for n in NAMES], names=NAMES)
+    it = batch.as_completed()
+    first = next(it)
+    pids = cluster.run(os.getpid)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    results = [first, *it]
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
+    assert {r.query: r.count for r in results} == EXPECTED
+    # the next batch re-places the lost worker's partitions and still answers right
+    cluster.wait_for_workers(2, timeout=60)
+    assert hprd_matcher.count(str(query_path(NAMES[7]))) == EXPECTED[NAMES[7]]
+
+
+def test_lost_scheduler_is_an_error_not_a_hang(tmp_path):
+    from distributed import Client, LocalCluster
+
+    lc = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(lc)
+    m = distsm.Matcher(str(DATA), cluster=client, partitions=2, backend="numpy", partition_dir=tmp_path / "p")
+    batch = m.submit([str(query_path(n)) for n in NAMES], names=NAMES)
+    lc.close()
+    t = time.monotonic()
+    with pytest.raises(ClusterError, match="lost"):
+        batch.results()
+    assert time.monotonic() - t < 60
+    client.close()
+
+
+def test_balanced_slices():
+    v = np.arange(10)
+    w = np.array([100, 1, 1, 1, 1, 1, 1, 1, 1, 100])
+    parts = balanced_slices(v, w, 3)
+    assert np.array_equal(np.concatenate(parts), v)
+    assert all(len(p) for p in parts) and len(parts) <= 3
+    assert balanced_slices(np.arange(0), np.arange(0), 4) == []
