@@ -135,3 +135,48 @@ def test_balanced_slices():
     assert np.array_equal(np.concatenate(parts), v)
     assert all(len(p) for p in parts) and len(parts) <= 3
     assert balanced_slices(np.arange(0), np.arange(0), 4) == []
+
+
+def test_dashboard_status_route_and_prometheus_counters(tmp_path):
+    import json
+    import urllib.request
+
+    from distributed import Client
+
+    from distsm.cluster import local
+
+    lc = local(gpus=None, workers=1, dashboard_address="127.0.0.1:0")
+    try:
+        with Client(lc) as client:
+            with distsm.Matcher(str(DATA), cluster=client, partitions=2, backend="numpy",
+                               partition_dir=tmp_path / "p") as m:
+                names = NAMES[:5]
+                base = client.dashboard_link.rsplit("/", 1)[0]
+                # Prometheus counters are per process: earlier tests' schedulers may have counted too.
+                before = _metrics(f"{base}/metrics")
+                results = m.submit([str(query_path(n)) for n in names], names=names).results()
+                matches = sum(r.count for r in results)
+                status = json.loads(urllib.request.urlopen(f"{base}/distsm/status", timeout=10).read())
+                after = _metrics(f"{base}/metrics")
+                prefixes = set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
+    finally:
+        lc.close()
+    assert status["totals"]["queries"] == 5 and status["totals"]["matches"] == matches
+    batch = status["batches"][-1]
+    assert batch["queries"] == 5 and batch["done"] == 5 and not batch["in_flight"]
+    assert set(batch["plans"]) == set(names) and all("strategy" in p for p in batch["plans"].values())
+    assert after["distsm_queries_done_total"] - before.get("distsm_queries_done_total", 0) == 5
+    assert after["distsm_matches_counted_total"] - before.get("distsm_matches_counted_total", 0) == matches
+    assert after["distsm_adjacency_gathered_bytes_total"] > before.get("distsm_adjacency_gathered_bytes_total", 0)
+    assert {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge"} <= prefixes
+
+
+def _metrics(url):
+    import urllib.request
+
+    out = {}
+    for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+        if line.startswith("distsm_"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
