@@ -106,24 +106,18 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
 def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
                    limit: int | None) -> Iterator[np.ndarray]:
     inv = prepared.plan.inverse_order
-    left = limit
-    for table in engine.walk(backend, prepared, budget, False, spanning):
-        rows = backend.to_host(table)[:, inv].astype(np.int64)
-        batches = [rows]
-        if group is not None and len(group.sequences) > 1:
-            # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
-            batches = []
-            for seq in group.sequences:
-                t_inv = np.argsort(np.asarray(seq.remap))
-                batches.append(rows[:, t_inv])
-        for b in batches:
-            if left is not None:
-                b = b[:left]
-                left -= b.shape[0]
-            if b.shape[0]:
-                yield b
-            if left == 0:
-                return
+    # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
+    remaps = [np.argsort(np.asarray(seq.remap)) for seq in group.sequences] if group is not None else []
+
+    def chunks() -> Iterator[np.ndarray]:
+        for table in engine.walk(backend, prepared, budget, False, spanning):
+            rows = backend.to_host(table)[:, inv].astype(np.int64)
+            if len(remaps) > 1:
+                yield from (rows[:, t_inv] for t_inv in remaps)
+            else:
+                yield rows
+
+    return engine.take(chunks(), limit)
 
 
 class PartitionedMatcher:
@@ -201,21 +195,12 @@ class PartitionedMatcher:
                      strategy: str | None = None) -> Iterator[np.ndarray]:
         """Stream global-id rows: each part's matches, then the spanning ones."""
         plan = self.plan(query, sem, strategy)
-        left = limit
 
         def streams() -> Iterator[Iterator[np.ndarray]]:
             for i in range(self.k):
-                yield intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=False, limit=left)
+                yield intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=False, limit=limit)
             for group, start in self._inter_jobs(plan):
                 yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                                 start_vertices=start, count_only=False, limit=left)
+                                 start_vertices=start, count_only=False, limit=limit)
 
-        for stream in streams():
-            for rows in stream:
-                if left is not None:
-                    rows = rows[:left]
-                    left -= rows.shape[0]
-                if rows.shape[0]:
-                    yield rows
-                if left == 0:
-                    return
+        yield from engine.take((rows for stream in streams() for rows in stream), limit)

@@ -158,9 +158,15 @@ def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions,
     if prepared is None:
         return
     inv = prepared.plan.inverse_order
+    tables = walk(backend, prepared, budget, count_only=False)
+    yield from take((backend.to_host(t)[:, inv].astype(np.int64) for t in tables), limit)
+
+
+def take(chunks: Iterator[np.ndarray], limit: int | None) -> Iterator[np.ndarray]:
+    """The non-empty row chunks of ``chunks`` up to ``limit`` rows in all (None: all); stops reading at the
+    limit, so the producer's remaining work is never done."""
     left = limit
-    for table in walk(backend, prepared, budget, count_only=False):
-        rows = backend.to_host(table)[:, inv].astype(np.int64)
+    for rows in chunks:
         if left is not None:
             rows = rows[:left]
             left -= rows.shape[0]

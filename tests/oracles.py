@@ -126,3 +126,14 @@ def subgraph_key(data: Graph, query: Graph, f: tuple) -> tuple:
             a, b = min(a, b), max(a, b)
         edges.append((a, b, lab))
     return frozenset(f), frozenset(edges)
+
+
+def make_case(seed: int, n: int, p: float, vl: int, el: int, directed: bool, qsize: int,
+              sampled: bool) -> tuple[Graph, Graph]:
+    """A random data graph and a connected query (copied from the data when ``sampled`` and possible)."""
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    query = sampled_query(rng, data, qsize) if sampled else None
+    if query is None:
+        query = random_connected_query(rng, data, qsize, 0.3, vl, el)
+    return data, query

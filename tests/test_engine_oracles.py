@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force, networkx_matches, random_connected_query, random_graph, sampled_query, subgraph_key
+from oracles import brute_force, make_case, networkx_matches, random_connected_query, random_graph, subgraph_key
 
 import distsm
 
@@ -19,15 +19,6 @@ def rows_as_set(rows: np.ndarray) -> set[tuple]:
     out = {tuple(int(x) for x in r) for r in rows}
     assert len(out) == rows.shape[0], "a match was listed twice"
     return out
-
-
-def make_case(seed, n, p, vl, el, directed, qsize, sampled):
-    rng = np.random.default_rng(seed)
-    data = random_graph(rng, n, p, vl, el, directed)
-    query = sampled_query(rng, data, qsize) if sampled else None
-    if query is None:
-        query = random_connected_query(rng, data, qsize, 0.3, vl, el)
-    return data, query
 
 
 case_args = dict(

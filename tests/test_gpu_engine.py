@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force, random_connected_query, random_graph, sampled_query
+from oracles import brute_force, make_case, random_connected_query, random_graph, sampled_query
 
 import distsm
 from distsm import Graph
@@ -88,15 +88,6 @@ def _both(data, query, **opts):
     n_count = distsm.count(data, query, backend="numpy", **opts)
     n_rows = distsm.match(data, query, backend="numpy", **opts)
     return g_count, g_rows, n_count, n_rows
-
-
-def make_case(seed, n, p, vl, el, directed, qsize, sampled):
-    rng = np.random.default_rng(seed)
-    data = random_graph(rng, n, p, vl, el, directed)
-    query = sampled_query(rng, data, qsize) if sampled else None
-    if query is None:
-        query = random_connected_query(rng, data, qsize, 0.3, vl, el)
-    return data, query
 
 
 def _edge_list_graph(rng, n, m, vl, el, directed) -> Graph:

@@ -1,0 +1,149 @@
+"""Scaling of the Dask layer over 1, 2, 4 ... GPUs (dask-cuda workers, one partition per GPU).
+
+    python -m benchmarks.cluster_scaling --gpus 1 2 [--scale 20 --edges 8000000 --labels 32 --queries 40 --size 8]
+
+On an R-MAT power-law graph (Zipf vertex labels) with random-walk queries, for each GPU count: start a
+``LocalCUDACluster`` through distsm, partition the graph into one part per GPU, check that each part is loaded
+on its own worker, count the batch, and record the batch's wall time, per-stage seconds (intra/inter) and the
+adjacency bytes the spanning searches read.  The counts must agree between GPU counts (and, on a CPU-only
+machine, the script runs on LocalCluster CPU workers with ``--cpu``).  Speedup and parallel efficiency are
+relative to the smallest GPU count, on the queries that finished within ``--timeout`` in every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from benchmarks import meta
+from benchmarks.generators import query_set, rmat_graph
+
+
+def hprd_check(n: int, cpu: bool) -> None:
+    """All 200 HPRD queries on an ``n``-worker cluster, one partition per worker, against the known answers."""
+    import distsm
+    from distributed import Client
+
+    from benchmarks.hprd_cpu import HPRD, load_suite
+    from distsm.cluster import local
+
+    _, queries, expected = load_suite()
+    cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address=":0")
+    try:
+        with Client(cluster) as client, distsm.Matcher(str(HPRD / "data_graph" / "HPRD.graph"), cluster=client,
+                                                       partitions=n, backend="numpy" if cpu else "cupy",
+                                                       partition_dir="/tmp/distsm-hprd-parts") as m:
+            devices = client.run(_visible_device)
+            t = time.perf_counter()
+            results = m.submit(list(queries.values()), names=list(queries)).results()
+            wall = time.perf_counter() - t
+            placement = {r["part"]: (r["worker"], r["bytes"]) for r in m.load_report}
+    finally:
+        cluster.close()
+    wrong = [r.query for r in results if not r.ok or r.count != expected[r.query]]
+    print(f"HPRD on {n} workers: {200 - len(wrong)}/200 right in {wall:.2f}s; placement {placement}; "
+          f"worker devices {devices}", file=sys.stderr, flush=True)
+    if wrong:
+        raise SystemExit(f"HPRD check failed on {wrong[:5]}")
+
+
+def _visible_device() -> str:
+    import os
+
+    return os.environ.get("CUDA_VISIBLE_DEVICES", "")
+
+
+def main(argv=None):
+    import distsm
+    from distributed import Client
+
+    from distsm.cluster import local
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--edges", type=int, default=8_000_000)
+    p.add_argument("--labels", type=int, default=32)
+    p.add_argument("--queries", type=int, default=40)
+    p.add_argument("--size", type=int, default=8)
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
+    p.add_argument("--method", default="random", choices=["metis", "random", "contiguous"])
+    p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--rmat-a", type=float, default=0.45, help="R-MAT skew a; b = c = (1 - a) / 2.5")
+    p.add_argument("--hprd", action="store_true",
+                   help="first check the 200 HPRD known answers on the largest cluster")
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+
+    t = time.perf_counter()
+    if args.hprd:
+        hprd_check(max(args.gpus), args.cpu)
+    rest = (1 - args.rmat_a) / 2.5
+    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, edge_labels=1, seed=args.seed,
+                      a=args.rmat_a, b=rest, c=rest)
+    gen_s = time.perf_counter() - t
+    queries = query_set(data, args.queries, args.size, args.seed, kinds=("core", "dense"))
+    names = [f"q{i}-{kind}" for i, (kind, _) in enumerate(queries)]
+    graphs = [q for _, q in queries]
+    print(f"graph {data.n} vertices {data.m} edges in {gen_s:.1f}s; {len(graphs)} queries of {args.size} vertices",
+          file=sys.stderr, flush=True)
+    runs = []
+    for n in args.gpus:
+        cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address=":0")
+        try:
+            with Client(cluster) as client:
+                t = time.perf_counter()
+                m = distsm.Matcher(data, cluster=client, partitions=n, backend="numpy" if args.cpu else "cupy",
+                                   partition_method=args.method)
+                setup_s = time.perf_counter() - t
+                placed = {r["part"]: r["worker"] for r in m.load_report}
+                m.count(graphs[0])  # warm-up: kernels compiled, adjacency loaded on every worker
+                t = time.perf_counter()
+                results = m.submit(graphs, names=names, timeout=args.timeout).results()
+                wall = time.perf_counter() - t
+                m.close()
+        finally:
+            cluster.close()
+        run = {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed,
+               "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
+               "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4),
+               "finished": sum(r.ok for r in results),
+               "queries": {r.query: {"status": r.status, "count": r.count, "intra": sum(r.intra) if r.ok else None,
+                                     "inter": r.inter, "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
+                           for r in results}}
+        runs.append(run)
+        print(f"{n} GPU(s): {run['finished']}/{len(results)} finished in {wall:.2f}s", file=sys.stderr, flush=True)
+    common = [q for q in names if all(r["queries"][q]["status"] == "ok" for r in runs)]
+    agree = all(len({r["queries"][q]["count"] for r in runs}) == 1 for q in common)
+    base = runs[0]
+
+    def time_on(run, qs):
+        return sum(sum(run["queries"][q]["seconds"].get(s, 0) for s in ("intra", "inter")) for q in qs)
+
+    summary = []
+    for r in runs:
+        speedup = base["batch_wall_s"] / r["batch_wall_s"] if r["batch_wall_s"] else None
+        summary.append({"gpus": r["gpus"], "batch_wall_s": r["batch_wall_s"], "finished": r["finished"],
+                        "speedup": round(speedup, 3) if speedup else None,
+                        "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
+                        "intra_s": round(sum(r["queries"][q]["seconds"].get("intra", 0) for q in common), 4),
+                        "inter_s": round(sum(r["queries"][q]["seconds"].get("inter", 0) for q in common), 4),
+                        "task_seconds_common": round(time_on(r, common), 4)})
+    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
+             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
+    path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size, "counts_agree": agree,
+                                          "common_queries": len(common), "summary": summary, "runs": runs},
+                      args.out)
+    print(f"{'gpus':>4} {'finished':>8} {'wall s':>8} {'speedup':>8} {'eff':>6} {'intra s':>8} {'inter s':>8}")
+    for s in summary:
+        print(f"{s['gpus']:4d} {s['finished']:8d} {s['batch_wall_s']:8.2f} {s['speedup'] or 0:8.2f} "
+              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f}")
+    print(f"counts agree across runs on {len(common)} common queries: {agree}; wrote {path}")
+    if not common or not agree or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):
+        raise SystemExit("scaling check failed: no common query, counts disagree, or parts not spread out")
+
+
+if __name__ == "__main__":
+    main()
