@@ -130,6 +130,7 @@ class CupyBackend(ArrayBackend):
         self._module = module
         self._functions: dict[str, Any] = {}
         self._progs: dict[int, tuple[Any, Any]] = {}
+        self._no_part: Any = None  # stands in for the partition array outside spanning searches
         self._bitsets: dict[int, tuple[Any, Any]] = {}
         #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
         self.small_limit = DEFAULT_SMALL_LIMIT
@@ -391,9 +392,9 @@ class CupyBackend(ArrayBackend):
         return words
 
     # ------------------------------------------------------------------ join
-    def _program(self, step: Step, device: bool) -> Any:
+    def _program(self, step: Step, device: bool, spanning: Any = None) -> Any:
         """The step's checks as int32 words (host array, or a device copy when ``device``); both are cached for
-        the lifetime of ``step``."""
+        the lifetime of ``step`` (a step is always run with, or always without, its spanning filter)."""
         key = id(step)
         ent = self._progs.get(key)
         if ent is None or ent[0]() is not step:
@@ -405,6 +406,15 @@ class CupyBackend(ArrayBackend):
                 prog.append(len(pairs))
                 for c, x in pairs:
                     prog.extend((int(c), int(x)))
+            if spanning is None:
+                prog.append(0)
+            else:
+                prime = spanning.prime
+                prog.extend((1, int(step.cross_first), int(step.first_col), int(step.require_spanning),
+                             -1 if prime is None else int(prime.edge_index), int(bool(prime and prime.directed)),
+                             len(step.dup_checks)))
+                for col, code, j in step.dup_checks:
+                    prog.extend((int(col), int(code), int(j)))
             prog[0] = len(prog)
             host = np.asarray(prog, dtype=np.int32)
 
@@ -453,21 +463,20 @@ class CupyBackend(ArrayBackend):
                bits: Any, count_only: bool, spanning: Any = None) -> Any:
         xp = self.xp
         idx = self.as_gpu_index(idx)
+        # Spanning searches run their cross-edge / DUPREMOVE tests inside the probe, so counts never materialise.
         if spanning is not None:
-            # Inter-partition search: join on the GPU, then the backend-independent cross-edge / DUPREMOVE filter.
-            out = self.extend(idx, table, step, delta, offsets, a, b, bits, False)
-            if out.shape[0]:
-                ncols = out.shape[1] - 1
-                keep = spanning.keep(xp, idx.n, out[:, :ncols], xp.arange(out.shape[0]), out[:, ncols], step)
-                out = out[keep]
-            return int(out.shape[0]) if count_only else out
+            part = xp.ascontiguousarray(spanning.part, dtype=xp.int32)
+        else:
+            if self._no_part is None:
+                self._no_part = xp.zeros(1, dtype=xp.int32)
+            part = self._no_part
         table = self._as_table(table)
         nrows, ncols = int(table.shape[0]), int(table.shape[1])
         m = int(b) - int(a)
         if m <= 0:
             return 0 if count_only else xp.zeros((0, ncols + 1), dtype=table.dtype)
-        head = (table, _i32(ncols), offsets, _i64(nrows), delta) + idx.probe_args + (bits,)
-        hprog = self._program(step, device=False)
+        head = (table, _i32(ncols), offsets, _i64(nrows), delta) + idx.probe_args + (bits, part)
+        hprog = self._program(step, device=False, spanning=spanning)
         if m <= self.small_limit and hprog.shape[0] <= PROG_MAX:
             out = xp.empty((1 if count_only else m, ncols + 1), dtype=xp.int32)
             tail = (_i64(a), _i64(m), _i32(1 if count_only else 0), out)
@@ -481,12 +490,12 @@ class CupyBackend(ArrayBackend):
                 c = int(rv[0])
             else:
                 res = xp.empty(1, dtype=xp.int64)
-                self._launch_single("extend_small", head + (self._program(step, True),) + tail + (res,))
+                self._launch_single("extend_small", head + (self._program(step, True, spanning),) + tail + (res,))
                 c = int(self.to_host(res)[0])
             if count_only:
                 return c
             return out[:c]
-        probe = head + (self._program(step, device=True),)
+        probe = head + (self._program(step, device=True, spanning=spanning),)
         if count_only:
             counter = xp.zeros(1, dtype=xp.uint64)
             self._launch("extend_count", m, probe + (_i64(a), _i64(m), counter))

@@ -269,18 +269,18 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
 @_settings(40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
-       strategy=st.sampled_from([None, "pbe", "global"]), semantics=st.sampled_from(["plain", "induced", "unique"]))
+       strategy=st.sampled_from([None, "pbe", "global"]),
+       semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]))
 def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics):
-    """The spanning (inter-partition) filters run after the GPU join; GPU == NumPy for the same partitioning."""
-    try:
-        from distsm import Semantics
-        from distsm.partitioned import PartitionedMatcher
-    except ImportError as e:  # pragma: no cover - partitioning not available
-        pytest.skip(f"partitioned search not available: {e}")
+    """The spanning (inter-partition) filters run inside the GPU probe; GPU == NumPy for the same partitioning."""
+    from distsm import Semantics
+    from distsm.partitioned import PartitionedMatcher
+
     rng = np.random.default_rng(seed)
     data = random_graph(rng, n, p, vl, el, directed)
     query = sampled_query(rng, data, qsize) or random_connected_query(rng, data, qsize, 0.3, vl, el)
-    sem = Semantics(induced=semantics == "induced", unique=semantics == "unique")
+    sem = Semantics(induced=semantics == "induced", unique=semantics == "unique",
+                    homomorphism=semantics == "homomorphism")
     res = {}
     for name in ("cupy", "numpy"):
         m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name))

@@ -120,7 +120,7 @@ __device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncol
                                          const long long* run_end, const long long* run_keys,
                                          const unsigned long long* pcsr, long long gmask, int L,
                                          const long long* pair_keys, long long n, const unsigned int* bits,
-                                         const int* prog, long long* row_out) {
+                                         const int* part, const int* prog, long long* row_out) {
     long long row = dsm_upper_bound(offsets, nrows, p);
     *row_out = row;
     int cand = nbr[p + delta[row]];
@@ -151,6 +151,31 @@ __device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncol
     for (int i = 0; i < cnt; ++i) {
         int x = M[prog[k + 2 * i]];
         if (dsm_pair_count(pair_keys, indptr, cand, x, n) != (long long)prog[k + 2 * i + 1]) return -1;
+    }
+    k += 2 * cnt;
+    // Spanning searches (see kernels/query_plan.py PrimeEdge): words cross_first, first_col, require_spanning,
+    // prime edge index, directed, then the DUPREMOVE triples (column, arc code, query edge index).
+    if (prog[k++] == 0) return cand;
+    int pc = part[cand];
+    if (prog[k] && part[M[prog[k + 1]]] == pc) return -1;
+    if (prog[k + 2]) {
+        bool spans = false;
+        for (int c = 0; c < ncols; ++c) spans |= part[M[c]] != pc;
+        if (!spans) return -1;
+    }
+    int prime_j = prog[k + 3], directed = prog[k + 4];
+    k += 5;
+    cnt = prog[k++];
+    if (cnt == 0) return cand;
+    long long a0 = M[0], b0 = (ncols == 1) ? (long long)cand : (long long)M[1];
+    long long pk = directed ? a0 * n + b0 : (a0 < b0 ? a0 * n + b0 : b0 * n + a0);
+    for (int i = 0; i < cnt; ++i) {
+        long long x = M[prog[k + 3 * i]];
+        if (part[x] == pc) continue;
+        int code = prog[k + 3 * i + 1];
+        long long y = cand;
+        long long key = (code == 1 || (code == 2 && x < y)) ? x * n + y : y * n + x;
+        if (key < pk || (key == pk && prog[k + 3 * i + 2] < prime_j)) return -1;
     }
     return cand;
 }
@@ -364,11 +389,11 @@ extern "C" __global__ void workload_delta(long long* __restrict__ starts, const 
     const long long* __restrict__ run_end, const long long* __restrict__ run_keys,                      \
     const unsigned long long* __restrict__ pcsr, long long gmask, int L,                                \
     const long long* __restrict__ pair_keys, long long n, const unsigned int* __restrict__ bits,        \
-    const int* __restrict__ prog
+    const int* __restrict__ part, const int* __restrict__ prog
 #define DSM_PROBE_CALL(p, rowp) dsm_probe((p), table, ncols, offsets, nrows, delta, nbr, indptr, run_start, run_end, \
-    run_keys, pcsr, gmask, L, pair_keys, n, bits, prog, (rowp))
+    run_keys, pcsr, gmask, L, pair_keys, n, bits, part, prog, (rowp))
 #define DSM_PROBE_CALL_P(p, rowp, progp) dsm_probe((p), table, ncols, offsets, nrows, delta, nbr, indptr, run_start, \
-    run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, (progp), (rowp))
+    run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part, (progp), (rowp))
 #define DSM_PROG_MAX 2048
 
 // One block: entries [a, a+m) -> survivors written in entry order to out (ncols+1 columns), their number to
