@@ -48,15 +48,12 @@ class DistsmMonitor(SchedulerPlugin):
 
     def log_event(self, topic: str, msg: Any) -> None:
         if topic == "distsm-batch" and isinstance(msg, dict):
-            self.batches[msg["batch"]] = {"submitted": time.time(), "queries": msg.get("queries", {}),
-                                          "done": {}, "partitions": msg.get("partitions"),
-                                          "semantics": msg.get("semantics")}
-            while len(self.batches) > _MAX_BATCHES:
-                self.batches.popitem(last=False)
+            batch = self._batch(msg["batch"])
+            batch.update(queries=msg.get("queries", {}), partitions=msg.get("partitions"),
+                         semantics=msg.get("semantics"))
         elif topic == "distsm" and isinstance(msg, dict):
-            batch = self.batches.get(msg.get("batch"))
-            if batch is not None:
-                batch["done"][msg.get("query")] = msg.get("count")
+            # Events travel apart from task results: a query may report before its batch is announced.
+            self._batch(msg.get("batch"))["done"][msg.get("query")] = msg.get("count")
             self.totals["queries"] += 1
             self.totals["matches"] += int(msg.get("count", 0))
             self.totals["gathered_bytes"] += int(msg.get("gathered_bytes", 0))
@@ -65,6 +62,14 @@ class DistsmMonitor(SchedulerPlugin):
                 counters["queries"].inc()
                 counters["matches"].inc(int(msg.get("count", 0)))
                 counters["bytes"].inc(int(msg.get("gathered_bytes", 0)))
+
+    def _batch(self, batch_id: Any) -> dict[str, Any]:
+        if batch_id not in self.batches:
+            self.batches[batch_id] = {"submitted": time.time(), "queries": {}, "done": {}, "partitions": None,
+                                      "semantics": None}
+            while len(self.batches) > _MAX_BATCHES:
+                self.batches.popitem(last=False)
+        return self.batches[batch_id]
 
     def status(self) -> dict[str, Any]:
         """JSON-ready state: totals and, per batch, its queries with plans and which are done."""

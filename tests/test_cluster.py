@@ -156,7 +156,13 @@ def test_dashboard_status_route_and_prometheus_counters(tmp_path):
                 before = _metrics(f"{base}/metrics")
                 results = m.submit([str(query_path(n)) for n in names], names=names).results()
                 matches = sum(r.count for r in results)
-                status = json.loads(urllib.request.urlopen(f"{base}/distsm/status", timeout=10).read())
+                # Workers report to the scheduler apart from returning results: give the reports a moment.
+                deadline = time.monotonic() + 20
+                while True:
+                    status = json.loads(urllib.request.urlopen(f"{base}/distsm/status", timeout=10).read())
+                    if status["totals"].get("queries") == 5 or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.1)
                 after = _metrics(f"{base}/metrics")
                 prefixes = set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
     finally:
