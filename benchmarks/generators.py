@@ -115,14 +115,21 @@ def _as_query(data: Graph, verts: list[int], edges: list[tuple[int, int, int]]) 
                             vertex_labels=np.asarray(data.vertex_labels)[verts], directed=data.directed)
 
 
-def _connected(n: int, edges: list[tuple[int, int, int]]) -> bool:
-    parent = list(range(n))
+def _finder(parent: list[int]):
+    """Union-find root lookup (with path halving) over ``parent``."""
 
     def find(x: int) -> int:
         while parent[x] != x:
             parent[x] = parent[parent[x]]
             x = parent[x]
         return x
+
+    return find
+
+
+def _connected(n: int, edges: list[tuple[int, int, int]]) -> bool:
+    parent = list(range(n))
+    find = _finder(parent)
 
     for i, j, _ in edges:
         parent[find(i)] = find(j)
@@ -180,12 +187,7 @@ def _thin(edges: list[tuple[int, int, int]], n: int, rng: np.random.Generator) -
     """Drop random non-tree edges until the average degree is below 3, keeping the graph connected."""
     order = list(rng.permutation(len(edges)))
     parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
+    find = _finder(parent)
 
     tree, extra = [], []
     for k in order:

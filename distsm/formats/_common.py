@@ -424,3 +424,14 @@ def write_rows(f: IO[bytes], prefix: bytes, cols: Sequence[np.ndarray]) -> None:
     rows = len(cols[0]) if cols else 0
     for lo in range(0, rows, _ROWS_PER_BLOCK):
         f.write(format_rows(prefix, [c[lo:lo + _ROWS_PER_BLOCK] for c in cols]))
+
+
+def only_graph(recs: Records, segments: Sequence[tuple], starts: str) -> tuple:
+    """The single segment of a one-graph read; several graphs are an error at the second one's first line.
+
+    ``starts`` names the record that starts a graph in this format (for the message).
+    """
+    if len(segments) > 1:
+        raise recs.error(segments[1][0], f"the file holds {len(segments)} graphs (each {starts} record starts "
+                                         "one); read it with read_graphs()")
+    return segments[0]

@@ -33,6 +33,7 @@ from distsm.formats._common import (
     check_vertex_ids,
     diagnose,
     first_bad,
+    only_graph,
     open_output,
     read_records,
     write_rows,
@@ -64,11 +65,7 @@ def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> 
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_sm_graphs`).
     """
     recs = read_records(path)
-    segments = _segments(recs)
-    if len(segments) > 1:
-        raise recs.error(segments[1][0], f"the file holds {len(segments)} graphs (each 't' record starts one); "
-                                         "read it with read_graphs()")
-    return _build(recs, *segments[0], directed=directed, dedupe=dedupe)
+    return _build(recs, *only_graph(recs, _segments(recs), "'t'"), directed=directed, dedupe=dedupe)
 
 
 def read_sm_graphs(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> list[Graph]:
