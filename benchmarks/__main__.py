@@ -1,0 +1,48 @@
+"""``python -m benchmarks run SUITE [args]`` and ``python -m benchmarks report``.
+
+Suites (each checks its answers before it reports a time, and writes JSON under benchmarks/results/):
+
+    hprd        NumPy engine vs igraph and networkx VF2 on the 200 HPRD queries   (benchmarks.hprd_cpu)
+    gpu         GPU engine vs NumPy: HPRD batch, R-MAT queries, memory budget      (benchmarks.gpu_engine)
+    symmetric   shared execution vs one search per edge, intra/inter split          (benchmarks.pbe_shared)
+    scaling     Dask layer over 1/2/4 GPUs (--cpu for CPU workers)                  (benchmarks.cluster_scaling)
+    dashboard   headless Chromium screenshot of the dashboard during a batch        (benchmarks.dashboard_screenshot)
+
+Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+SUITES = {
+    "hprd": "benchmarks.hprd_cpu",
+    "gpu": "benchmarks.gpu_engine",
+    "symmetric": "benchmarks.pbe_shared",
+    "scaling": "benchmarks.cluster_scaling",
+    "dashboard": "benchmarks.dashboard_screenshot",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if argv[0] == "report":
+        from benchmarks.report import build
+
+        print(f"wrote {build()}")
+        return 0
+    if argv[0] == "run" and len(argv) >= 2 and argv[1] in SUITES:
+        module = importlib.import_module(SUITES[argv[1]])
+        sys.argv = [f"benchmarks run {argv[1]}", *argv[2:]]
+        module.main(argv[2:])
+        return 0
+    print(f"usage: python -m benchmarks run {{{','.join(SUITES)}}} [args] | report", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,156 @@
+"""Turn the JSON results under ``benchmarks/results/`` into ``benchmarks/README.md`` tables and PNG plots.
+
+    python -m benchmarks report [--results DIR] [--out benchmarks/README.md]
+
+Only measured numbers appear: every table row comes from a result file, which names the machine and command it
+was measured with.  A suite without a result file is listed as not run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks import meta
+
+
+def _load(results: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    found: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for path in sorted(results.glob("*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            continue
+        kind = record.get("benchmark") or ("gpu_engine" if "hprd" in record and "rmat" in record else path.stem)
+        found.setdefault(kind, []).append((path.name, record))
+    return found
+
+
+def _where(name: str, record: dict[str, Any]) -> str:
+    m = record.get("machine", {})
+    device = m.get("gpu") or (record.get("versions", {}) or {}).get("device") or m.get("cpu", "unknown machine")
+    command = record.get("command", "")
+    return f"*{name}*: {device}; `{command}`" + (f"; {record['when']}" if "when" in record else "")
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _plot(path: Path, title: str, xlabel: str, ylabel: str, series: dict[str, tuple[list, list]],
+          kind: str = "line") -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    if kind == "bar":
+        names = list(series)
+        labels = series[names[0]][0]
+        width = 0.8 / len(names)
+        for i, name in enumerate(names):
+            xs = [j + i * width for j in range(len(labels))]
+            ax.bar(xs, series[name][1], width=width, label=name)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))], labels, rotation=30, ha="right")
+    else:
+        for name, (xs, ys) in series.items():
+            ax.plot(xs, ys, marker="o", label=name)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
+
+
+def _hprd_cpu(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### HPRD, CPU engines side by side", "", _where(name, r), ""]
+        rows = [[e, s["queries"], s["correct"], s["total_seconds"], s["median_ms"]] for e, s in r["engines"].items()]
+        lines += _table(["engine", "queries", "correct", "total s", "median ms"], rows)
+        lines += [""] + [f"- {k}: {v}x" for k, v in r.get("time_ratios_on_common_queries", {}).items()] + [""]
+
+
+def _gpu_engine(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        h = r["hprd"]
+        lines += ["### GPU engine: HPRD batch (GPU and NumPy in the same run)", "", _where(name, r), ""]
+        lines += _table(["backend", "batch s (median)", "query ms median", "query ms p95", "answers right"],
+                        [["cupy", round(h["gpu_batch_s_median"], 3), round(h["gpu_query_ms_median"], 2),
+                          round(h["gpu_query_ms_p95"], 2), h["counts_match_expected"]],
+                         ["numpy", round(h["numpy_batch_s"], 3), round(h["numpy_query_ms_median"], 2),
+                          round(h["numpy_query_ms_p95"], 2), h["numpy_counts_match"]]])
+        lines += ["", f"Target: {h['target']} — {'met' if h['target_met'] else 'not met'}.", ""]
+
+
+def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        g = r["graph"]
+        lines += ["### Shared execution (PBE) against one search per query edge", "",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges (R-MAT, seed {g['seed']})",
+                  ""]
+        rows = [[x["query"], x["k"], x["matches"], f"{100 * (x['intra_share'] or 0):.1f}%", x["edge_groups"],
+                 x["shared"]["partial_matches"], x["per_edge"]["partial_matches"], x["partial_ratio"],
+                 x["time_ratio"]] for x in r["results"]]
+        lines += _table(["query", "k", "matches", "intra share", "groups", "partial (shared)", "partial (per edge)",
+                         "partial ratio", "time ratio"], rows)
+        for k in sorted({x["k"] for x in r["results"]}):
+            sub = [x for x in r["results"] if x["k"] == k]
+            png = _plot(out_dir / f"pbe_shared_k{k}.png", f"inter-partition seconds, k={k}", "query", "seconds",
+                        {"shared": ([x["query"] for x in sub], [x["shared"]["inter_s"] for x in sub]),
+                         "per edge": ([x["query"] for x in sub], [x["per_edge"]["inter_s"] for x in sub])},
+                        kind="bar")
+            lines += ["", f"![shared execution, k={k}](results/{png})"]
+        p = r.get("planner", {})
+        lines += ["", f"Planner: HPRD queries at most {p.get('hprd_max_s')} s; 16-vertex symmetric queries "
+                      f"{p.get('symmetric_16_vertex_s')}.", ""]
+
+
+def _cluster_scaling(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        g = r["graph"]
+        lines += [f"### Scaling over GPUs ({name})", "",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, {g['labels']} labels; "
+                  f"{r['common_queries']} queries of {r['query_size']} vertices; counts agree: {r['counts_agree']}",
+                  ""]
+        rows = [[s["gpus"], s["finished"], s["batch_wall_s"], s["speedup"], s["efficiency"], s["intra_s"],
+                 s["inter_s"]] for s in r["summary"]]
+        lines += _table(["GPUs", "finished", "wall s", "speedup", "efficiency", "intra task s", "inter task s"], rows)
+        xs = [s["gpus"] for s in r["summary"]]
+        png = _plot(out_dir / f"{Path(name).stem}.png", "batch wall time", "GPUs", "seconds",
+                    {"measured": (xs, [s["batch_wall_s"] for s in r["summary"]]),
+                     "ideal": (xs, [r["summary"][0]["batch_wall_s"] * xs[0] / x for x in xs])})
+        lines += ["", f"![scaling](results/{png})", ""]
+
+
+def _dashboard(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Dashboard during a batch", "", _where(name, r), "",
+                  f"Task groups: {', '.join(r['distsm_groups'])}; {r['queries']} queries, all right: {r['all_ok']}.",
+                  "", f"![dashboard](results/{Path(r['screenshot']).name})", ""]
+
+
+SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
+            "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard}
+
+
+def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
+    """Write the report; returns its path."""
+    out = out or results.parent / "README.md"
+    found = _load(results)
+    lines = ["# distsm benchmarks", "",
+             "Generated by `python -m benchmarks report` from the JSON files in `benchmarks/results/`; do not edit.",
+             "Each section names the machine and command its numbers were measured with.", ""]
+    for kind, section in SECTIONS.items():
+        if kind in found:
+            section(found[kind], lines, results)
+        else:
+            lines += [f"### {kind}", "", "Not run yet.", ""]
+    out.write_text("\n".join(lines) + "\n")
+    return out
