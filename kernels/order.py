@@ -22,17 +22,24 @@ OrderFunction = Callable[..., list[int]]
 
 
 def query_adjacency(query: Graph) -> list[list[tuple[int, int]]]:
-    """``adj[u]`` = sorted list of ``(w, effective label)`` with ``w in N(u, e)``."""
-    out: list[list[tuple[int, int]]] = []
-    for u in range(query.n):
-        lo, hi = int(query.indptr[u]), int(query.indptr[u + 1])
-        out.append(list(zip(query.neighbors[lo:hi].tolist(), query.neighbor_labels[lo:hi].tolist())))
-    return out
+    """``adj[u]`` = sorted list of ``(w, effective label)`` with ``w in N(u, e)`` (cached on the query)."""
+    cached = query._derived.get("adjacency")
+    if cached is None:
+        cached = []
+        for u in range(query.n):
+            lo, hi = int(query.indptr[u]), int(query.indptr[u + 1])
+            cached.append(list(zip(query.neighbors[lo:hi].tolist(), query.neighbor_labels[lo:hi].tolist())))
+        query._derived["adjacency"] = cached
+    return cached
 
 
 def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[int, int], n_data: int,
               prefix: Sequence[int] = ()) -> list[int]:
-    """GSI-style greedy join order (see module docstring); ``prefix`` fixes the first vertices."""
+    """GSI-style greedy join order (see module docstring); ``prefix`` fixes the first vertices.
+
+    Scores are kept incrementally: placing ``v`` adds the log-selectivity of each edge ``(v, w)`` to ``w``'s
+    estimate (an arc is one entry in each endpoint's row, so both ends see the same selectivity).
+    """
     adj = query_adjacency(query)
     nq = query.n
     deg = [len(a) for a in adj]
@@ -40,24 +47,24 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
         order = list(prefix)
     else:
         order = [min(range(nq), key=lambda u: (candidate_sizes[u] / max(deg[u], 1), -deg[u], u))]
-    placed = set(order)
     n2 = float(max(n_data, 1)) ** 2
+    log_est = [math.log(max(c, 1)) for c in candidate_sizes]
+    links = [0] * nq
+    placed = [False] * nq
+
+    def place(v: int) -> None:
+        placed[v] = True
+        for w, e in adj[v]:
+            log_est[w] += math.log(max(label_entries.get(e, 0), 1) / n2)
+            links[w] += 1
+
+    for v in order:
+        place(v)
     while len(order) < nq:
-        best, best_key = -1, None
-        for u in range(nq):
-            if u in placed:
-                continue
-            links = [e for w, e in adj[u] if w in placed]
-            if not links:
-                continue
-            log_est = math.log(max(candidate_sizes[u], 1))
-            for e in links:
-                log_est += math.log(max(label_entries.get(e, 0), 1) / n2)
-            key = (log_est, -len(links), u)
-            if best_key is None or key < best_key:
-                best, best_key = u, key
+        best = min((u for u in range(nq) if not placed[u] and links[u]),
+                   key=lambda u: (log_est[u], -links[u], u), default=-1)
         if best < 0:
             raise ValueError("the query graph is not connected")
         order.append(best)
-        placed.add(best)
+        place(best)
     return order

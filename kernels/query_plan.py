@@ -120,7 +120,8 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     steps = []
     for i in range(1, len(order)):
         u = order[i]
-        links = [(col_of[w], e_from_w) for w in order[:i] for (x, e_from_w) in adj[w] if x == u]
+        # u's linking edges as seen from the earlier vertex w: the reverse arc's label (e ^ 1) when directed.
+        links = [(col_of[w], e ^ 1 if query.directed else e) for w, e in adj[u] if col_of[w] < i]
         links.sort(key=lambda ce: (label_entries.get(ce[1], 0), ce[0]))
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
