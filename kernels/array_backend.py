@@ -135,18 +135,19 @@ class ArrayBackend:
         key = x.astype(xp.int64) * idx.n + y
         return xp.searchsorted(idx.pair_keys, key, side="right") - xp.searchsorted(idx.pair_keys, key, side="left")
 
-    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, np.ndarray]:
-        """Per-row output bound of a level: ``(delta, offsets)``.
+    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, np.ndarray, int]:
+        """Per-row output bound of a level: ``(delta, offsets, total)``.
 
-        ``offsets`` (host int64, inclusive prefix sum) gives each row its slice of the level's output space;
-        entry ``p`` of row ``r`` reads ``nbr[p + delta[r]]``.
+        ``offsets`` (host int64, inclusive prefix sum) gives each row its slice of the level's output space of
+        ``total`` entries; entry ``p`` of row ``r`` reads ``nbr[p + delta[r]]``.
         """
         xp = self.xp
         s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
         c = t - s
-        offsets = xp.cumsum(c)
-        delta = s - (offsets - c)
-        return delta, self.to_host(offsets)
+        inclusive = xp.cumsum(c)
+        delta = s - (inclusive - c)
+        offsets = self.to_host(inclusive)
+        return delta, offsets, int(offsets[-1]) if offsets.shape[0] else 0
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:

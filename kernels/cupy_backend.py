@@ -440,8 +440,9 @@ class CupyBackend(ArrayBackend):
             return table
         return self.xp.ascontiguousarray(table, dtype=self.xp.int32)
 
-    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, Any]:
-        """``(delta, offsets)`` as device int64 arrays (``offsets`` is the inclusive prefix sum)."""
+    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, Any, int]:
+        """``(delta, offsets, total)``: device int64 arrays (``offsets`` is the inclusive prefix sum) and the
+        level's output size on the host (read from page-locked memory on the small path: no extra copy)."""
         xp = self.xp
         idx = self.as_gpu_index(idx)
         table = self._as_table(table)
@@ -449,15 +450,23 @@ class CupyBackend(ArrayBackend):
         buf = xp.empty((2, nrows), dtype=xp.int64)
         offsets, delta = buf[0], buf[1]
         if nrows == 0:
-            return delta, offsets
+            return delta, offsets, 0
         head = (table, _i32(ncols), _i64(nrows), _i32(step.first_col), _i32(step.first_label)) + idx.run_args
         if nrows <= self.small_limit:
-            self._launch_single("workload_small", head + (offsets, delta))
-        else:
-            self._launch("workload_counts", nrows, head + (offsets, delta))
-            offsets = xp.cumsum(offsets)
-            self._launch("workload_delta", nrows, (delta, offsets, _i64(nrows)))
-        return delta, offsets
+            if self.use_staging:
+                if self._staging is None:
+                    self._staging = _Staging(self.xp if self._is_cupy else None)
+                _, _, ra, rv = self._staging.take()
+                self._launch_single("workload_small", head + (offsets, delta, ra))
+                self._sync()
+                return delta, offsets, int(rv[0])
+            res = xp.empty(1, dtype=xp.int64)
+            self._launch_single("workload_small", head + (offsets, delta, res))
+            return delta, offsets, int(self.to_host(res)[0])
+        self._launch("workload_counts", nrows, head + (offsets, delta))
+        offsets = xp.cumsum(offsets)
+        self._launch("workload_delta", nrows, (delta, offsets, _i64(nrows)))
+        return delta, offsets, int(offsets[-1])
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
                bits: Any, count_only: bool, spanning: Any = None) -> Any:

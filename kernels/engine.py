@@ -112,8 +112,7 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
             yield table.shape[0] if count_only else table
             return
         step = plan.steps[level - 1]
-        delta, offsets = backend.workload(idx, table, step)
-        total = int(offsets[-1]) if offsets.shape[0] else 0
+        delta, offsets, total = backend.workload(idx, table, step)
         last = level == nq - 1
         chunk = max(level_budget // entry_bytes(level + 1), MIN_CHUNK_ENTRIES)
         bits = prepared.bits[step.vertex]

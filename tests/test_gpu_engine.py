@@ -308,10 +308,9 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
     orig = backend.workload
 
     def spy(idx, table, step):
-        delta, offsets = orig(idx, table, step)
-        total = int(offsets[-1]) if offsets.shape[0] else 0
+        delta, offsets, total = orig(idx, table, step)
         need.append(total * engine.entry_bytes(table.shape[1] + 1))
-        return delta, offsets
+        return delta, offsets, total
 
     backend.workload = spy
     try:

@@ -342,7 +342,8 @@ extern "C" __global__ void workload_small(const int* __restrict__ table, int nco
                                           const unsigned long long* __restrict__ pcsr, long long gmask,
                                           const long long* __restrict__ run_start,
                                           const long long* __restrict__ run_end, long long* __restrict__ offsets,
-                                          long long* __restrict__ delta) {
+                                          long long* __restrict__ delta, long long* __restrict__ total) {
+    // *total (may be page-locked host memory) gets the level's output size, so the host needs no extra copy.
     __shared__ long long sh[32];
     long long running = 0;
     for (long long base = 0; base < nrows; base += blockDim.x) {
@@ -357,6 +358,7 @@ extern "C" __global__ void workload_small(const int* __restrict__ table, int nco
         }
         running += tot;
     }
+    if (threadIdx.x == 0) *total = running;
 }
 
 extern "C" __global__ void workload_counts(const int* __restrict__ table, int ncols, long long nrows, int first_col,
