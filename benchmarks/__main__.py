@@ -7,6 +7,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
     symmetric   shared execution vs one search per edge, intra/inter split          (benchmarks.pbe_shared)
     scaling     Dask layer over 1/2/4 GPUs (--cpu for CPU workers)                  (benchmarks.cluster_scaling)
     dashboard   headless Chromium screenshot of the dashboard during a batch        (benchmarks.dashboard_screenshot)
+    rdf         SPARQL BGPs on LUBM data against rdflib                              (benchmarks.rdf_lubm)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -22,6 +23,7 @@ SUITES = {
     "symmetric": "benchmarks.pbe_shared",
     "scaling": "benchmarks.cluster_scaling",
     "dashboard": "benchmarks.dashboard_screenshot",
+    "rdf": "benchmarks.rdf_lubm",
 }
 
 

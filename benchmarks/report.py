@@ -136,8 +136,25 @@ def _dashboard(entries: list, lines: list[str], out_dir: Path) -> None:
                   "", f"![dashboard](results/{Path(r['screenshot']).name})", ""]
 
 
+def _rdf_lubm(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### SPARQL BGPs on LUBM (distsm NumPy against rdflib)", "", _where(name, r), ""]
+        queries = sorted({q for size in r["sizes"] for q in size["queries"]}, key=lambda q: int(q[1:]))
+        rows = []
+        for size in r["sizes"]:
+            cells = []
+            for q in queries:
+                x = size["queries"].get(q, {})
+                ours = f"{1000 * x['distsm_s']:.1f}" if "distsm_s" in x else "-"
+                theirs = f"{1000 * x['rdflib_s']:.0f}" if x.get("rdflib_s") is not None else "-"
+                cells.append(f"{ours} / {theirs}")
+            rows.append([size["universities"], size["triples"], *cells])
+        lines += _table(["universities", "triples", *[f"{q} ms (distsm / rdflib)" for q in queries]], rows)
+        lines += ["", f"Answers that disagree with rdflib: {r['mismatches']}.", ""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
-            "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard}
+            "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
