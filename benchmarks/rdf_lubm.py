@@ -1,7 +1,7 @@
-"""distsm (NumPy backend) against rdflib's SPARQL engine on LUBM-shaped data of growing size.
+"""distsm (NumPy backend, and CuPy with ``--gpu``) against rdflib's SPARQL engine on LUBM-shaped data.
 
 Usage: python -m benchmarks.rdf_lubm [--universities 1 2 5 10] [--departments 5] [--scale 1] [--rdflib-max 10]
-       [--out FILE]
+       [--gpu] [--out FILE]
 
 For each size: generate the data (distsm.rdf.lubm), load it into distsm (``RDFGraph``, both without and with
 ``rdf:type`` folding) and into rdflib (parsing the same N-Triples text), then time every BGP-only LUBM query
@@ -46,7 +46,8 @@ def _canon(t: Any) -> str:
 
 
 def run(universities: list[int], departments: int, rdflib_max: int, repeat: int,
-        rdflib_query_max: float = 5.0, scale: float = 1.0, rdflib_skip: tuple[str, ...] = ()) -> dict[str, Any]:
+        rdflib_query_max: float = 5.0, scale: float = 1.0, rdflib_skip: tuple[str, ...] = (),
+        gpu: bool = False) -> dict[str, Any]:
     sizes = []
     slow: dict[str, float] = {}  # rdflib's last time per query: queries past rdflib_query_max are not rerun larger
     mismatches = 0
@@ -79,6 +80,10 @@ def run(universities: list[int], departments: int, rdflib_max: int, repeat: int,
             rec["rows"] = len(res)
             ours = Counter(res.decoded())
             ok = ours == Counter(resf.decoded())
+            if gpu:
+                evaluate(plain, q, backend="cupy")  # warm-up: kernels compiled, index on the device
+                rec["distsm_gpu_s"], resg = _best(lambda q=q, g=plain: evaluate(g, q, backend="cupy"), repeat)
+                ok = ok and Counter(resg.decoded()) == ours
             if rg is not None and name in rdflib_skip:
                 rec["rdflib_skipped"] = "--rdflib-skip"
             elif rg is not None and slow.get(name, 0.0) > rdflib_query_max:
@@ -94,11 +99,13 @@ def run(universities: list[int], departments: int, rdflib_max: int, repeat: int,
             queries[name] = rec
             print(f"U={u:3d} {name:4s} rows={rec['rows']:7d} distsm={rec['distsm_s'] * 1e3:8.2f}ms "
                   f"fold={rec['distsm_fold_s'] * 1e3:8.2f}ms "
+                  + (f"gpu={rec['distsm_gpu_s'] * 1e3:8.2f}ms " if gpu else "")
                   + (f"rdflib={rec['rdflib_s'] * 1e3:9.2f}ms" if "rdflib_s" in rec else "rdflib=(skipped)")
                   + ("" if ok else "  MISMATCH"), file=sys.stderr, flush=True)
         entry["queries"] = queries
         sizes.append(entry)
-    return {"sizes": sizes, "mismatches": mismatches, "repeat": repeat, "backend": "numpy", "rdflib_skip": rdflib_skip,
+    return {"sizes": sizes, "mismatches": mismatches, "repeat": repeat,
+            "backends": ["numpy", "cupy"] if gpu else ["numpy"], "rdflib_skip": rdflib_skip,
             "rdflib_max_universities": rdflib_max, "rdflib_query_max_s": rdflib_query_max}
 
 
@@ -113,10 +120,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies the per-department head counts")
     ap.add_argument("--rdflib-query-max", type=float, default=5.0, metavar="SECONDS",
                     help="stop timing rdflib on a query at larger sizes once it took this long")
+    ap.add_argument("--gpu", action="store_true", help="also time the CuPy backend (answers must agree)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     payload = run(args.universities, args.departments, args.rdflib_max, args.repeat, args.rdflib_query_max, args.scale,
-                  tuple(args.rdflib_skip))
+                  tuple(args.rdflib_skip), args.gpu)
     path = write("rdf_lubm", payload, args.out)
     print(f"wrote {path}", file=sys.stderr)
     return 1 if payload["mismatches"] else 0

@@ -147,9 +147,11 @@ def _rdf_lubm(entries: list, lines: list[str], out_dir: Path) -> None:
                 x = size["queries"].get(q, {})
                 ours = f"{1000 * x['distsm_s']:.1f}" if "distsm_s" in x else "-"
                 theirs = f"{1000 * x['rdflib_s']:.0f}" if x.get("rdflib_s") is not None else "-"
-                cells.append(f"{ours} / {theirs}")
+                gpu = f" / {1000 * x['distsm_gpu_s']:.1f}" if "distsm_gpu_s" in x else ""
+                cells.append(f"{ours}{gpu} / {theirs}")
             rows.append([size["universities"], size["triples"], *cells])
-        lines += _table(["universities", "triples", *[f"{q} ms (distsm / rdflib)" for q in queries]], rows)
+        what = "numpy / cupy / rdflib" if "cupy" in r.get("backends", []) else "numpy / rdflib"
+        lines += _table(["universities", "triples", *[f"{q} ms ({what})" for q in queries]], rows)
         lines += ["", f"Answers that disagree with rdflib: {r['mismatches']}.", ""]
 
 
