@@ -4,6 +4,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
 
     hprd        NumPy engine vs igraph and networkx VF2 on the 200 HPRD queries   (benchmarks.hprd_cpu)
     gpu         GPU engine vs NumPy: HPRD batch, R-MAT queries, memory budget      (benchmarks.gpu_engine)
+    synthetic   time per query size 4-32, dense and sparse, GPU and NumPy           (benchmarks.synthetic)
     symmetric   shared execution vs one search per edge, intra/inter split          (benchmarks.pbe_shared)
     scaling     Dask layer over 1/2/4 GPUs (--cpu for CPU workers)                  (benchmarks.cluster_scaling)
     dashboard   headless Chromium screenshot of the dashboard during a batch        (benchmarks.dashboard_screenshot)
@@ -20,6 +21,7 @@ import sys
 SUITES = {
     "hprd": "benchmarks.hprd_cpu",
     "gpu": "benchmarks.gpu_engine",
+    "synthetic": "benchmarks.synthetic",
     "symmetric": "benchmarks.pbe_shared",
     "scaling": "benchmarks.cluster_scaling",
     "dashboard": "benchmarks.dashboard_screenshot",

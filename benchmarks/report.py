@@ -136,6 +136,36 @@ def _dashboard(entries: list, lines: list[str], out_dir: Path) -> None:
                   "", f"![dashboard](results/{Path(r['screenshot']).name})", ""]
 
 
+def _synthetic(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        g = r["graph"]
+        backends = r["backends"]
+        lines += [f"### Time per query size ({name})", "",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, {g['labels']} labels; "
+                  f"cap {r['cap_s']} s per query; counts agree: {r['counts_agree']}", ""]
+        header = ["size", "kind", "queries"] + [f"{b} finished / median ms / p95 ms" for b in backends]
+        if "cupy" in backends:
+            header.append("speedup (median)")
+        rows = []
+        for e in r["summary"]:
+            row = [e["size"], e["kind"], e["queries"]]
+            row += [f"{e[b]['finished']} / {e[b]['median_ms']} / {e[b]['p95_ms']}" for b in backends]
+            if "cupy" in backends:
+                row.append(e.get("speedup_median"))
+            rows.append(row)
+        lines += _table(header, rows)
+        series = {}
+        for b in backends:
+            for kind in ("dense", "sparse"):
+                pts = [(e["size"], e[b]["median_ms"]) for e in r["summary"] if e["kind"] == kind and e[b]["median_ms"]]
+                if pts:
+                    series[f"{b} {kind}"] = ([x for x, _ in pts], [y for _, y in pts])
+        if series:
+            png = _plot(out_dir / f"{Path(name).stem}.png", "median time per query", "query vertices", "ms", series)
+            lines += ["", f"![time per size](results/{png})"]
+        lines += [""]
+
+
 def _rdf_lubm(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
         lines += ["### SPARQL BGPs on LUBM (distsm NumPy against rdflib)", "", _where(name, r), ""]
@@ -156,7 +186,8 @@ def _rdf_lubm(entries: list, lines: list[str], out_dir: Path) -> None:
 
 
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
-            "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm}
+            "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
+            "synthetic": _synthetic}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:

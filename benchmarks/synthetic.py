@@ -1,0 +1,102 @@
+"""Time per query size on a synthetic power-law graph, GPU and NumPy side by side.
+
+    python -m benchmarks run synthetic [--scale 20 --edges 8000000 --labels 256 --sizes 4 8 12 16 24 32]
+
+R-MAT graph (``--rmat-a`` skew, Zipf vertex labels) and random-walk queries of each size, dense (average degree
+>= 3) and sparse (< 3), as GSI/SGSI/EGSM evaluate.  Each query runs under a cap (``--cap`` seconds; a capped
+query is reported as not finished, EGSM's "OT") on every backend available (CuPy needs a GPU), and the counts of
+queries that finished on several backends must agree.  Speedups are per query, on queries both finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from benchmarks import meta
+from benchmarks.generators import query_set, rmat_graph
+from benchmarks.gpu_engine import timed_count
+from distsm.kernels import cuda_device_count, get_backend
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scale", type=int, default=16)
+    p.add_argument("--edges", type=int, default=500_000)
+    p.add_argument("--labels", type=int, default=256)
+    p.add_argument("--rmat-a", type=float, default=0.45)
+    p.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 12, 16, 24, 32])
+    p.add_argument("--per-kind", type=int, default=6, help="queries per size and kind")
+    p.add_argument("--cap", type=float, default=2.0, help="seconds per query and backend")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+
+    rest = (1 - args.rmat_a) / 2.5
+    t = time.perf_counter()
+    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, seed=args.seed,
+                      a=args.rmat_a, b=rest, c=rest)
+    gen_s = time.perf_counter() - t
+    backends = {"numpy": get_backend("numpy")}
+    cupy = None
+    if cuda_device_count():
+        import cupy
+
+        backends["cupy"] = get_backend("cupy")
+    for be in backends.values():
+        be.index(data)
+    rows = []
+    for size in args.sizes:
+        for kind in ("dense", "sparse"):
+            queries = [q for k, q in query_set(data, args.per_kind, size, args.seed + size, kinds=(kind,)) if k == kind]
+            for i, q in enumerate(queries):
+                rec = {"size": size, "kind": kind, "i": i, "edges": q.m}
+                for name, be in backends.items():
+                    if not rows and i == 0:  # once: kernels compiled, pools warm
+                        timed_count(be, data, q, be.default_budget(), args.cap, cupy if name == "cupy" else None)
+                    r = timed_count(be, data, q, be.default_budget(), args.cap, cupy if name == "cupy" else None)
+                    rec[name] = {"count": r["count"], "seconds": round(r["wall_s"], 6), "finished": not r["timed_out"]}
+                done = [rec[n]["count"] for n in backends if rec[n]["finished"]]
+                rec["agree"] = len(set(done)) <= 1
+                rows.append(rec)
+                print(f"size {size:2d} {kind:6s} #{i}: " + "  ".join(
+                    f"{n} {rec[n]['seconds'] * 1e3:9.2f} ms{'' if rec[n]['finished'] else ' (cap)'}"
+                    for n in backends) + f"  count {done[0] if done else '?'}", file=sys.stderr, flush=True)
+    summary = []
+    for size in args.sizes:
+        for kind in ("dense", "sparse"):
+            sub = [r for r in rows if r["size"] == size and r["kind"] == kind]
+            entry = {"size": size, "kind": kind, "queries": len(sub)}
+            for name in backends:
+                fin = [r[name]["seconds"] for r in sub if r[name]["finished"]]
+                entry[name] = {"finished": len(fin),
+                               "median_ms": round(1e3 * statistics.median(fin), 3) if fin else None,
+                               "p95_ms": round(1e3 * float(np.percentile(fin, 95)), 3) if fin else None}
+            if "cupy" in backends:
+                both = [r["numpy"]["seconds"] / r["cupy"]["seconds"] for r in sub
+                        if r["numpy"]["finished"] and r["cupy"]["finished"] and r["cupy"]["seconds"] > 0]
+                entry["speedup_median"] = round(statistics.median(both), 2) if both else None
+            summary.append(entry)
+    agree = all(r["agree"] for r in rows)
+    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
+             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
+    path = meta.write("synthetic", {"graph": graph, "cap_s": args.cap, "backends": list(backends),
+                                    "counts_agree": agree, "summary": summary, "queries": rows}, args.out)
+    head = f"{'size':>4} {'kind':6} {'queries':>7}" + "".join(f" {n + ' fin':>10} {n + ' med ms':>13}" for n in backends)
+    print(head + ("   speedup" if "cupy" in backends else ""))
+    for e in summary:
+        line = f"{e['size']:4d} {e['kind']:6} {e['queries']:7d}" + "".join(
+            f" {e[n]['finished']:>10} {e[n]['median_ms'] if e[n]['median_ms'] is not None else '-':>13}"
+            for n in backends)
+        print(line + (f"   {e.get('speedup_median')}" if "cupy" in backends else ""))
+    print(f"counts agree: {agree}; wrote {path}")
+    if not agree:
+        raise SystemExit("backends disagree on a count")
+
+
+if __name__ == "__main__":
+    main()
