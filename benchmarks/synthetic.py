@@ -86,7 +86,8 @@ def main(argv=None):
              "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
     path = meta.write("synthetic", {"graph": graph, "cap_s": args.cap, "backends": list(backends),
                                     "counts_agree": agree, "summary": summary, "queries": rows}, args.out)
-    head = f"{'size':>4} {'kind':6} {'queries':>7}" + "".join(f" {n + ' fin':>10} {n + ' med ms':>13}" for n in backends)
+    head = f"{'size':>4} {'kind':6} {'queries':>7}"
+    head += "".join(f" {n + ' fin':>10} {n + ' med ms':>13}" for n in backends)
     print(head + ("   speedup" if "cupy" in backends else ""))
     for e in summary:
         line = f"{e['size']:4d} {e['kind']:6} {e['queries']:7d}" + "".join(
