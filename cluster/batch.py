@@ -25,7 +25,7 @@ class QueryResult:
     rows: np.ndarray | None = None
     semantics: dict[str, bool] = field(default_factory=dict)
     plan: dict[str, Any] = field(default_factory=dict)
-    intra: list[int] = field(default_factory=list)
+    intra: list[int] | None = None       # per part; None when one global join counted everything
     inter: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     error: str | None = None

@@ -100,10 +100,10 @@ def intra(store_dir: str, part: int, query: Graph, sem: Semantics, budget: int |
 
 def inter(store_dir: str, query: Graph, sem: Semantics, budget: int | None, backend_name: str,
           groups: list[EdgeGroup] | None, start_vertices: np.ndarray | None, listing: bool = False,
-          limit: int | None = None) -> dict[str, Any]:
+          limit: int | None = None, every_match: bool = False) -> dict[str, Any]:
     """One slice of the spanning searches of a query (task ``distsm-inter-*``): every edge group's
-    representative (or, with ``groups=None``, the global join restricted to spanning matches) with its first
-    vertex limited to ``start_vertices``."""
+    representative (or, with ``groups=None``, the global join restricted to spanning matches, or keeping every
+    match when ``every_match``) with its first vertex limited to ``start_vertices``."""
     from distsm.partitioned import inter_task
 
     t = time.perf_counter()
@@ -117,11 +117,11 @@ def inter(store_dir: str, query: Graph, sem: Semantics, budget: int | None, back
         if listing:
             found.extend(inter_task(backend, index, assignment, query, sem, budget, group=group,
                                     start_vertices=start_vertices, count_only=False, limit=limit,
-                                    candidates=cands))
+                                    candidates=cands, spanning_only=not every_match))
         else:
             out["count"] += inter_task(backend, index, assignment, query, sem, budget, group=group,
                                        start_vertices=start_vertices, count_only=True, stats=stats,
-                                       candidates=cands)
+                                       candidates=cands, spanning_only=not every_match)
     if listing:
         rows = np.concatenate(found) if found else np.zeros((0, query.n), np.int64)
         out["rows"] = rows if limit is None else rows[:limit]
@@ -137,9 +137,13 @@ def merge(meta: dict[str, Any], intra_results: list[dict[str, Any]], inter_resul
     """Combine one query's pieces into its result (task ``distsm-merge-*``) and report it to the scheduler."""
     t = time.perf_counter()
     result = dict(meta)
-    result["intra"] = [r["count"] for r in sorted(intra_results, key=lambda r: r["part"])]
-    result["inter"] = sum(r["count"] for r in inter_results)
-    result["count"] = sum(result["intra"]) + result["inter"]
+    if meta.get("split", True):
+        result["intra"] = [r["count"] for r in sorted(intra_results, key=lambda r: r["part"])]
+        result["inter"] = sum(r["count"] for r in inter_results)
+        result["count"] = sum(result["intra"]) + result["inter"]
+    else:  # one global join counted every match: no intra/inter split
+        result["intra"], result["inter"] = None, None
+        result["count"] = sum(r["count"] for r in inter_results)
     result["seconds"] = {
         "intra": sum(r["seconds"] for r in intra_results),
         "inter": sum(r["seconds"] for r in inter_results),

@@ -235,7 +235,8 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
                 record: dict[str, Any] = {"query": r.query, "status": r.status, "count": r.count,
                                           "seconds": round(sum(r.seconds.values()), 6), "semantics": sem.as_dict()}
                 if r.ok:
-                    record.update(intra=sum(r.intra), inter=r.inter, plan=r.plan["strategy"])
+                    record.update(intra=None if r.intra is None else sum(r.intra), inter=r.inter,
+                                  plan=r.plan["strategy"])
                 else:
                     record["error"] = r.error
                 failures += not _report(args, record, expected, sem, bar) or not r.ok

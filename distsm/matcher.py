@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -61,13 +62,14 @@ class Matcher:
             file when ``data`` is a path, else a temporary directory removed by :meth:`close`).
         partition_method, partition_seed: the partitioner.
         inter_slices: pieces each spanning search is split into (default: the number of workers).
+        load_timeout: seconds the initial partition loads may take.
     """
 
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | None = None, backend: str = "auto",
                  memory_budget: int | None = None, *, partition_dir: str | os.PathLike | None = None,
                  partition_method: str = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
                  workers: int | None = None, dashboard_address: str | None = ":8787",
-                 inter_slices: int | None = None):
+                 inter_slices: int | None = None, load_timeout: float = 600.0):
         from distsm.partition import load_or_build
 
         if backend not in ("auto", "numpy", "cupy"):
@@ -101,6 +103,7 @@ class Matcher:
             self._plan_backend = get_backend("numpy")
             self._index = self.store.adjacency_index(mmap=True)
             self.inter_slices = inter_slices or self.n_workers
+            self.load_timeout = load_timeout
             self.placement = Placement(self.k)
             self.load_report = self.load()
         except BaseException:
@@ -150,19 +153,32 @@ class Matcher:
     def load(self) -> list[dict[str, Any]]:
         """Load every part onto its worker (``distsm-load-*`` tasks); returns their reports."""
         addrs = self.placement.resolve(self.client)
+        # Strict pins: a part must land on its own worker (work stealing may not move it); a worker dying
+        # meanwhile shows up as a timeout rather than a hang.
         futs = [self.client.submit(tasks.load_part, self.store_dir, p, self.backend, key=f"distsm-load-{_token()}",
-                                   workers=[addrs[p]], allow_other_workers=True, pure=False)
+                                   workers=[addrs[p]], allow_other_workers=False, pure=False)
                 for p in range(self.k)]
+        from distributed import wait
+
+        try:
+            wait(futs, timeout=self.load_timeout)
+        except TimeoutError as e:
+            self.client.cancel(futs)
+            raise ClusterError(f"loading the partitions did not finish within {self.load_timeout}s") from e
         return self.client.gather(futs)
 
     # ------------------------------------------------------------------ queries
     def submit(self, queries: Any, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
                timeout: float | None = None, listing: bool = False, limit: int | None = None,
-               names: list[str] | None = None) -> Batch:
+               names: list[str] | None = None, strategy: str | None = None) -> Batch:
         """Submit a batch; returns at once with one future per query (see :class:`~distsm.cluster.batch.Batch`).
 
         ``queries`` is one query or a list (graphs, paths or networkx graphs); ``timeout`` (seconds, for the
         whole batch from now) turns unfinished queries into ``timeout`` results; ``listing`` returns rows.
+        ``strategy`` (``"pbe"`` or ``"global"``) overrides the planner's choice.  A PBE plan runs every part's
+        intra-partition join plus the spanning searches (results carry the intra/inter split); a global plan
+        runs one join over the whole graph, sliced over the workers, that counts every match (the intra joins
+        would only repeat part of its work), so its results carry no split.
         """
         from distributed import span
 
@@ -188,24 +204,30 @@ class Matcher:
             for qi, (name, q) in enumerate(zip(names, graphs)):
                 t = time.perf_counter()
                 plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m)
+                if strategy is not None and strategy != plan.strategy:
+                    if strategy not in ("pbe", "global"):
+                        raise ValueError(f"strategy must be 'pbe' or 'global', got {strategy!r}")
+                    plan = replace(plan, strategy=strategy, reason=f"forced (the cost model chose {plan.strategy})")
+                whole = plan.strategy == "global" and self.k > 1 and self.cross_edge_count > 0
                 plan_s = time.perf_counter() - t
                 summary = {"strategy": plan.strategy, "reason": plan.reason, "shared": plan.shared,
                            "groups": [list(g.prime_edges) for g in plan.groups],
                            "spanning_fraction": plan.spanning_fraction, "partitions": self.k}
                 plans[name] = summary
-                intra = [self.client.submit(tasks.intra, self.store_dir, p, q, sem, self.memory_budget, self.backend,
-                                            listing, limit, key=f"distsm-intra-{_token()}", workers=[addrs[p]],
-                                            allow_other_workers=True, pure=False)
-                         for p in range(self.k)]
+                intra = [] if whole else [
+                    self.client.submit(tasks.intra, self.store_dir, p, q, sem, self.memory_budget, self.backend,
+                                       listing, limit, key=f"distsm-intra-{_token()}", workers=[addrs[p]],
+                                       allow_other_workers=True, pure=False)
+                    for p in range(self.k)]
                 inter = []
                 for j, (groups, start) in enumerate(self._inter_jobs(plan)):
                     w = workers[(qi + j) % len(workers)]
                     inter.append(self.client.submit(tasks.inter, self.store_dir, q, sem, self.memory_budget,
-                                                    self.backend, groups, start, listing, limit,
+                                                    self.backend, groups, start, listing, limit, whole,
                                                     key=f"distsm-inter-{_token()}", workers=[w],
                                                     allow_other_workers=True, pure=False))
                 meta = {"batch": batch_id, "query": name, "query_vertices": q.n, "semantics": sem.as_dict(),
-                        "plan": summary, "plan_seconds": {"plan": plan_s}, "listing": listing}
+                        "plan": summary, "plan_seconds": {"plan": plan_s}, "listing": listing, "split": not whole}
                 merge_futs.append(self.client.submit(tasks.merge, meta, intra, inter, limit,
                                                      key=f"distsm-merge-{_token()}", pure=False))
                 pieces.append(intra + inter)
@@ -219,9 +241,11 @@ class Matcher:
         if self.k == 1 or self.cross_edge_count == 0:
             return []
         if plan.strategy == "global":
+            # Degree is a rough proxy for power-law work: cut finer than one slice per worker so idle workers
+            # can take (steal) the rest.
             everyone = np.arange(self.data.n, dtype=np.int64)
             degrees = np.maximum(self.data.degrees, 1)
-            return [(None, s) for s in balanced_slices(everyone, degrees, self.inter_slices)]
+            return [(None, s) for s in balanced_slices(everyone, degrees, 4 * self.inter_slices)]
         groups = list(plan.groups)
         return [(groups, s) for s in balanced_slices(self._cross, self._cross_weights, self.inter_slices)]
 

@@ -75,7 +75,7 @@ def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: i
 def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
                limit: int | None = None, stats: dict[str, int] | None = None,
-               candidates: list[Any] | None = None) -> Any:
+               candidates: list[Any] | None = None, spanning_only: bool = True) -> Any:
     """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
     restricted to spanning matches.
 
@@ -86,6 +86,8 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     Returns the number of matches the search stands for (the representative's count times the group size when
     results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
     backend's candidate filter on ``index``) saves filtering again for every group of one query.
+    ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
+    skip the intra-partition searches.
     """
     less = _less_than(query, sem)
     part = backend.xp.asarray(assignment)
@@ -93,10 +95,10 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     restrict = None if start_vertices is None else {anchor: start_vertices}
     prime = None if group is None else group.representative.prime_edge
     prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
-                              prime_edge=prime, spanning_only=group is None, candidates=candidates)
+                              prime_edge=prime, spanning_only=group is None and spanning_only, candidates=candidates)
     if prepared is None:
         return 0 if count_only else iter(())
-    spanning = Spanning(part, prepared.plan.prime)
+    spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
     if count_only:
         found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats))
         return found * (len(group.sequences) if group is not None else 1)

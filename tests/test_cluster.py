@@ -44,9 +44,13 @@ def test_batch_matches_single_process_answers(hprd_matcher):
         assert r.ok, r.error
         seen[r.query] = r
     assert {n: r.count for n, r in seen.items()} == {n: EXPECTED[n] for n in names}
+    for r in seen.values():
+        assert r.plan["strategy"] in ("pbe", "global") and r.plan["reason"]
+        if r.plan["strategy"] == "pbe":
+            assert r.count == sum(r.intra) + r.inter and len(r.intra) == 4
+        else:
+            assert r.intra is None and r.inter is None
     r = seen[names[0]]
-    assert r.count == sum(r.intra) + r.inter and len(r.intra) == 4
-    assert r.plan["strategy"] in ("pbe", "global") and r.plan["reason"]
     assert r.semantics == {"induced": False, "homomorphism": False, "unique": False}
     assert {"plan", "intra", "inter", "merge"} <= set(r.seconds)
 
@@ -75,9 +79,22 @@ def test_symmetric_queries_on_a_random_graph(cluster, tmp_path):
     rng = np.random.default_rng(11)
     data = random_graph(rng, 120, 0.08, 1, 1, False)
     with distsm.Matcher(data, cluster=cluster, partitions=3, backend="numpy", partition_method="random") as m:
-        for g in [nx.complete_graph(3), nx.cycle_graph(4), nx.complete_graph(4)]:
-            q = distsm.Graph.from_networkx(g)
-            assert m.count(q) == distsm.count(data, q, backend="numpy")
+        queries = [distsm.Graph.from_networkx(g) for g in [nx.complete_graph(3), nx.cycle_graph(4),
+                                                            nx.complete_graph(4), nx.path_graph(4)]]
+        expected = [distsm.count(data, q, backend="numpy") for q in queries]
+        for strategy in (None, "pbe", "global"):
+            results = m.submit(queries, strategy=strategy).results()
+            assert [r.count for r in results] == expected, strategy
+            for r in results:
+                if r.plan["strategy"] == "pbe":
+                    assert sum(r.intra) + r.inter == r.count and len(r.intra) == 3
+                else:
+                    assert r.intra is None
+            rows = m.submit(queries[:2], strategy=strategy, listing=True).results()
+            for r, q in zip(rows, queries[:2]):
+                assert {tuple(x) for x in r.rows.tolist()} == {tuple(x) for x in distsm.match(data, q).tolist()}
+        with pytest.raises(ValueError, match="strategy"):
+            m.submit(queries[:1], strategy="best")
 
 
 def test_cancel(hprd_matcher):
