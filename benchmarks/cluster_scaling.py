@@ -110,7 +110,8 @@ def main(argv=None):
                "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
                "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4),
                "finished": sum(r.ok for r in results),
-               "queries": {r.query: {"status": r.status, "count": r.count, "intra": sum(r.intra) if r.ok else None,
+               "queries": {r.query: {"status": r.status, "count": r.count,
+                                     "intra": sum(r.intra) if r.ok and r.intra is not None else None,
                                      "inter": r.inter, "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
                            for r in results}}
         runs.append(run)
