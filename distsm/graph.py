@@ -14,7 +14,6 @@ works the same for both kinds of graph: a query adjacency ``w in N(u, e)`` must 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -292,7 +291,8 @@ def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: i
     earlier = order[rep - 1]
     if not dedupe:
         i = int(later.min())
-        return _raise_duplicate(src, dst, i)
+        raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True to merge repeats)",
+                         edge_index=i)
     conflict = labels[later] != labels[earlier]
     if conflict.any():
         i = int(later[conflict].min())
@@ -300,15 +300,3 @@ def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: i
     keep = np.ones(src.size, bool)
     keep[later] = False
     return np.flatnonzero(keep)
-
-
-def _raise_duplicate(src: np.ndarray, dst: np.ndarray, i: int) -> np.ndarray:
-    raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True to merge repeats)",
-                     edge_index=i)
-
-
-def relabel_ids(ids: Iterable[Any]) -> tuple[np.ndarray, dict[Any, int]]:
-    """Map arbitrary hashable ids to ``0..k-1`` in order of first appearance; returns (dense ids, mapping)."""
-    mapping: dict[Any, int] = {}
-    dense = np.fromiter((mapping.setdefault(x, len(mapping)) for x in ids), dtype=np.int64)
-    return dense, mapping

@@ -159,3 +159,10 @@ def test_graph_round_trips_through_networkx_and_pickle():
     assert g.vertex_label_counts() == {4: 1, 5: 1, 6: 1}
     assert g.edge_label_counts() == {1: 1, 2: 1, 3: 1}
     assert g.degrees.tolist() == [2, 2, 2]
+
+
+def test_neighbour_runs():
+    g = Graph.from_edges([(0, 1), (0, 2), (0, 3)], edge_labels=[2, 1, 2])
+    assert g.neighbors_of(0).tolist() == [1, 2, 3]
+    assert g.neighbors_of(0, 2).tolist() == [1, 3]
+    assert g.neighbors_of(0, 7).tolist() == []
