@@ -9,6 +9,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
     scaling     Dask layer over 1/2/4 GPUs (--cpu for CPU workers)                  (benchmarks.cluster_scaling)
     dashboard   headless Chromium screenshot of the dashboard during a batch        (benchmarks.dashboard_screenshot)
     rdf         SPARQL BGPs on LUBM data against rdflib                              (benchmarks.rdf_lubm)
+    outofcore   graph several times the device budget: out-of-core vs in-core/UM  (benchmarks.outofcore)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -26,6 +27,7 @@ SUITES = {
     "scaling": "benchmarks.cluster_scaling",
     "dashboard": "benchmarks.dashboard_screenshot",
     "rdf": "benchmarks.rdf_lubm",
+    "outofcore": "benchmarks.outofcore",
 }
 
 

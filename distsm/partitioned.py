@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +25,8 @@ from distsm.api import Semantics
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import Spanning
-from distsm.kernels.index import DataIndex
+from distsm.kernels.gather import HostAdjacency
+from distsm.kernels.index import DataIndex, estimate_index_bytes
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, inter_partition_plan
 
@@ -40,6 +42,7 @@ class PartitionedResult:
     semantics: Semantics
     seconds: dict[str, float] = field(default_factory=dict)
     inter_partial_matches: int = 0     # partial matches the spanning searches produced (their work)
+    bytes_h2d: int = 0                 # out of core: part indexes and gathered adjacency copied to the device
 
 
 def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
@@ -75,7 +78,7 @@ def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: i
 def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
                limit: int | None = None, stats: dict[str, int] | None = None,
-               candidates: list[Any] | None = None, spanning_only: bool = True) -> Any:
+               candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None) -> Any:
     """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
     restricted to spanning matches.
 
@@ -87,7 +90,8 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
     backend's candidate filter on ``index``) saves filtering again for every group of one query.
     ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
-    skip the intra-partition searches.
+    skip the intra-partition searches.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
+    core is ``index``) gathers adjacency from host memory level by level instead of reading a resident index.
     """
     less = _less_than(query, sem)
     part = backend.xp.asarray(assignment)
@@ -100,19 +104,19 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
         return 0 if count_only else iter(())
     spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
     if count_only:
-        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats))
+        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, adjacency))
         return found * (len(group.sequences) if group is not None else 1)
-    return _remapped_rows(backend, prepared, budget, spanning, group, limit)
+    return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency)
 
 
 def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
-                   limit: int | None) -> Iterator[np.ndarray]:
+                   limit: int | None, adjacency: Any) -> Iterator[np.ndarray]:
     inv = prepared.plan.inverse_order
     # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
     remaps = [np.argsort(np.asarray(seq.remap)) for seq in group.sequences] if group is not None else []
 
     def chunks() -> Iterator[np.ndarray]:
-        for table in engine.walk(backend, prepared, budget, False, spanning):
+        for table in engine.walk(backend, prepared, budget, False, spanning, adjacency=adjacency):
             rows = backend.to_host(table)[:, inv].astype(np.int64)
             if len(remaps) > 1:
                 yield from (rows[:, t_inv] for t_inv in remaps)
@@ -131,24 +135,60 @@ class PartitionedMatcher:
         method, seed: partitioner (``"metis"``, ``"random"``, ``"contiguous"``) and its seed.
         directory: where the partition store is cached on disk (None: in memory).
         backend: an engine backend (``distsm.kernels.get_backend(...)``).
+        adjacency: where inter-partition search reads the whole graph's adjacency.  ``"device"`` keeps its index
+            resident on the backend's device; ``"host"`` is out-of-core (PBE): the index stays in host memory
+            (memory-mapped when the store is on disk), only O(|V|) arrays live on the device, parts are loaded
+            onto the device one at a time for their intra-partition search and released, and spanning searches
+            gather the adjacency each table chunk reads (:class:`~distsm.kernels.gather.HostAdjacency`).
     """
 
     def __init__(self, data: Graph, partitions: int, *, method: str = "metis", seed: int = 0,
-                 directory: str | None = None, backend: Any):
+                 directory: str | None = None, backend: Any, adjacency: str = "device"):
         from distsm.partition import load_or_build
 
+        if adjacency not in ("device", "host"):
+            raise ValueError(f"adjacency must be 'device' or 'host', got {adjacency!r}")
         t = time.perf_counter()
         self.data = data
         self.backend = backend
+        self.adjacency = adjacency
         self.store = load_or_build(data, partitions, directory=directory, method=method, seed=seed)
         self.assignment = np.asarray(self.store.assignment)
         src, dst, _ = self.store.cross_edges()
         self.cross_edge_count = int(np.asarray(src).shape[0])
         self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
-        # A store on disk serves the whole graph's adjacency memory-mapped, shared by every process on the host.
-        on_disk = backend.name == "numpy" and not self.store.in_memory
-        self.index = self.store.adjacency_index(mmap=True) if on_disk else backend.index(data)
+        self.host: HostAdjacency | None = None
+        if adjacency == "host":
+            self.host = HostAdjacency(backend, self.store.adjacency_index(mmap=True), limit=1)
+            self.index = self.host.core
+        elif backend.name == "numpy" and not self.store.in_memory:
+            # A store on disk serves the whole graph's adjacency memory-mapped, shared by every process on the host.
+            self.index = self.store.adjacency_index(mmap=True)
+        else:
+            self.index = backend.index(data)
         self.setup_seconds = time.perf_counter() - t
+
+    @classmethod
+    def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: str = "metis", seed: int = 0,
+                   directory: str | None = None, max_tries: int = 6) -> PartitionedMatcher:
+        """An out-of-core (``adjacency="host"``) matcher whose ``k`` is chosen from the device ``budget``: every
+        part's index must fit in half the budget (the other half is the join's; gathered pieces take a quarter
+        during inter-partition search, when no part is resident).  ``k`` starts at the whole graph's index size
+        over half the budget and grows while the partitioner leaves a part too large."""
+        half = max(budget // 2, 1)
+        labelled = data.num_effective_labels > 1
+        k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
+        for _ in range(max_tries):
+            matcher = cls(data, k, method=method, seed=seed, directory=directory, backend=backend, adjacency="host")
+            st = matcher.store.stats
+            per_edge = 1 if data.directed else 2
+            largest = max(estimate_index_bytes(v, per_edge * e, labelled)
+                          for v, e in zip(st.part_vertices, st.part_edges))
+            if largest <= half or k >= data.n:
+                return matcher
+            k = min(data.n, max(k + 1, -(-k * largest // half)))
+        raise ValueError(f"no partition of {data.n} vertices into parts of at most {half} index bytes was found "
+                         f"in {max_tries} tries (last k = {k}); raise the budget")
 
     @property
     def k(self) -> int:
@@ -166,25 +206,53 @@ class PartitionedMatcher:
             plan = replace(plan, strategy=strategy, reason=f"forced by the caller (cost model chose {plan.strategy})")
         return plan
 
+    def _budgets(self, budget: int) -> int:
+        """The join's budget; out of core, a quarter of ``budget`` is left for gathered adjacency pieces and a
+        quarter for the resident O(|V|) arrays and the part being searched."""
+        if self.host is None:
+            return budget
+        self.host.limit = max(budget // 4, 1)
+        return max(budget // 2, 1)
+
+    @contextmanager
+    def _resident(self, i: int) -> Iterator[Any]:
+        """Part ``i`` for its intra-partition search; out of core its device index is built on entry and released
+        on exit (its bytes count as moved host to device), so one part is resident at a time."""
+        local = self.store.part(i)
+        if self.host is None:
+            yield local
+            return
+        self.host.stats.bytes_h2d += int(self.backend.index(local.graph).nbytes)
+        try:
+            yield local
+        finally:
+            self.backend.release(local.graph)
+
     def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None,
               share: bool = True) -> PartitionedResult:
         """Count intra-partition and spanning matches; see :class:`PartitionedResult`."""
         times: dict[str, float] = {}
+        moved0 = self.host.stats.bytes_h2d if self.host is not None else 0
+        budget = self._budgets(budget)
         t = time.perf_counter()
         plan = self.plan(query, sem, strategy, share)
         times["plan"] = time.perf_counter() - t
         t = time.perf_counter()
-        intra = [intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=True)
-                 for i in range(self.k)]
+        intra = []
+        for i in range(self.k):
+            with self._resident(i) as local:
+                intra.append(intra_task(self.backend, local, query, sem, budget, count_only=True))
         times["intra"] = time.perf_counter() - t
         t = time.perf_counter()
         work: dict[str, int] = {}
         cands = self.backend.candidates(self.index, query, homomorphism=sem.homomorphism)
         inter = sum(inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                               start_vertices=start, count_only=True, stats=work, candidates=cands)
+                               start_vertices=start, count_only=True, stats=work, candidates=cands,
+                               adjacency=self.host)
                     for group, start in self._inter_jobs(plan))
         times["inter"] = time.perf_counter() - t
-        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times, work.get("partial", 0))
+        moved = self.host.stats.bytes_h2d - moved0 if self.host is not None else 0
+        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times, work.get("partial", 0), moved)
 
     def _inter_jobs(self, plan: InterPartitionPlan) -> list[tuple[EdgeGroup | None, np.ndarray | None]]:
         if self.k == 1 or self.cross_edge_count == 0:
@@ -198,11 +266,17 @@ class PartitionedMatcher:
         """Stream global-id rows: each part's matches, then the spanning ones."""
         plan = self.plan(query, sem, strategy)
 
+        budget = self._budgets(budget)
+
+        def part_rows(i: int) -> Iterator[np.ndarray]:
+            with self._resident(i) as local:
+                yield from intra_task(self.backend, local, query, sem, budget, count_only=False, limit=limit)
+
         def streams() -> Iterator[Iterator[np.ndarray]]:
             for i in range(self.k):
-                yield intra_task(self.backend, self.store.part(i), query, sem, budget, count_only=False, limit=limit)
+                yield part_rows(i)
             for group, start in self._inter_jobs(plan):
                 yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                                 start_vertices=start, count_only=False, limit=limit)
+                                 start_vertices=start, count_only=False, limit=limit, adjacency=self.host)
 
         yield from engine.take((rows for stream in streams() for rows in stream), limit)

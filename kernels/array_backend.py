@@ -7,6 +7,7 @@ Python loop over rows.  The CuPy backend subclasses it and replaces the hot prim
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,20 @@ class ArrayBackend:
             idx = build_index(graph, self.xp)
             graph._derived[key] = idx
         return idx
+
+    def release(self, graph: Graph) -> None:
+        """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
+        graph._derived.pop(f"index:{self.name}", None)
+
+    def adopt_index(self, idx: DataIndex) -> DataIndex:
+        """``idx`` ready for this backend's kernels (its arrays must already be on ``xp``)."""
+        return idx
+
+    def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex:
+        """``core`` (an adopted index) with its adjacency arrays (``nbr``, ``indptr``, ``run_*``, ``entry_keys``,
+        ``pair_keys``) replaced by ``arrays``, e.g. a piece gathered from host memory."""
+        extra = sum(int(v.nbytes) for k, v in arrays.items() if v is not None and k != "pair_keys")
+        return dataclasses.replace(core, nbytes=core.nbytes + extra, **arrays)
 
     def to_host(self, a: Any) -> np.ndarray:
         return np.asarray(a)
@@ -187,7 +202,9 @@ class ArrayBackend:
         for col, need in step.pair_checks:
             if not cand.size:
                 break
-            keep = self.pair_count(idx, cand, table[rowid, col]) == need
+            # The entry count between two vertices is symmetric (an arc is stored at both ends); reading the column
+            # vertex's row keeps every lookup inside the rows a gathered piece holds.
+            keep = self.pair_count(idx, table[rowid, col], cand) == need
             rowid, cand = rowid[keep], cand[keep]
         if spanning is not None and cand.size:
             keep = spanning.keep(xp, idx.n, table, rowid, cand, step)

@@ -234,18 +234,35 @@ class CupyBackend(ArrayBackend):
             pass
         return gidx
 
+    def adopt_index(self, idx: DataIndex) -> GpuIndex:
+        return self.as_gpu_index(idx)
+
+    def with_adjacency(self, core: DataIndex, **arrays: Any) -> GpuIndex:
+        core = self.as_gpu_index(core)
+        kw = {f.name: getattr(core, f.name) for f in fields(DataIndex)}
+        kw.update(arrays)
+        extra = sum(int(v.nbytes) for k, v in arrays.items() if v is not None and k != "pair_keys")
+        kw["nbytes"] = core.nbytes + extra
+        return self._with_runs(DataIndex(**kw), core.by_label, core.label_bounds, {})
+
     def _gpu_index(self, base: DataIndex, vlab: np.ndarray, t0: float) -> GpuIndex:
-        xp = self.xp
         n = base.n
         order = np.argsort(vlab, kind="stable").astype(np.int32)
         ulab, first = np.unique(vlab[order], return_index=True)
         bounds = np.append(first, n)
         label_bounds = {int(lab): (int(bounds[i]), int(bounds[i + 1])) for i, lab in enumerate(ulab)}
-        by_label = xp.asarray(order)
+        by_label = self.xp.asarray(order)
         self._sync()
-        t1 = time.perf_counter()
-        stats: dict[str, Any] = {"index_build_upload_s": t1 - t0, "num_labels": base.num_labels,
-                                 "pcsr": False}
+        stats: dict[str, Any] = {"index_build_upload_s": time.perf_counter() - t0}
+        return self._with_runs(base, by_label, label_bounds, stats)
+
+    def _with_runs(self, base: DataIndex, by_label: Any, label_bounds: dict[int, tuple[int, int]],
+                   stats: dict[str, Any]) -> GpuIndex:
+        """The GPU index of ``base``: the (vertex, label) -> run hash over its runs and the prebuilt kernel
+        arguments; ``by_label``/``label_bounds`` are the vertices grouped by label (shared by gathered pieces)."""
+        xp = self.xp
+        n = base.n
+        stats.update(num_labels=base.num_labels, pcsr=False)
         L = base.num_labels
         if L > 1 and self.use_pcsr:
             runs = int(base.run_keys.shape[0])
@@ -256,7 +273,8 @@ class CupyBackend(ArrayBackend):
                 groups *= 2
             pcsr = xp.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
             with self._timer() as tm:
-                self._launch("pcsr_build", runs, (base.run_keys, _i64(runs), pcsr, _i64(groups - 1)))
+                if runs:
+                    self._launch("pcsr_build", runs, (base.run_keys, _i64(runs), pcsr, _i64(groups - 1)))
             stats.update(pcsr=True, pcsr_build_ms=tm.ms, pcsr_groups=groups, pcsr_runs=runs,
                          pcsr_bytes=int(pcsr.nbytes), pcsr_load=runs / (groups * PCSR_SLOTS))
             mask = groups - 1

@@ -93,12 +93,14 @@ def check_pair(data: Graph, query: Graph) -> None:
 
 
 def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
-         spanning: Any = None, stats: dict[str, int] | None = None) -> Iterator[Any]:
+         spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
     when the plan filters by partition.  ``stats``, when given, accumulates ``"partial"`` (partial matches
     produced at every level, the work measure PBE reports) and ``"gathered"`` (adjacency entries read).
+    ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose core is ``prepared.index``) serves
+    every level's adjacency in pieces gathered from host memory instead of the resident index.
     """
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
@@ -107,11 +109,21 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
     nq = len(plan.order)
     level_budget = max(budget // nq, 1)
 
+    def pieces(table: Any, step: Any) -> Iterator[tuple[Any, DataIndex]]:
+        if adjacency is None:
+            yield table, idx
+        else:
+            yield from adjacency.pieces(table, step)
+
     def descend(table: Any, level: int) -> Iterator[Any]:
         if level == nq:
             yield table.shape[0] if count_only else table
             return
         step = plan.steps[level - 1]
+        for piece, piece_idx in pieces(table, step):
+            yield from extend_level(piece, piece_idx, level, step)
+
+    def extend_level(table: Any, idx: DataIndex, level: int, step: Any) -> Iterator[Any]:
         delta, offsets, total = backend.workload(idx, table, step)
         last = level == nq - 1
         chunk = max(level_budget // entry_bytes(level + 1), MIN_CHUNK_ENTRIES)

@@ -38,6 +38,14 @@ class DataIndex:
     nbytes: int
 
 
+def estimate_index_bytes(n: int, nnz: int, labelled: bool) -> int:
+    """Upper bound on the device bytes of a graph's index with ``n`` vertices and ``nnz`` adjacency entries:
+    per vertex labels, degrees, offsets, signature and the by-label order; per entry neighbour and keys; per run
+    (at most one per entry when several effective labels exist) bounds, key and hash slots."""
+    per_entry = 20 + (56 if labelled else 0)
+    return 44 * n + per_entry * nnz
+
+
 def build_index(graph: Graph, xp: Any) -> DataIndex:
     """Build the :class:`DataIndex` of ``graph`` on the host and move it to ``xp``'s device."""
     n, nnz = graph.n, graph.nnz

@@ -101,15 +101,20 @@ def _edge_list_graph(rng, n, m, vl, el, directed) -> Graph:
 
 
 # ---------------------------------------------------------------------------------------------------- HPRD
-def test_hprd_200_queries_match_numpy_and_known_answers(gpu):
-    d = _hprd_dir()
-    data = _read(d / "data_graph" / "HPRD.graph")
+def _hprd_expected(d: Path) -> dict[str, int]:
     expected = {}
     for line in (d / "expected_output.res").read_text().split("\n"):
         if line.strip():
             name, value = line.strip().split(":")
             expected[name] = int(value)
     assert len(expected) == 200
+    return expected
+
+
+def test_hprd_200_queries_match_numpy_and_known_answers(gpu):
+    d = _hprd_dir()
+    data = _read(d / "data_graph" / "HPRD.graph")
+    expected = _hprd_expected(d)
     bad = []
     for i, (name, want) in enumerate(sorted(expected.items())):
         q = _read(d / "query_graph" / f"{name}.graph")
@@ -270,9 +275,12 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
        strategy=st.sampled_from([None, "pbe", "global"]),
-       semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]))
-def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics):
-    """The spanning (inter-partition) filters run inside the GPU probe; GPU == NumPy for the same partitioning."""
+       semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]),
+       adjacency=st.sampled_from(["device", "host"]), budget=st.sampled_from([1 << 22, 3000]))
+def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics,
+                                                 adjacency, budget):
+    """The spanning (inter-partition) filters run inside the GPU probe; GPU == NumPy for the same partitioning,
+    with the whole graph resident or gathered from host memory piece by piece (out of core)."""
     from distsm import Semantics
     from distsm.partitioned import PartitionedMatcher
 
@@ -283,13 +291,33 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
                     homomorphism=semantics == "homomorphism")
     res = {}
     for name in ("cupy", "numpy"):
-        m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name))
-        r = m.count(query, sem, 1 << 22, strategy=strategy)
-        rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, 1 << 22, strategy=strategy)
+        m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name),
+                               adjacency=adjacency)
+        r = m.count(query, sem, budget, strategy=strategy)
+        rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, budget, strategy=strategy)
                 for row in chunk]
         res[name] = (r.count, r.inter, sorted(rows))
     assert res["cupy"] == res["numpy"]
     assert res["cupy"][0] == distsm.count(data, query, backend="numpy", **sem.as_dict())
+
+
+def test_hprd_out_of_core_on_gpu_matches_known_answers(gpu):
+    """All 200 HPRD queries with the graph kept in host memory and k chosen from a budget of half its index."""
+    from distsm import Semantics
+    from distsm.kernels.index import estimate_index_bytes
+    from distsm.partitioned import PartitionedMatcher
+
+    d = _hprd_dir()
+    data = _read(d / "data_graph" / "HPRD.graph")
+    budget = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1) // 2
+    m = PartitionedMatcher.for_budget(data, budget, backend=gpu)
+    assert m.k >= 4
+    wrong = {}
+    for name, want in sorted(_hprd_expected(d).items()):
+        got = m.count(_read(d / "query_graph" / f"{name}.graph"), Semantics(), budget).count
+        if got != want:
+            wrong[name] = (got, want)
+    assert not wrong and m.host.stats.bytes_h2d > 0
 
 
 def test_default_budget_is_half_the_free_device_memory(gpu):

@@ -150,7 +150,7 @@ __device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncol
     cnt = prog[k++];
     for (int i = 0; i < cnt; ++i) {
         int x = M[prog[k + 2 * i]];
-        if (dsm_pair_count(pair_keys, indptr, cand, x, n) != (long long)prog[k + 2 * i + 1]) return -1;
+        if (dsm_pair_count(pair_keys, indptr, x, cand, n) != (long long)prog[k + 2 * i + 1]) return -1;
     }
     k += 2 * cnt;
     // Spanning searches (see kernels/query_plan.py PrimeEdge): words cross_first, first_col, require_spanning,
