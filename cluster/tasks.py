@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,29 @@ def _adjacency(store_dir: str, backend_name: str) -> tuple[Any, Any, np.ndarray]
 
     index = _cached(("adjacency", store_dir, backend.name), load)
     return index, backend, np.asarray(_store(store_dir).assignment)
+
+
+_recent_candidates: OrderedDict[tuple, Any] = OrderedDict()
+RECENT_QUERIES = 8
+
+
+def _candidates(store_dir: str, backend: Any, index: Any, query: Graph, homomorphism: bool) -> list[Any]:
+    """The candidate filter of ``query`` on the whole graph, kept for the last few queries: the slices of one
+    query's spanning search that land on the same worker filter once, not once per slice."""
+    from distsm.partition.store import graph_fingerprint
+
+    key = (store_dir, backend.name, graph_fingerprint(query), homomorphism)
+    with _lock:
+        cands = _recent_candidates.get(key)
+        if cands is not None:
+            _recent_candidates.move_to_end(key)
+            return cands
+    cands = backend.candidates(index, query, homomorphism=homomorphism)
+    with _lock:
+        _recent_candidates[key] = cands
+        while len(_recent_candidates) > RECENT_QUERIES:
+            _recent_candidates.popitem(last=False)
+    return cands
 
 
 def _worker_name() -> str:
@@ -112,7 +136,7 @@ def inter(store_dir: str, query: Graph, sem: Semantics, budget: int | None, back
     stats: dict[str, int] = {}
     out: dict[str, Any] = {"worker": _worker_name(), "count": 0}
     found = []
-    cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
+    cands = _candidates(store_dir, backend, index, query, sem.homomorphism)
     for group in (groups if groups is not None else [None]):
         if listing:
             found.extend(inter_task(backend, index, assignment, query, sem, budget, group=group,

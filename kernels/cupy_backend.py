@@ -48,6 +48,8 @@ PCSR_SLOTS = 16        # 8-byte slots per 128-byte group
 PCSR_LOAD = 0.5        # target slot occupancy
 EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
 DEFAULT_SMALL_LIMIT = 8192
+TIER_COLS = 64         # DSM_TIER_COLS / DSM_TIER_CHECKS in join.cu: larger steps stay entry-parallel
+TIER_CHECKS = 32
 BUDGET_CACHE_S = 1.0   # default_budget() re-reads the driver's free memory at most this often
 
 PROG_MAX = 2048       # program words the single-block kernel keeps in shared memory (DSM_PROG_MAX)
@@ -134,6 +136,13 @@ class CupyBackend(ArrayBackend):
         self._bitsets: dict[int, tuple[Any, Any]] = {}
         #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
         self.small_limit = DEFAULT_SMALL_LIMIT
+        #: "entry" (a thread per output entry) or "tiered" (warp / block / split-row tiers by row workload) for
+        #: chunks above small_limit (DISTSM_LOAD_BALANCE sets the default)
+        self.load_balance = os.environ.get("DISTSM_LOAD_BALANCE", "entry")
+        self.tier_stats: dict[str, int] = {}
+        #: fixed (warp_max, block_max) instead of thresholds from the histogram (tests use it to reach every tier)
+        self.tier_limits: tuple[int, int] | None = None
+        self._sms: int | None = None
         #: hash (vertex, label) -> run on the GPU when the graph has several effective labels
         self.use_pcsr = True
         self.last_index_stats: dict[str, Any] = {}
@@ -523,13 +532,20 @@ class CupyBackend(ArrayBackend):
                 return c
             return out[:c]
         probe = head + (self._program(step, device=True, spanning=spanning),)
+        tiered = (self.load_balance == "tiered" and ncols <= TIER_COLS and len(step.checks) <= TIER_CHECKS)
         if count_only:
             counter = xp.zeros(1, dtype=xp.uint64)
-            self._launch("extend_count", m, probe + (_i64(a), _i64(m), counter))
+            if tiered:
+                self._extend_tiered(probe, offsets, nrows, a, b, 0, counter, self._dummy_i32(), self._dummy_i32())
+            else:
+                self._launch("extend_count", m, probe + (_i64(a), _i64(m), counter))
             return int(self.to_host(counter)[0])
         cand = xp.empty(m, dtype=xp.int32)
         flags = xp.empty(m, dtype=xp.int32)
-        self._launch("extend_flags", m, probe + (_i64(a), _i64(m), cand, flags))
+        if tiered:
+            self._extend_tiered(probe, offsets, nrows, a, b, 1, xp.zeros(1, dtype=xp.uint64), cand, flags)
+        else:
+            self._launch("extend_flags", m, probe + (_i64(a), _i64(m), cand, flags))
         scan = xp.cumsum(flags, dtype=xp.int64)
         del flags
         total = int(scan[-1])
@@ -538,3 +554,74 @@ class CupyBackend(ArrayBackend):
             self._launch("extend_write", m, (table, _i32(ncols), offsets, _i64(nrows), _i64(a), _i64(m), cand, scan,
                                              out))
         return out
+
+    # ------------------------------------------------------------------ tiered load balance
+    def _dummy_i32(self) -> Any:
+        if self._no_part is None:
+            self._no_part = self.xp.zeros(1, dtype=self.xp.int32)
+        return self._no_part
+
+    def tier_thresholds(self, widths: np.ndarray, total: int) -> tuple[int, int]:
+        """``(warp_max, block_max)`` from a histogram of the rows' entry counts ``widths`` (host, > 0).
+
+        A row of at most ``warp_max`` entries gets a warp: ``warp_max`` is twice the upper edge of the power-of-two
+        bucket holding the 90th-percentile row, clamped to [64, 1024], so most rows take a warp at most 32 passes.
+        A row above ``block_max`` is split into pieces of ``block_max`` entries, one block each: ``block_max`` is
+        the fair share of one resident block (``total`` over 8 blocks per SM), at least 4 x ``warp_max``, so one
+        huge row never holds the grid's tail.  Rows in between get a block."""
+        buckets = np.bincount(np.floor(np.log2(widths)).astype(np.int64))
+        cum = np.cumsum(buckets)
+        j90 = int(np.searchsorted(cum, 0.9 * cum[-1]))
+        warp_max = int(min(max(2 ** (j90 + 2), 64), 1024))
+        block_max = int(max(4 * warp_max, -(-total // (8 * self._sm_count()))))
+        return warp_max, block_max
+
+    def _sm_count(self) -> int:
+        if self._sms is None:
+            self._sms = int(self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)["multiProcessorCount"]) \
+                if self._is_cupy else 132
+        return self._sms
+
+    def _extend_tiered(self, probe: tuple, offsets: Any, nrows: int, a: int, b: int, mode: int, counter: Any,
+                       cand: Any, flags: Any) -> None:
+        """Entries [a, b) through :func:`extend_tiered`: rows bucketed by workload into warp, block and split tiers
+        (thresholds from :meth:`tier_thresholds`)."""
+        xp = self.xp
+        r0, r1 = (int(x) for x in self.to_host(xp.searchsorted(offsets, xp.asarray([a, b - 1], dtype=xp.int64),
+                                                                     side="right")))
+        r1 += 1
+        ends = offsets[r0:r1]
+        starts = xp.empty_like(ends)
+        starts[0] = offsets[r0 - 1] if r0 else 0
+        starts[1:] = ends[:-1]
+        lo, hi = xp.maximum(starts, a), xp.minimum(ends, b)
+        width = self.to_host(hi - lo)
+        live = np.flatnonzero(width > 0)
+        warp_max, block_max = self.tier_limits or self.tier_thresholds(width[live], b - a)
+        rows = np.arange(r0, r1, dtype=np.int64)
+        lo_h, hi_h = self.to_host(lo), self.to_host(hi)
+        w = width
+        warp = live[w[live] <= warp_max]
+        block = live[(w[live] > warp_max) & (w[live] <= block_max)]
+        huge = live[w[live] > block_max]
+        pieces = [np.stack([rows[block], lo_h[block], hi_h[block]], 1)]
+        for i in huge:  # few rows: each is cut into block_max-sized pieces
+            cuts = np.arange(lo_h[i], hi_h[i], block_max, dtype=np.int64)
+            pieces.append(np.stack([np.full(cuts.shape[0], rows[i]), cuts, np.minimum(cuts + block_max, hi_h[i])], 1))
+        block_items = np.concatenate(pieces)
+        warp_items = np.stack([rows[warp], lo_h[warp], hi_h[warp]], 1)
+        st = self.tier_stats
+        st["launches"] = st.get("launches", 0) + 1
+        st["warp_rows"] = st.get("warp_rows", 0) + int(warp.shape[0])
+        st["block_rows"] = st.get("block_rows", 0) + int(block.shape[0])
+        st["split_rows"] = st.get("split_rows", 0) + int(huge.shape[0])
+        st["split_pieces"] = st.get("split_pieces", 0) + int(block_items.shape[0] - block.shape[0])
+        fn = self._fn("extend_tiered")
+        for items, group in ((warp_items, 32), (block_items, BLOCK)):
+            count = int(items.shape[0])
+            if count == 0:
+                continue
+            dev = xp.asarray(np.ascontiguousarray(items, dtype=np.int64))
+            per_block = BLOCK // group
+            grid = max(1, min(-(-count // per_block), MAX_GRID))
+            fn((grid,), (BLOCK,), probe + (dev, _i64(count), _i32(group), _i64(a), _i32(mode), counter, cand, flags))

@@ -3,7 +3,8 @@
 All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA device is present.  Random cases
 are drawn fresh by Hypothesis on every run (well over 300 per run: see the ``max_examples`` below; scale them
 with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused single-block kernels or the
-multi-block path (``small_limit = 0``), so both compaction paths are checked against NumPy.
+multi-block path (``small_limit = 0``), entry-parallel or tiered by row workload, so every path is checked
+against NumPy.
 """
 
 from __future__ import annotations
@@ -52,9 +53,20 @@ def _need_cupy(be) -> None:
 @pytest.fixture(autouse=True)
 def _restore_knobs():
     be = get_backend("cupy")
-    saved = be.small_limit, be.use_pcsr, be.use_staging
+    saved = be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits
     yield
-    be.small_limit, be.use_pcsr, be.use_staging = saved
+    be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits = saved
+
+
+#: Which kernels a random case runs: the fused single-block ones, or the multi-block path entry-parallel or tiered
+#: (thresholds from the histogram, or tiny ones that send rows through the block and split-row tiers too).
+PATHS = st.sampled_from(["single", "entry", "tiered", "tiered-tiny"])
+
+
+def _use_path(be, path: str) -> None:
+    be.small_limit = DEFAULT_SMALL_LIMIT if path == "single" else 0
+    be.load_balance = "tiered" if path.startswith("tiered") else "entry"
+    be.tier_limits = (2, 5) if path == "tiered-tiny" else None
 
 
 def _read(path: Path) -> Graph:
@@ -134,13 +146,13 @@ def test_hprd_200_queries_match_numpy_and_known_answers(gpu):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), p=st.floats(0.1, 0.7), vl=st.integers(1, 4),
        el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
        semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique", "induced-unique"]),
-       budget=st.sampled_from([None, 1, 3000, 100_000]), multiblock=st.booleans(), staging=st.booleans())
-def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, sampled, semantics, budget, multiblock,
+       budget=st.sampled_from([None, 1, 3000, 100_000]), path=PATHS, staging=st.booleans())
+def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, sampled, semantics, budget, path,
                                   staging):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = dict(induced="induced" in semantics, homomorphism=semantics == "homomorphism",
                 unique="unique" in semantics, memory_budget=budget)
-    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    _use_path(gpu, path)
     # zero-copy staging of programs/counts (on by default) or device copies; DISTSM_PINNED=0 forbids staging
     gpu.use_staging = staging and os.environ.get("DISTSM_PINNED", "1") != "0"
     g_count, g_rows, n_count, n_rows = _both(data, query, **opts)
@@ -154,11 +166,11 @@ def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, samp
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7), p=st.floats(0.2, 0.9), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(1, 4), sampled=st.booleans(),
        induced=st.booleans(), homomorphism=st.booleans(), budget=st.sampled_from([None, 1]),
-       multiblock=st.booleans())
+       path=PATHS)
 def test_random_cases_match_brute_force(gpu, seed, n, p, vl, el, directed, qsize, sampled, induced, homomorphism,
-                                        budget, multiblock):
+                                        budget, path):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
-    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    _use_path(gpu, path)
     expected = brute_force(data, query, induced=induced, homomorphism=homomorphism)
     opts = dict(induced=induced, homomorphism=homomorphism, memory_budget=budget, backend="cupy")
     assert distsm.count(data, query, **opts) == len(expected)
@@ -170,11 +182,11 @@ def test_random_cases_match_brute_force(gpu, seed, n, p, vl, el, directed, qsize
 @_settings(50)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 25), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
-       limit=st.integers(0, 40), budget=st.sampled_from([None, 1, 5000]), multiblock=st.booleans())
+       limit=st.integers(0, 40), budget=st.sampled_from([None, 1, 5000]), path=PATHS)
 def test_limit_lists_the_same_prefix_as_numpy(gpu, seed, n, p, vl, el, directed, qsize, sampled, limit, budget,
-                                              multiblock):
+                                              path):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
-    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    _use_path(gpu, path)
     g = distsm.match(data, query, limit=limit, memory_budget=budget, backend="cupy")
     r = distsm.match(data, query, limit=limit, memory_budget=budget, backend="numpy")
     assert np.array_equal(g, r)
@@ -184,8 +196,8 @@ def test_limit_lists_the_same_prefix_as_numpy(gpu, seed, n, p, vl, el, directed,
 @_settings(30)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(60, 400), deg=st.floats(2.0, 8.0), vl=st.integers(1, 6),
        el=st.integers(1, 40), directed=st.booleans(), qsize=st.integers(3, 8), induced=st.booleans(),
-       multiblock=st.booleans(), use_pcsr=st.booleans())
-def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed, qsize, induced, multiblock,
+       path=PATHS, use_pcsr=st.booleans())
+def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed, qsize, induced, path,
                                              use_pcsr):
     """Bigger tables (both kernel paths) and many effective labels (runs found by the PCSR hash, or by binary
     search when the hash is switched off)."""
@@ -195,10 +207,19 @@ def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed
     query = sampled_query(rng, data, qsize)
     if query is None:
         return
-    gpu.small_limit = 0 if multiblock else DEFAULT_SMALL_LIMIT
+    _use_path(gpu, path)
     g_count, g_rows, n_count, n_rows = _both(data, query, induced=induced)
     assert g_count == n_count == g_rows.shape[0]
     assert np.array_equal(g_rows, n_rows)
+
+
+def test_tier_thresholds_follow_the_workload_histogram(gpu):
+    skewed = np.concatenate([np.full(900, 3), np.full(90, 700), np.full(10, 200_000)])
+    warp_max, block_max = gpu.tier_thresholds(skewed, int(skewed.sum()))
+    assert 64 <= warp_max <= 1024 and block_max >= 4 * warp_max
+    assert (skewed <= warp_max).mean() >= 0.9 and (skewed > block_max).sum() == 10
+    wide = np.full(1000, 600)
+    assert gpu.tier_thresholds(wide, int(wide.sum()))[0] >= 600  # uniform medium rows stay on warps
 
 
 # ---------------------------------------------------------------------------------------------------- pieces

@@ -113,19 +113,16 @@ __device__ __forceinline__ long long dsm_pair_count(const long long* pair_keys, 
     return c - a;
 }
 
-// Candidate of output entry p if it passes every check of the step, else -1.  *row_out gets p's row.
-__device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncols, const long long* offsets,
-                                         long long nrows, const long long* delta, const int* nbr,
-                                         const long long* indptr, const long long* run_start,
-                                         const long long* run_end, const long long* run_keys,
-                                         const unsigned long long* pcsr, long long gmask, int L,
-                                         const long long* pair_keys, long long n, const unsigned int* bits,
-                                         const int* part, const int* prog, long long* row_out) {
-    long long row = dsm_upper_bound(offsets, nrows, p);
-    *row_out = row;
-    int cand = nbr[p + delta[row]];
+// cand if it passes every check of the step against the row M, else -1.  runs (may be null) holds the bounds
+// [start, end) of the step's membership-check runs for this row, computed once per row by the tiered kernels;
+// without it each check finds its run here.
+__device__ __forceinline__ int dsm_check(int cand, const int* M, int ncols, const int* nbr, const long long* indptr,
+                                         const long long* run_start, const long long* run_end,
+                                         const long long* run_keys, const unsigned long long* pcsr,
+                                         long long gmask, int L, const long long* pair_keys, long long n,
+                                         const unsigned int* bits, const int* part, const int* prog,
+                                         const long long* runs) {
     if (!((bits[cand >> 5] >> (cand & 31)) & 1u)) return -1;
-    const int* M = table + row * (long long)ncols;
     int k = 1;  // prog[0] is the program's length
     int cnt = prog[k++];
     for (int i = 0; i < cnt; ++i)
@@ -141,10 +138,17 @@ __device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncol
     k += cnt;
     cnt = prog[k++];
     for (int i = 0; i < cnt; ++i) {
-        int x = M[prog[k + 2 * i]];
-        long long r = dsm_find_run(x, prog[k + 2 * i + 1], L, run_keys, pcsr, gmask);
-        if (r < 0) return -1;
-        if (!dsm_contains(nbr, run_start[r], run_end[r], cand)) return -1;
+        long long lo, hi;
+        if (runs) {
+            lo = runs[2 * i];
+            hi = runs[2 * i + 1];
+        } else {
+            long long r = dsm_find_run(M[prog[k + 2 * i]], prog[k + 2 * i + 1], L, run_keys, pcsr, gmask);
+            if (r < 0) return -1;
+            lo = run_start[r];
+            hi = run_end[r];
+        }
+        if (!dsm_contains(nbr, lo, hi, cand)) return -1;
     }
     k += 2 * cnt;
     cnt = prog[k++];
@@ -178,6 +182,20 @@ __device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncol
         if (key < pk || (key == pk && prog[k + 3 * i + 2] < prime_j)) return -1;
     }
     return cand;
+}
+
+// Candidate of output entry p if it passes every check of the step, else -1.  *row_out gets p's row.
+__device__ __forceinline__ int dsm_probe(long long p, const int* table, int ncols, const long long* offsets,
+                                         long long nrows, const long long* delta, const int* nbr,
+                                         const long long* indptr, const long long* run_start,
+                                         const long long* run_end, const long long* run_keys,
+                                         const unsigned long long* pcsr, long long gmask, int L,
+                                         const long long* pair_keys, long long n, const unsigned int* bits,
+                                         const int* part, const int* prog, long long* row_out) {
+    long long row = dsm_upper_bound(offsets, nrows, p);
+    *row_out = row;
+    return dsm_check(nbr[p + delta[row]], table + row * (long long)ncols, ncols, nbr, indptr, run_start, run_end,
+                     run_keys, pcsr, gmask, L, pair_keys, n, bits, part, prog, nullptr);
 }
 
 // Exclusive scan of one value per thread over the block (blockDim.x a multiple of 32, at most 1024).
@@ -469,6 +487,65 @@ extern "C" __global__ void extend_count(DSM_PROBE_ARGS, long long a, long long m
     }
 #ifndef DISTSM_HOST_EMU
     for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, d);
+    if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
+#else
+    if (local) atomicAdd(counter, local);
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------ tiered extend
+// Row-parallel alternative to the entry-parallel kernels (GSI/SGSI load balance).  The host sorts the rows of a
+// chunk into tiers by workload and passes work items (row, first entry, end entry): one launch gives each item
+// a warp (group = 32, small rows), another a whole block (group = blockDim.x, medium rows, and pieces of huge
+// rows split over many blocks).  A group reads its row into shared memory and finds the runs of the step's
+// membership checks once per row, where the entry-parallel kernels search the row in offsets and find every
+// run again for every entry.  mode 0 adds survivors to *counter; mode 1 writes cand_out/flags at entry - a for
+// extend_write.  The host falls back to entry-parallel kernels for steps over DSM_TIER_COLS columns or
+// DSM_TIER_CHECKS checks.
+#define DSM_TIER_GROUPS 8
+#define DSM_TIER_COLS 64
+#define DSM_TIER_CHECKS 32
+
+extern "C" __global__ void extend_tiered(DSM_PROBE_ARGS, const long long* __restrict__ items, long long count,
+                                         int group, long long a, int mode, unsigned long long* __restrict__ counter,
+                                         int* __restrict__ cand_out, int* __restrict__ flags) {
+    __shared__ int sM[DSM_TIER_GROUPS][DSM_TIER_COLS];
+    __shared__ long long sRuns[DSM_TIER_GROUPS][2 * DSM_TIER_CHECKS];
+    int per_block = blockDim.x / group;
+    int g = threadIdx.x / group, lane = threadIdx.x % group;
+    int k = 1;
+    k += 1 + prog[k];  // greater-than columns
+    k += 1 + prog[k];  // less-than columns
+    k += 1 + prog[k];  // distinct columns
+    int nchk = prog[k];
+    const int* chk = prog + k + 1;
+    unsigned long long local = 0;
+    for (long long it = (long long)blockIdx.x * per_block + g; it < count; it += (long long)gridDim.x * per_block) {
+        long long row = items[3 * it], p0 = items[3 * it + 1], p1 = items[3 * it + 2];
+        const int* M = table + row * (long long)ncols;
+        for (int c = lane; c < ncols; c += group) sM[g][c] = M[c];
+        for (int i = lane; i < nchk; i += group) {
+            long long r = dsm_find_run(M[chk[2 * i]], chk[2 * i + 1], L, run_keys, pcsr, gmask);
+            sRuns[g][2 * i] = r < 0 ? 0 : run_start[r];
+            sRuns[g][2 * i + 1] = r < 0 ? 0 : run_end[r];
+        }
+        if (group == 32) __syncwarp(); else __syncthreads();
+        long long d = delta[row];
+        for (long long p = p0 + lane; p < p1; p += group) {
+            int cand = dsm_check(nbr[p + d], sM[g], ncols, nbr, indptr, run_start, run_end, run_keys, pcsr, gmask,
+                                 L, pair_keys, n, bits, part, prog, sRuns[g]);
+            if (mode == 0) {
+                local += cand >= 0 ? 1 : 0;
+            } else {
+                cand_out[p - a] = cand;
+                flags[p - a] = cand >= 0 ? 1 : 0;
+            }
+        }
+        if (group == 32) __syncwarp(); else __syncthreads();  // the row's shared copy is reused by the next item
+    }
+    if (mode != 0) return;
+#ifndef DISTSM_HOST_EMU
+    for (int dd = 16; dd > 0; dd >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, dd);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
 #else
     if (local) atomicAdd(counter, local);
