@@ -10,6 +10,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
     dashboard   headless Chromium screenshot of the dashboard during a batch        (benchmarks.dashboard_screenshot)
     rdf         SPARQL BGPs on LUBM data against rdflib                              (benchmarks.rdf_lubm)
     outofcore   graph several times the device budget: out-of-core vs in-core/UM  (benchmarks.outofcore)
+    balance     entry-parallel vs tiered (warp/block/split-row) GPU join kernels    (benchmarks.load_balance)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -28,6 +29,7 @@ SUITES = {
     "dashboard": "benchmarks.dashboard_screenshot",
     "rdf": "benchmarks.rdf_lubm",
     "outofcore": "benchmarks.outofcore",
+    "balance": "benchmarks.load_balance",
 }
 
 

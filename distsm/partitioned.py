@@ -231,28 +231,47 @@ class PartitionedMatcher:
     def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None,
               share: bool = True) -> PartitionedResult:
         """Count intra-partition and spanning matches; see :class:`PartitionedResult`."""
-        times: dict[str, float] = {}
-        moved0 = self.host.stats.bytes_h2d if self.host is not None else 0
+        return self.count_batch([query], sem, budget, strategy, share)[0]
+
+    def count_batch(self, queries: list[Graph], sem: Semantics, budget: int, strategy: str | None = None,
+                    share: bool = True) -> list[PartitionedResult]:
+        """:meth:`count` for several queries, part-major: each part is made resident once and every query's
+        intra-partition search runs on it before the next part (out of core this loads each part once per batch,
+        as PBE processes a partition for all its work).  ``bytes_h2d`` of the first result carries the part
+        loads; each result adds its own gathered adjacency."""
         budget = self._budgets(budget)
-        t = time.perf_counter()
-        plan = self.plan(query, sem, strategy, share)
-        times["plan"] = time.perf_counter() - t
-        t = time.perf_counter()
-        intra = []
+        nq = len(queries)
+        times: list[dict[str, float]] = [{} for _ in range(nq)]
+        plans = []
+        for q, tm in zip(queries, times):
+            t = time.perf_counter()
+            plans.append(self.plan(q, sem, strategy, share))
+            tm["plan"] = time.perf_counter() - t
+            tm["intra"] = 0.0
+        intra = [[0] * self.k for _ in range(nq)]
+        moved0 = self.host.stats.bytes_h2d if self.host is not None else 0
         for i in range(self.k):
             with self._resident(i) as local:
-                intra.append(intra_task(self.backend, local, query, sem, budget, count_only=True))
-        times["intra"] = time.perf_counter() - t
-        t = time.perf_counter()
-        work: dict[str, int] = {}
-        cands = self.backend.candidates(self.index, query, homomorphism=sem.homomorphism)
-        inter = sum(inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                               start_vertices=start, count_only=True, stats=work, candidates=cands,
-                               adjacency=self.host)
-                    for group, start in self._inter_jobs(plan))
-        times["inter"] = time.perf_counter() - t
-        moved = self.host.stats.bytes_h2d - moved0 if self.host is not None else 0
-        return PartitionedResult(sum(intra) + inter, intra, inter, plan, sem, times, work.get("partial", 0), moved)
+                for j, q in enumerate(queries):
+                    t = time.perf_counter()
+                    intra[j][i] = intra_task(self.backend, local, q, sem, budget, count_only=True)
+                    times[j]["intra"] += time.perf_counter() - t
+        results = []
+        for j, q in enumerate(queries):
+            moved = self.host.stats.bytes_h2d if self.host is not None else 0
+            t = time.perf_counter()
+            work: dict[str, int] = {}
+            cands = self.backend.candidates(self.index, q, homomorphism=sem.homomorphism)
+            inter = sum(inter_task(self.backend, self.index, self.assignment, q, sem, budget, group=group,
+                                   start_vertices=start, count_only=True, stats=work, candidates=cands,
+                                   adjacency=self.host)
+                        for group, start in self._inter_jobs(plans[j]))
+            times[j]["inter"] = time.perf_counter() - t
+            if self.host is not None:
+                moved = self.host.stats.bytes_h2d - (moved0 if j == 0 else moved)
+            results.append(PartitionedResult(sum(intra[j]) + inter, intra[j], inter, plans[j], sem, times[j],
+                                             work.get("partial", 0), moved))
+        return results
 
     def _inter_jobs(self, plan: InterPartitionPlan) -> list[tuple[EdgeGroup | None, np.ndarray | None]]:
         if self.k == 1 or self.cross_edge_count == 0:

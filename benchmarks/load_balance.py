@@ -1,0 +1,100 @@
+"""Entry-parallel against tiered (warp / block / split-row) GPU join kernels, side by side in one run.
+
+    python -m benchmarks run balance [--scale 20 --edges 8000000 --labels 64 --rmat-a 0.57 --sizes 4 6 8]
+
+A skewed R-MAT graph (hubs make row workloads uneven, the case tiers exist for) and random-walk queries; every
+query is counted with both settings of ``CupyBackend.load_balance`` alternately (each under a cap), counts must
+agree, and the tier statistics (rows per tier, split pieces) are recorded.  The HPRD batch (when found) runs in
+both settings too.  Needs a CUDA device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+from benchmarks import meta
+from benchmarks.generators import query_set, rmat_graph
+from benchmarks.gpu_engine import find_hprd, timed_count
+from distsm.kernels import get_backend
+
+MODES = ("entry", "tiered")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scale", type=int, default=20)
+    p.add_argument("--edges", type=int, default=8_000_000)
+    p.add_argument("--labels", type=int, default=64)
+    p.add_argument("--rmat-a", type=float, default=0.57)
+    p.add_argument("--sizes", type=int, nargs="+", default=[4, 6, 8])
+    p.add_argument("--per-size", type=int, default=8)
+    p.add_argument("--cap", type=float, default=1.0)
+    p.add_argument("--hprd", default=None)
+    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    import cupy
+
+    be = get_backend("cupy")
+    rest = (1 - args.rmat_a) / 2.5
+    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, seed=args.seed, a=args.rmat_a,
+                      b=rest, c=rest)
+    be.index(data)
+    budget = be.default_budget()
+    rows = []
+    for size in args.sizes:
+        for kind, q in query_set(data, args.per_size, size, args.seed + size):
+            rec = {"size": size, "kind": kind}
+            for mode in MODES:
+                be.load_balance = mode
+                be.tier_stats = {}
+                timed_count(be, data, q, budget, args.cap, cupy)  # warm (compile, pool)
+                r = timed_count(be, data, q, budget, args.cap, cupy)
+                rec[mode] = {"count": r["count"], "seconds": r["wall_s"], "finished": not r["timed_out"],
+                             "gpu_ms": r.get("gpu_ms")}
+                if mode == "tiered":
+                    rec["tiers"] = dict(be.tier_stats)
+            both = rec["entry"]["finished"] and rec["tiered"]["finished"]
+            rec["agree"] = (not both) or rec["entry"]["count"] == rec["tiered"]["count"]
+            rows.append(rec)
+            print(f"size {size} {kind:6s} entry {rec['entry']['seconds'] * 1e3:9.2f} ms tiered "
+                  f"{rec['tiered']['seconds'] * 1e3:9.2f} ms count {rec['entry']['count']}", file=sys.stderr,
+                  flush=True)
+    hprd = None
+    folder = find_hprd(args.hprd)
+    if folder is not None:
+        import distsm
+
+        g = distsm.read_graph(folder / "data_graph" / "HPRD.graph")
+        qs = [distsm.read_graph(f) for f in sorted((folder / "query_graph").glob("*.graph"))]
+        hprd = {}
+        for mode in MODES:
+            be.load_balance = mode
+            counts = [distsm.count(g, q, backend="cupy") for q in qs]  # warm
+            t = time.perf_counter()
+            counts = [distsm.count(g, q, backend="cupy") for q in qs]
+            hprd[mode] = {"seconds": time.perf_counter() - t, "total_matches": sum(counts)}
+        hprd["agree"] = hprd["entry"]["total_matches"] == hprd["tiered"]["total_matches"]
+    fin = [r for r in rows if r["entry"]["finished"] and r["tiered"]["finished"]]
+    ratios = [r["entry"]["seconds"] / r["tiered"]["seconds"] for r in fin if r["tiered"]["seconds"] > 0]
+    heavy = [r["entry"]["seconds"] / r["tiered"]["seconds"] for r in fin if r["entry"]["seconds"] > 0.01]
+    summary = {"queries": len(rows), "both_finished": len(fin),
+               "entry_over_tiered_median": round(statistics.median(ratios), 3) if ratios else None,
+               "entry_over_tiered_median_over_10ms": round(statistics.median(heavy), 3) if heavy else None,
+               "heavy_queries": len(heavy), "counts_agree": all(r["agree"] for r in rows), "hprd": hprd}
+    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
+             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed}
+    path = meta.write("load_balance", {"graph": graph, "cap_s": args.cap, "summary": summary, "queries": rows},
+                      args.out)
+    print(f"entry/tiered time ratio: median {summary['entry_over_tiered_median']} over {len(fin)} queries, "
+          f"{summary['entry_over_tiered_median_over_10ms']} over {len(heavy)} queries above 10 ms; "
+          f"HPRD {hprd}; counts agree {summary['counts_agree']}; wrote {path}")
+    if not summary["counts_agree"] or (hprd and not hprd["agree"]):
+        raise SystemExit("entry-parallel and tiered kernels disagree")
+
+
+if __name__ == "__main__":
+    main()
