@@ -172,10 +172,10 @@ class PartitionedMatcher:
     def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: str = "metis", seed: int = 0,
                    directory: str | None = None, max_tries: int = 6) -> PartitionedMatcher:
         """An out-of-core (``adjacency="host"``) matcher whose ``k`` is chosen from the device ``budget``: every
-        part's index must fit in half the budget (the other half is the join's; gathered pieces take a quarter
-        during inter-partition search, when no part is resident).  ``k`` starts at the whole graph's index size
-        over half the budget and grows while the partitioner leaves a part too large."""
-        half = max(budget // 2, 1)
+        part's index must fit in three eighths of it (half is the join's, an eighth the cached high-degree rows;
+        see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while the
+        partitioner leaves a part too large."""
+        half = max(budget * 3 // 8, 1)
         labelled = data.num_effective_labels > 1
         k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
         for _ in range(max_tries):
@@ -207,11 +207,14 @@ class PartitionedMatcher:
         return plan
 
     def _budgets(self, budget: int) -> int:
-        """The join's budget; out of core, a quarter of ``budget`` is left for gathered adjacency pieces and a
-        quarter for the resident O(|V|) arrays and the part being searched."""
+        """The join's budget (half of ``budget`` out of core).  Out of core an eighth more holds the cached
+        high-degree rows, and either the part being searched (at most three eighths, see :meth:`for_budget`) or a
+        gathered piece (a quarter) is resident with them."""
         if self.host is None:
             return budget
-        self.host.limit = max(budget // 4, 1)
+        if self.host.limit != max(budget // 4, 1):
+            self.host.limit = max(budget // 4, 1)
+            self.host.set_cache(budget // 8)
         return max(budget // 2, 1)
 
     @contextmanager

@@ -70,7 +70,8 @@ def test_hprd_out_of_core_with_budget_chosen_k():
     assert matcher.host.stats.peak_piece_bytes <= budget // 4 or matcher.host.stats.splits == 0
 
 
-def test_pieces_split_to_the_limit_and_cover_every_row():
+@pytest.mark.parametrize("cache", [0, 60_000])
+def test_pieces_split_to_the_limit_and_cover_every_row(cache):
     data = distsm.read_graph(DATA)
     host = build_index(data, np)
     q = distsm.read_graph(query_path(sorted(expected_counts())[5]))
@@ -80,19 +81,24 @@ def test_pieces_split_to_the_limit_and_cover_every_row():
     prepared = engine.prepare(NUMPY, data, q, MatchOptions())
     step = prepared.plan.steps[0]
     table = np.arange(data.n, dtype=np.int32)[:, None]  # every vertex as a level-0 row
-    adj = HostAdjacency(NUMPY, host, limit=2000)
+    adj = HostAdjacency(NUMPY, host, limit=2000, cache=cache)
+    assert (adj.cache_rows > 0) == (cache > 0)
     pieces = list(adj.pieces(table, step))
     assert adj.stats.splits > 0 and len(pieces) > 1
     covered = np.concatenate([p for p, _ in pieces])
     # only rows without adjacency may be dropped
     dropped = np.setdiff1d(table[:, 0], covered[:, 0])
     assert (np.asarray(host.degrees)[dropped] == 0).all()
-    assert adj.stats.entries == int(np.asarray(host.degrees).sum())
+    if cache == 0:
+        assert adj.stats.entries == int(np.asarray(host.degrees).sum())
     cols = step_columns(step)
     for piece, idx in pieces:
         for v in np.unique(piece[:, cols]):
             full = host.nbr[host.indptr[v]:host.indptr[v + 1]]
             assert np.array_equal(idx.nbr[idx.indptr[v]:idx.indptr[v + 1]], full)
+        # the keys the CPU backend searches stay globally sorted
+        assert (np.diff(idx.entry_keys) > 0).all()
+        assert idx.run_keys is None or (np.diff(idx.run_keys) > 0).all()
 
 
 def test_bad_adjacency_mode():
