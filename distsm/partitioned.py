@@ -126,6 +126,10 @@ def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, grou
     return engine.take(chunks(), limit)
 
 
+#: Where inter-partition search reads the whole graph's adjacency (see :class:`PartitionedMatcher`).
+ADJACENCY_MODES = ("device", "host", "gather")
+
+
 class PartitionedMatcher:
     """Partitioned search over one data graph in this process (the reference for the Dask layer).
 
@@ -136,18 +140,20 @@ class PartitionedMatcher:
         directory: where the partition store is cached on disk (None: in memory).
         backend: an engine backend (``distsm.kernels.get_backend(...)``).
         adjacency: where inter-partition search reads the whole graph's adjacency.  ``"device"`` keeps its index
-            resident on the backend's device; ``"host"`` is out-of-core (PBE): the index stays in host memory
-            (memory-mapped when the store is on disk), only O(|V|) arrays live on the device, parts are loaded
-            onto the device one at a time for their intra-partition search and released, and spanning searches
-            gather the adjacency each table chunk reads (:class:`~distsm.kernels.gather.HostAdjacency`).
+            resident on the backend's device.  The other two are out of core: only O(|V|) arrays of the whole
+            graph live on the device and parts are loaded onto it one at a time for their intra-partition search
+            and released.  ``"host"`` keeps the adjacency in page-locked host memory that the GPU join reads in
+            place (zero copy; :meth:`~distsm.kernels.cupy_backend.CupyBackend.host_resident`); ``"gather"``
+            copies, per table chunk, the adjacency lists the chunk reads (PBE's LOADSUBGRAPHTOGPU;
+            :class:`~distsm.kernels.gather.HostAdjacency`).  On the CPU backend both read host memory.
     """
 
     def __init__(self, data: Graph, partitions: int, *, method: str = "metis", seed: int = 0,
                  directory: str | None = None, backend: Any, adjacency: str = "device"):
         from distsm.partition import load_or_build
 
-        if adjacency not in ("device", "host"):
-            raise ValueError(f"adjacency must be 'device' or 'host', got {adjacency!r}")
+        if adjacency not in ADJACENCY_MODES:
+            raise ValueError(f"adjacency must be one of {', '.join(map(repr, ADJACENCY_MODES))}, got {adjacency!r}")
         t = time.perf_counter()
         self.data = data
         self.backend = backend
@@ -158,9 +164,11 @@ class PartitionedMatcher:
         self.cross_edge_count = int(np.asarray(src).shape[0])
         self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
         self.host: HostAdjacency | None = None
-        if adjacency == "host":
+        if adjacency == "gather":
             self.host = HostAdjacency(backend, self.store.adjacency_index(mmap=True), limit=1)
             self.index = self.host.core
+        elif adjacency == "host":
+            self.index = backend.host_resident(self.store.adjacency_index(mmap=True))
         elif backend.name == "numpy" and not self.store.in_memory:
             # A store on disk serves the whole graph's adjacency memory-mapped, shared by every process on the host.
             self.index = self.store.adjacency_index(mmap=True)
@@ -170,8 +178,9 @@ class PartitionedMatcher:
 
     @classmethod
     def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: str = "metis", seed: int = 0,
-                   directory: str | None = None, max_tries: int = 6) -> PartitionedMatcher:
-        """An out-of-core (``adjacency="host"``) matcher whose ``k`` is chosen from the device ``budget``: every
+                   directory: str | None = None, adjacency: str = "host", max_tries: int = 6) -> PartitionedMatcher:
+        """An out-of-core (``adjacency="host"`` or ``"gather"``) matcher whose ``k`` is chosen from the device
+        ``budget``: every
         part's index must fit in three eighths of it (half is the join's, an eighth the cached high-degree rows;
         see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while the
         partitioner leaves a part too large."""
@@ -179,7 +188,8 @@ class PartitionedMatcher:
         labelled = data.num_effective_labels > 1
         k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
         for _ in range(max_tries):
-            matcher = cls(data, k, method=method, seed=seed, directory=directory, backend=backend, adjacency="host")
+            matcher = cls(data, k, method=method, seed=seed, directory=directory, backend=backend,
+                          adjacency=adjacency)
             st = matcher.store.stats
             per_edge = 1 if data.directed else 2
             largest = max(estimate_index_bytes(v, per_edge * e, labelled)
@@ -210,8 +220,10 @@ class PartitionedMatcher:
         """The join's budget (half of ``budget`` out of core).  Out of core an eighth more holds the cached
         high-degree rows, and either the part being searched (at most three eighths, see :meth:`for_budget`) or a
         gathered piece (a quarter) is resident with them."""
-        if self.host is None:
+        if self.adjacency == "device":
             return budget
+        if self.host is None:
+            return max(budget // 2, 1)
         if self.host.limit != max(budget // 4, 1):
             self.host.limit = max(budget // 4, 1)
             self.host.set_cache(budget // 8)
@@ -220,12 +232,14 @@ class PartitionedMatcher:
     @contextmanager
     def _resident(self, i: int) -> Iterator[Any]:
         """Part ``i`` for its intra-partition search; out of core its device index is built on entry and released
-        on exit (its bytes count as moved host to device), so one part is resident at a time."""
+        on exit (gathering, its bytes count as moved host to device), so one part is resident at a time."""
         local = self.store.part(i)
-        if self.host is None:
+        if self.adjacency == "device":
             yield local
             return
-        self.host.stats.bytes_h2d += int(self.backend.index(local.graph).nbytes)
+        nbytes = int(self.backend.index(local.graph).nbytes)
+        if self.host is not None:
+            self.host.stats.bytes_h2d += nbytes
         try:
             yield local
         finally:

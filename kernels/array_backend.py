@@ -46,6 +46,11 @@ class ArrayBackend:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
         graph._derived.pop(f"index:{self.name}", None)
 
+    def host_resident(self, host: DataIndex) -> DataIndex:
+        """An index whose adjacency stays in host memory and is read in place by this backend's join (the CPU
+        reads host memory anyway: ``host`` itself)."""
+        return host
+
     def adopt_index(self, idx: DataIndex) -> DataIndex:
         """``idx`` ready for this backend's kernels (its arrays must already be on ``xp``)."""
         return idx

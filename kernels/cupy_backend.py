@@ -243,6 +243,42 @@ class CupyBackend(ArrayBackend):
             pass
         return gidx
 
+    def host_resident(self, host: DataIndex) -> GpuIndex:
+        """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
+        in place over the bus (zero copy: only the bytes a probe touches cross it, nothing is cached on the
+        device) and its O(|V|) arrays on the device.  Runs are found by binary search in the mapped run keys,
+        since a hash of them would be O(|E|) device memory."""
+        xp = self.xp
+        if not self._is_cupy:
+            return self.as_gpu_index(host)
+        device_id = xp.cuda.Device().id
+
+        def mapped(a: np.ndarray) -> Any:
+            a = np.ascontiguousarray(a)
+            size = max(int(a.nbytes), 1)
+            pinned = xp.cuda.alloc_pinned_memory(size)
+            np.frombuffer(pinned, a.dtype, a.size).reshape(a.shape)[...] = a
+            mem = xp.cuda.UnownedMemory(pinned.ptr, size, pinned, device_id)
+            return xp.ndarray(a.shape, a.dtype, xp.cuda.MemoryPointer(mem, 0))
+
+        kw = {f.name: getattr(host, f.name) for f in fields(DataIndex)}
+        shared_pairs = host.pair_keys is host.entry_keys
+        for name in ("nbr", "indptr", "run_start", "run_end", "run_keys", "entry_keys", "pair_keys"):
+            if kw[name] is not None and not (name == "pair_keys" and shared_pairs):
+                kw[name] = mapped(kw[name])
+        if shared_pairs:
+            kw["pair_keys"] = kw["entry_keys"]
+        for name in ("vertex_labels", "degrees", "sig"):
+            kw[name] = xp.asarray(kw[name])
+        kw["vertices_by_label"] = {k: xp.asarray(v) for k, v in host.vertices_by_label.items()}
+        device_bytes = sum(int(kw[k].nbytes) for k in ("vertex_labels", "degrees", "sig")) + 4 * host.n
+        kw["nbytes"] = device_bytes
+        saved, self.use_pcsr = self.use_pcsr, False
+        try:
+            return self._gpu_index(DataIndex(**kw), np.asarray(host.vertex_labels), time.perf_counter())
+        finally:
+            self.use_pcsr = saved
+
     def adopt_index(self, idx: DataIndex) -> GpuIndex:
         return self.as_gpu_index(idx)
 
