@@ -185,9 +185,43 @@ def _rdf_lubm(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += ["", f"Answers that disagree with rdflib: {r['mismatches']}.", ""]
 
 
+def _outofcore(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        g, s = r["graph"], r["summary"]
+        lines += ["### Beyond the device budget (out of core)", "",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, index "
+                  f"{s['graph_index_bytes'] / 2**20:.0f} MiB = {s['graph_over_budget']}x the "
+                  f"{s['budget_bytes'] / 2**20:.0f} MiB budget; k = {s['k']} ({s['method']}); "
+                  f"{s['queries']} queries of {g['query_size']} vertices; counts agree: {s['counts_agree']}", ""]
+        rows = []
+        for mode, sec in s["batch_s"].items():
+            split = s["intra_inter_s"].get(mode)
+            rows.append([mode, sec, s["over_out_of_core"].get(mode), s["peak_pool_bytes"].get(mode, "-"),
+                         s["bytes_h2d"].get(mode, "-"), "-" if split is None else f"{split[0]} / {split[1]}"])
+        lines += _table(["mode", "batch s", "relative to out_of_core", "peak pool bytes", "bytes host->device",
+                         "intra s / inter s"], rows)
+        lines += ["", f"Share of matches spanning parts: {s['inter_share_of_matches']}.", ""]
+
+
+def _load_balance(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        g, s = r["graph"], r["summary"]
+        lines += ["### GPU join load balance: entry-parallel against tiered kernels", "",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, R-MAT "
+                  f"{g['rmat_abc']}; cap {r['cap_s']} s; counts agree: {s['counts_agree']}", ""]
+        rows = [[q["size"], q["kind"], round(1e3 * q["entry"]["seconds"], 2), round(1e3 * q["tiered"]["seconds"], 2),
+                 q["entry"]["count"] if q["entry"]["finished"] else "capped"] for q in r["queries"]]
+        lines += _table(["size", "kind", "entry-parallel ms", "tiered ms", "count"], rows)
+        hp = s.get("hprd") or {}
+        hprd = "" if not hp else (f" HPRD 200: entry-parallel {hp['entry']['seconds']:.3f} s, "
+                                  f"tiered {hp['tiered']['seconds']:.3f} s.")
+        lines += ["", f"Median time ratio entry/tiered: {s['entry_over_tiered_median']} "
+                      f"({s['both_finished']} queries finished in both).{hprd}", ""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
-            "synthetic": _synthetic}
+            "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:

@@ -43,6 +43,7 @@ class PartitionedResult:
     seconds: dict[str, float] = field(default_factory=dict)
     inter_partial_matches: int = 0     # partial matches the spanning searches produced (their work)
     bytes_h2d: int = 0                 # out of core: part indexes and gathered adjacency copied to the device
+    #                                    (zero-copy reads of host memory are not counted)
 
 
 def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
@@ -164,6 +165,7 @@ class PartitionedMatcher:
         self.cross_edge_count = int(np.asarray(src).shape[0])
         self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
         self.host: HostAdjacency | None = None
+        self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         if adjacency == "gather":
             self.host = HostAdjacency(backend, self.store.adjacency_index(mmap=True), limit=1)
             self.index = self.host.core
@@ -183,7 +185,8 @@ class PartitionedMatcher:
         ``budget``: every
         part's index must fit in three eighths of it (half is the join's, an eighth the cached high-degree rows;
         see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while the
-        partitioner leaves a part too large."""
+        partitioner leaves a part too large.  The whole graph's O(|V|) arrays (labels, degrees, signatures, the
+        part of every vertex) stay on the device on top of the budget."""
         half = max(budget * 3 // 8, 1)
         labelled = data.num_effective_labels > 1
         k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
@@ -237,9 +240,7 @@ class PartitionedMatcher:
         if self.adjacency == "device":
             yield local
             return
-        nbytes = int(self.backend.index(local.graph).nbytes)
-        if self.host is not None:
-            self.host.stats.bytes_h2d += nbytes
+        self.part_bytes_h2d += int(self.backend.index(local.graph).nbytes)
         try:
             yield local
         finally:
@@ -266,7 +267,7 @@ class PartitionedMatcher:
             tm["plan"] = time.perf_counter() - t
             tm["intra"] = 0.0
         intra = [[0] * self.k for _ in range(nq)]
-        moved0 = self.host.stats.bytes_h2d if self.host is not None else 0
+        parts0 = self.part_bytes_h2d
         for i in range(self.k):
             with self._resident(i) as local:
                 for j, q in enumerate(queries):
@@ -275,7 +276,7 @@ class PartitionedMatcher:
                     times[j]["intra"] += time.perf_counter() - t
         results = []
         for j, q in enumerate(queries):
-            moved = self.host.stats.bytes_h2d if self.host is not None else 0
+            gathered0 = self.host.stats.bytes_h2d if self.host is not None else 0
             t = time.perf_counter()
             work: dict[str, int] = {}
             cands = self.backend.candidates(self.index, q, homomorphism=sem.homomorphism)
@@ -284,8 +285,9 @@ class PartitionedMatcher:
                                    adjacency=self.host)
                         for group, start in self._inter_jobs(plans[j]))
             times[j]["inter"] = time.perf_counter() - t
-            if self.host is not None:
-                moved = self.host.stats.bytes_h2d - (moved0 if j == 0 else moved)
+            moved = (self.host.stats.bytes_h2d - gathered0) if self.host is not None else 0
+            if j == 0:
+                moved += self.part_bytes_h2d - parts0
             results.append(PartitionedResult(sum(intra[j]) + inter, intra[j], inter, plans[j], sem, times[j],
                                              work.get("partial", 0), moved))
         return results

@@ -37,8 +37,7 @@ def test_host_adjacency_equals_unpartitioned(seed, n, p, vl, el, directed, qsize
     result = matcher.count(query, sem, budget, strategy=strategy)
     assert result.count == len(expected_rows)
     assert result.count == sum(result.intra) + result.inter
-    if k > 1 and result.inter and adjacency == "gather":
-        assert result.bytes_h2d > 0
+    assert result.bytes_h2d > 0  # the parts' indexes at least
     listed = [r for chunk in matcher.iter_matches(query, sem, budget, strategy=strategy) for r in chunk]
     assert rows_as_set(listed) == expected_rows
 
@@ -67,9 +66,8 @@ def test_hprd_out_of_core_with_budget_chosen_k(adjacency):
         inter += r.inter
         if r.count != expected:
             wrong[name] = (r.count, expected)
-    assert not wrong and inter > 0
+    assert not wrong and inter > 0 and moved > 0
     if adjacency == "gather":
-        assert moved > 0
         assert matcher.host.stats.peak_piece_bytes <= budget // 4 or matcher.host.stats.splits == 0
 
 
