@@ -80,25 +80,38 @@ def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budge
     return be, d, q, int(budget), less_than
 
 
-def partitioned_matcher(data: Graph, partitions: int, *, method: str = "metis", seed: int = 0,
-                        backend: str = "auto") -> Any:
-    """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of ``data`` split into ``partitions``."""
-    from distsm.partitioned import PartitionedMatcher
+def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "metis", seed: int = 0,
+                        backend: str = "auto", adjacency: str = "device", budget: int | None = None) -> Any:
+    """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of ``data`` split into ``partitions`` parts;
+    ``partitions="auto"`` chooses ``k`` from the device ``budget`` (out of core, so ``adjacency`` must be
+    ``"host"`` or ``"gather"``; see :meth:`~distsm.partitioned.PartitionedMatcher.for_budget`)."""
+    from distsm.partitioned import ADJACENCY_MODES, PartitionedMatcher
 
-    if isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1:
-        raise ValueError(f"partitions must be a positive integer, got {partitions!r}")
+    if adjacency not in ADJACENCY_MODES:
+        raise ValueError(f"adjacency must be one of {', '.join(map(repr, ADJACENCY_MODES))}, got {adjacency!r}")
+    auto = isinstance(partitions, str) and partitions == "auto"
+    if not auto and (isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1):
+        raise ValueError(f"partitions must be a positive integer or 'auto', got {partitions!r}")
+    if auto and adjacency == "device":
+        raise ValueError("partitions='auto' sizes parts for out-of-core search: pass adjacency='host' or 'gather'")
     be = get_backend(backend)
-    key = f"partitioned:{int(partitions)}:{method}:{seed}:{be.name}"
+    key = f"partitioned:{'auto:%d' % budget if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
     matcher = data._derived.get(key)
     if matcher is None:
-        matcher = PartitionedMatcher(data, int(partitions), method=method, seed=seed, backend=be)
+        if auto:
+            matcher = PartitionedMatcher.for_budget(data, int(budget), method=method, seed=seed, backend=be,
+                                                    adjacency=adjacency)
+        else:
+            matcher = PartitionedMatcher(data, int(partitions), method=method, seed=seed, backend=be,
+                                         adjacency=adjacency)
         data._derived[key] = matcher
     return matcher
 
 
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | None = None, backend: str = "auto",
-          partitions: int | None = None, partition_method: str = "metis", partition_seed: int = 0) -> int:
+          partitions: int | str | None = None, partition_method: str = "metis", partition_seed: int = 0,
+          adjacency: str = "device") -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
     Args:
@@ -109,42 +122,49 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         backend: ``"auto"``, ``"numpy"`` or ``"cupy"``.
         partitions: split ``data`` into this many parts (``partition_method``: ``"metis"``, ``"random"`` or
             ``"contiguous"``) and search intra-partition plus spanning matches; the answer is the same.
+            ``"auto"`` chooses the number from ``memory_budget`` for a graph larger than the device (out of core).
+        adjacency: with ``partitions``, where spanning searches read the whole graph's adjacency: ``"device"``
+            (resident), or out of core ``"host"`` (read in place from page-locked host memory) or ``"gather"``
+            (copied per table chunk, as PBE does); parts are then loaded onto the device one at a time.
     """
     sem = Semantics(induced, homomorphism, unique)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     if partitions is not None:
-        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend)
+        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
+                                      adjacency=adjacency, budget=budget)
         return matcher.count(q, sem, budget).count
     return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than)
 
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
-                 backend: str = "auto", partitions: int | None = None, partition_method: str = "metis",
-                 partition_seed: int = 0) -> Iterator[np.ndarray]:
+                 backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
+                 partition_seed: int = 0, adjacency: str = "device") -> Iterator[np.ndarray]:
     """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex of query vertex ``i``).
 
     Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows.
-    ``partitions`` as in :func:`count` (the rows are the same set, in another order).
+    ``partitions`` and ``adjacency`` as in :func:`count` (the rows are the same set, in another order).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     sem = Semantics(induced, homomorphism, unique)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     if partitions is not None:
-        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend)
+        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
+                                      adjacency=adjacency, budget=budget)
         return matcher.iter_matches(q, sem, budget, limit)
     return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than)
 
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
-          backend: str = "auto", partitions: int | None = None, partition_method: str = "metis",
-          partition_seed: int = 0) -> np.ndarray:
+          backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
+          partition_seed: int = 0, adjacency: str = "device") -> np.ndarray:
     """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array; see :func:`iter_matches`."""
     chunks = list(iter_matches(data, query, limit=limit, induced=induced, homomorphism=homomorphism,
                                unique=unique, memory_budget=memory_budget, backend=backend, partitions=partitions,
-                               partition_method=partition_method, partition_seed=partition_seed))
+                               partition_method=partition_method, partition_seed=partition_seed,
+                               adjacency=adjacency))
     if not chunks:
         q = as_graph(query, role="query")
         return np.zeros((0, q.n), dtype=np.int64)

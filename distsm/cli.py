@@ -71,9 +71,22 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"])
     p.add_argument("--memory-budget", type=parse_bytes, default=None, metavar="BYTES",
                    help="bytes the join may hold at once (e.g. 2GiB); smaller runs in more chunks")
-    p.add_argument("--partitions", type=int, default=None, metavar="K",
-                   help="split the data graph into K parts and search intra- plus inter-partition matches")
+    p.add_argument("--partitions", type=_partitions_arg, default=None, metavar="K",
+                   help="split the data graph into K parts and search intra- plus inter-partition matches; 'auto' "
+                        "chooses K from --memory-budget for a graph larger than the device (needs --adjacency)")
     p.add_argument("--partition-method", default="metis", choices=["metis", "random", "contiguous"])
+    p.add_argument("--adjacency", default="device", choices=["device", "host", "gather"],
+                   help="with --partitions: where spanning searches read the whole graph's adjacency; 'host' and "
+                        "'gather' are out of core (one part on the device at a time)")
+
+
+def _partitions_arg(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,7 +182,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
             t = time.perf_counter()
             n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
                       memory_budget=args.memory_budget, backend=args.backend, partitions=args.partitions,
-                      partition_method=args.partition_method)
+                      partition_method=args.partition_method, adjacency=args.adjacency)
             secs = time.perf_counter() - t
             record: dict[str, Any] = {"query": name, "count": n, "seconds": round(secs, 6),
                                       "semantics": sem.as_dict()}
@@ -211,6 +224,9 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
                       expected: dict[str, int]) -> int:
     from distsm.matcher import Matcher
 
+    if args.partitions == "auto" or args.adjacency != "device":
+        raise _UsageError("--partitions auto and --adjacency host/gather run in-process; on a cluster each worker "
+                          "holds its parts (drop --workers/--gpus/--scheduler, or give --partitions K)")
     target = args.scheduler or args.scheduler_file
     gpus: str | int | None = "all"
     if args.gpus is not None:
@@ -252,7 +268,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
     data, query = read_graph(args.data), read_graph(args.query)
     chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
                           unique=args.unique, memory_budget=args.memory_budget, backend=args.backend,
-                          partitions=args.partitions, partition_method=args.partition_method)
+                          partitions=args.partitions, partition_method=args.partition_method,
+                          adjacency=args.adjacency)
     total = 0
     if args.output and args.output.endswith(".npy"):
         rows = list(chunks)

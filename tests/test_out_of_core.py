@@ -106,3 +106,37 @@ def test_bad_adjacency_mode():
     g = Graph.from_edges([(0, 1)], n=2)
     with pytest.raises(ValueError, match="adjacency"):
         PartitionedMatcher(g, 1, backend=NUMPY, adjacency="disk")
+
+
+def test_api_partitions_auto_out_of_core():
+    data = distsm.read_graph(DATA)
+    names = sorted(expected_counts())[:20]
+    budget = estimate_index_bytes(data.n, data.nnz, False) // 3
+    for name in names:
+        got = distsm.count(data, query_path(name), backend="numpy", partitions="auto", adjacency="host",
+                           memory_budget=budget)
+        assert got == expected_counts()[name]
+    with pytest.raises(ValueError, match="adjacency='host' or 'gather'"):
+        distsm.count(data, query_path(names[0]), backend="numpy", partitions="auto")
+    with pytest.raises(ValueError, match="adjacency must be"):
+        distsm.count(data, query_path(names[0]), backend="numpy", partitions=2, adjacency="disk")
+
+
+def test_cli_out_of_core(capsys):
+    import json
+
+    from distsm.cli import main
+
+    names = sorted(expected_counts())[:5]
+    args = ["count", str(DATA), *map(str, map(query_path, names)), "--json", "--backend", "numpy",
+            "--partitions", "auto", "--adjacency", "gather", "--memory-budget", "400KiB"]
+    assert main(args) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert {r["query"]: r["count"] for r in lines} == {n: expected_counts()[n] for n in names}
+    with pytest.raises(SystemExit) as bad:
+        main(["count", str(DATA), str(query_path(names[0])), "--partitions", "many"])
+    assert bad.value.code == 2 and "positive integer or 'auto'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as bad:
+        main(["count", str(DATA), str(query_path(names[0])), "--partitions", "auto", "--adjacency", "host",
+              "--workers", "2"])
+    assert bad.value.code == 2 and "run in-process" in capsys.readouterr().err
