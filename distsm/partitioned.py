@@ -96,7 +96,16 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     """
     less = _less_than(query, sem)
     part = backend.xp.asarray(assignment)
-    anchor = 0 if group is None else group.representative.edge[0]
+    if group is not None:
+        anchor = group.representative.edge[0]
+    elif start_vertices is None:
+        anchor = 0
+    else:
+        # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
+        # join up to that vertex's level, and the slices would repeat each other's work.
+        if candidates is None:
+            candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
+        anchor = engine.start_vertex(index, query, sem.match_options, candidates, less, spanning_only)
     restrict = None if start_vertices is None else {anchor: start_vertices}
     prime = None if group is None else group.representative.prime_edge
     prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,

@@ -81,6 +81,16 @@ def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchO
     return PreparedQuery(idx, plan, cands, bits)
 
 
+def start_vertex(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],
+                 less_than: tuple[tuple[int, int], ...] = (), spanning_only: bool = False,
+                 order_function: OrderFunction = gsi_order) -> int:
+    """The query vertex an unrestricted join of ``query`` starts from (the first of its order)."""
+    sizes = [int(c.shape[0]) for c in candidates]
+    plan = build_plan(query, sizes, index.label_entries, index.n, options, less_than, order_function, None,
+                      spanning_only)
+    return plan.order[0]
+
+
 def check_pair(data: Graph, query: Graph) -> None:
     """Refuse query/data pairs the engine cannot match meaningfully."""
     if query.n == 0:
