@@ -536,12 +536,7 @@ class CupyBackend(ArrayBackend):
         xp = self.xp
         idx = self.as_gpu_index(idx)
         # Spanning searches run their cross-edge / DUPREMOVE tests inside the probe, so counts never materialise.
-        if spanning is not None:
-            part = xp.ascontiguousarray(spanning.part, dtype=xp.int32)
-        else:
-            if self._no_part is None:
-                self._no_part = xp.zeros(1, dtype=xp.int32)
-            part = self._no_part
+        part = self._dummy_i32() if spanning is None else xp.ascontiguousarray(spanning.part, dtype=xp.int32)
         table = self._as_table(table)
         nrows, ncols = int(table.shape[0]), int(table.shape[1])
         m = int(b) - int(a)
@@ -593,6 +588,7 @@ class CupyBackend(ArrayBackend):
 
     # ------------------------------------------------------------------ tiered load balance
     def _dummy_i32(self) -> Any:
+        """A one-element int32 device array for kernel arguments a launch does not read."""
         if self._no_part is None:
             self._no_part = self.xp.zeros(1, dtype=self.xp.int32)
         return self._no_part
@@ -636,10 +632,10 @@ class CupyBackend(ArrayBackend):
         warp_max, block_max = self.tier_limits or self.tier_thresholds(width[live], b - a)
         rows = np.arange(r0, r1, dtype=np.int64)
         lo_h, hi_h = self.to_host(lo), self.to_host(hi)
-        w = width
-        warp = live[w[live] <= warp_max]
-        block = live[(w[live] > warp_max) & (w[live] <= block_max)]
-        huge = live[w[live] > block_max]
+        w = width[live]
+        warp = live[w <= warp_max]
+        block = live[(w > warp_max) & (w <= block_max)]
+        huge = live[w > block_max]
         pieces = [np.stack([rows[block], lo_h[block], hi_h[block]], 1)]
         for i in huge:  # few rows: each is cut into block_max-sized pieces
             cuts = np.arange(lo_h[i], hi_h[i], block_max, dtype=np.int64)

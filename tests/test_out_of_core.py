@@ -5,7 +5,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hprd import DATA, expected_counts, query_path
-from oracles import random_connected_query, random_graph, sampled_query
+from oracles import make_case
 from test_partitioned import rows_as_set
 
 import distsm
@@ -26,10 +26,7 @@ NUMPY = get_backend("numpy")
        adjacency=st.sampled_from(["host", "gather"]))
 def test_host_adjacency_equals_unpartitioned(seed, n, p, vl, el, directed, qsize, sampled, k, semantics, strategy,
                                              budget, adjacency):
-    rng = np.random.default_rng(seed)
-    data = random_graph(rng, n, p, vl, el, directed)
-    query = (sampled_query(rng, data, qsize) if sampled else None) or \
-        random_connected_query(rng, data, qsize, 0.3, vl, el)
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     sem = Semantics(induced=semantics == "induced", homomorphism=semantics == "homomorphism",
                     unique=semantics == "unique")
     expected_rows = rows_as_set(distsm.match(data, query, backend="numpy", **sem.as_dict()))

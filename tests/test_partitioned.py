@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hprd import DATA, expected_counts, query_path
-from oracles import random_connected_query, random_graph, sampled_query
+from oracles import make_case, random_graph
 
 import distsm
 from distsm import Graph, Semantics
@@ -32,10 +32,7 @@ def rows_as_set(rows):
        strategy=st.sampled_from([None, "pbe", "global"]), budget=st.sampled_from([1 << 24, 3000]))
 def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, sampled, k, method, semantics,
                                           strategy, budget):
-    rng = np.random.default_rng(seed)
-    data = random_graph(rng, n, p, vl, el, directed)
-    query = (sampled_query(rng, data, qsize) if sampled else None) or \
-        random_connected_query(rng, data, qsize, 0.3, vl, el)
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     sem = Semantics(induced=semantics == "induced", homomorphism=semantics == "homomorphism",
                     unique=semantics == "unique")
     opts = sem.as_dict()
