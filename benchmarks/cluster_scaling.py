@@ -54,12 +54,65 @@ def _visible_device() -> str:
     return os.environ.get("CUDA_VISIBLE_DEVICES", "")
 
 
-def main(argv=None):
+def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespace) -> dict:
+    """Count the batch on an ``n``-GPU (``n``-worker with ``--cpu``) cluster with one part per GPU."""
     import distsm
     from distributed import Client
 
     from distsm.cluster import local
 
+    cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address=":0")
+    try:
+        with Client(cluster) as client:
+            t = time.perf_counter()
+            m = distsm.Matcher(data, cluster=client, partitions=n, backend="numpy" if args.cpu else "cupy",
+                               partition_method=args.method)
+            setup_s = time.perf_counter() - t
+            placed = {r["part"]: r["worker"] for r in m.load_report}
+            m.count(graphs[0])  # warm-up: kernels compiled, adjacency loaded on every worker
+            t = time.perf_counter()
+            results = m.submit(graphs, names=names, timeout=args.timeout).results()
+            wall = time.perf_counter() - t
+            m.close()
+    finally:
+        try:
+            cluster.close(timeout=60)
+        except Exception as e:  # a kernel still running past the batch timeout keeps its worker from closing
+            print(f"closing the {n}-GPU cluster: {e!r} (ignored)", file=sys.stderr, flush=True)
+    ok = [r for r in results if r.ok]
+    return {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed,
+            "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
+            "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4), "finished": len(ok),
+            "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
+            "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
+            "strategies": {s: sum(r.plan.get("strategy") == s for r in ok) for s in ("pbe", "global")},
+            "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.plan.get("strategy"),
+                                  "intra": sum(r.intra) if r.ok and r.intra is not None else None,
+                                  "inter": r.inter, "gathered_bytes": r.gathered_bytes,
+                                  "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
+                        for r in results}}
+
+
+def summarize(runs: list[dict], names: list[str]) -> tuple[list[dict], list[str], bool]:
+    """Speedup and efficiency relative to the first run, and the intra/inter split and adjacency gathered on
+    the queries every run finished; whether their counts agree."""
+    common = [q for q in names if all(r["queries"][q]["status"] == "ok" for r in runs)]
+    agree = all(len({r["queries"][q]["count"] for r in runs}) == 1 for q in common)
+    base = runs[0]
+    summary = []
+    for r in runs:
+        speedup = base["batch_wall_s"] / r["batch_wall_s"] if r["batch_wall_s"] else None
+        stage = {s: round(sum(r["queries"][q]["seconds"].get(s, 0) for q in common), 4) for s in ("intra", "inter")}
+        summary.append({"gpus": r["gpus"], "batch_wall_s": r["batch_wall_s"], "finished": r["finished"],
+                        "speedup": round(speedup, 3) if speedup else None,
+                        "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
+                        "intra_s": stage["intra"], "inter_s": stage["inter"],
+                        "task_seconds_common": round(stage["intra"] + stage["inter"], 4),
+                        "gathered_mb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**20, 2)})
+    return summary, common, agree
+
+
+def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
     p.add_argument("--scale", type=int, default=20)
@@ -89,58 +142,24 @@ def main(argv=None):
     graphs = [q for _, q in queries]
     print(f"graph {data.n} vertices {data.m} edges in {gen_s:.1f}s; {len(graphs)} queries of {args.size} vertices",
           file=sys.stderr, flush=True)
-    runs = []
-    for n in args.gpus:
-        cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address=":0")
-        try:
-            with Client(cluster) as client:
-                t = time.perf_counter()
-                m = distsm.Matcher(data, cluster=client, partitions=n, backend="numpy" if args.cpu else "cupy",
-                                   partition_method=args.method)
-                setup_s = time.perf_counter() - t
-                placed = {r["part"]: r["worker"] for r in m.load_report}
-                m.count(graphs[0])  # warm-up: kernels compiled, adjacency loaded on every worker
-                t = time.perf_counter()
-                results = m.submit(graphs, names=names, timeout=args.timeout).results()
-                wall = time.perf_counter() - t
-                m.close()
-        finally:
-            cluster.close()
-        run = {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed,
-               "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
-               "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4),
-               "finished": sum(r.ok for r in results),
-               "queries": {r.query: {"status": r.status, "count": r.count,
-                                     "intra": sum(r.intra) if r.ok and r.intra is not None else None,
-                                     "inter": r.inter, "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
-                           for r in results}}
-        runs.append(run)
-        print(f"{n} GPU(s): {run['finished']}/{len(results)} finished in {wall:.2f}s", file=sys.stderr, flush=True)
-    common = [q for q in names if all(r["queries"][q]["status"] == "ok" for r in runs)]
-    agree = all(len({r["queries"][q]["count"] for r in runs}) == 1 for q in common)
-    base = runs[0]
-
-    def time_on(run, qs):
-        return sum(sum(run["queries"][q]["seconds"].get(s, 0) for s in ("intra", "inter")) for q in qs)
-
-    summary = []
-    for r in runs:
-        speedup = base["batch_wall_s"] / r["batch_wall_s"] if r["batch_wall_s"] else None
-        summary.append({"gpus": r["gpus"], "batch_wall_s": r["batch_wall_s"], "finished": r["finished"],
-                        "speedup": round(speedup, 3) if speedup else None,
-                        "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
-                        "intra_s": round(sum(r["queries"][q]["seconds"].get("intra", 0) for q in common), 4),
-                        "inter_s": round(sum(r["queries"][q]["seconds"].get("inter", 0) for q in common), 4),
-                        "task_seconds_common": round(time_on(r, common), 4)})
     graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
              "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
-    path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size, "counts_agree": agree,
-                                          "common_queries": len(common), "summary": summary, "runs": runs},
-                      args.out)
-    print(f"{'gpus':>4} {'finished':>8} {'wall s':>8} {'speedup':>8} {'eff':>6} {'intra s':>8} {'inter s':>8}")
+    runs: list[dict] = []
+    for n in args.gpus:
+        runs.append(one_run(data, graphs, names, n, args))
+        r = runs[-1]
+        print(f"{n} GPU(s): {r['finished']}/{len(graphs)} finished in {r['batch_wall_s']:.2f}s (task seconds: "
+              f"intra {r['intra_s']:.2f}, inter {r['inter_s']:.2f})", file=sys.stderr, flush=True)
+        # Written after every run: a later run that times out or crashes must not lose the earlier ones.
+        summary, common, agree = summarize(runs, names)
+        path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size, "counts_agree": agree,
+                                              "common_queries": len(common), "complete": len(runs) == len(args.gpus),
+                                              "summary": summary, "runs": runs}, args.out)
+    print(f"{'gpus':>4} {'finished':>8} {'wall s':>8} {'speedup':>8} {'eff':>6} {'intra s':>8} {'inter s':>8} "
+          f"{'gath MB':>8}")
     for s in summary:
         print(f"{s['gpus']:4d} {s['finished']:8d} {s['batch_wall_s']:8.2f} {s['speedup'] or 0:8.2f} "
-              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f}")
+              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f} {s['gathered_mb']:8.1f}")
     print(f"counts agree across runs on {len(common)} common queries: {agree}; wrote {path}")
     if not common or not agree or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):
         raise SystemExit("scaling check failed: no common query, counts disagree, or parts not spread out")

@@ -29,6 +29,8 @@ class QueryResult:
     inter: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    gathered_bytes: int = 0              # adjacency the spanning searches read (4 bytes per entry)
+    partial_matches: int = 0             # partial matches the spanning searches produced (their work)
 
     @property
     def ok(self) -> bool:
@@ -68,7 +70,8 @@ class Batch:
         if fut.status == "finished":
             r = fut.result()
             res = QueryResult(self.names[i], "ok", r["count"], r.get("rows"), r["semantics"], r["plan"],
-                              r["intra"], r["inter"], {**r["plan_seconds"], **r["seconds"]})
+                              r["intra"], r["inter"], {**r["plan_seconds"], **r["seconds"]},
+                              gathered_bytes=r["gathered_bytes"], partial_matches=r["partial_matches"])
         elif fut.status == "cancelled":
             res = QueryResult(self.names[i], "cancelled")
         else:

@@ -50,16 +50,31 @@ def _part(store_dir: str, part: int, backend_name: str) -> tuple[Any, Any]:
     return _cached(("part", store_dir, part, backend.name), load), backend
 
 
-def _adjacency(store_dir: str, backend_name: str) -> tuple[Any, Any, np.ndarray]:
-    """``(whole-graph index on the backend, backend, assignment)``; NumPy reads the shared memory map."""
+def _adjacency(store_dir: str, backend_name: str) -> tuple[Any, Any, Any]:
+    """``(whole-graph index, backend, part of every vertex)``, both on the backend's device; NumPy reads the
+    shared memory map."""
     backend = get_backend(backend_name)
 
     def load() -> Any:
-        host = _store(store_dir).adjacency_index(mmap=True)
-        return host if backend.name == "numpy" else index_to(host, backend.xp)
+        store = _store(store_dir)
+        host = store.adjacency_index(mmap=True)
+        if backend.name == "numpy":
+            return host, np.asarray(store.assignment)
+        return index_to(host, backend.xp), backend.xp.asarray(np.asarray(store.assignment))
 
-    index = _cached(("adjacency", store_dir, backend.name), load)
-    return index, backend, np.asarray(_store(store_dir).assignment)
+    index, assignment = _cached(("adjacency", store_dir, backend.name), load)
+    return index, backend, assignment
+
+
+def _cross_vertices(store_dir: str) -> np.ndarray:
+    """Sorted vertices incident to a cross edge (where a spanning search's prime edge can start)."""
+    from distsm.partitioned import cross_vertices
+
+    def load() -> np.ndarray:
+        src, dst, _ = _store(store_dir).cross_edges()
+        return cross_vertices(np.asarray(src), np.asarray(dst))
+
+    return _cached(("cross", store_dir), load)
 
 
 _recent_candidates: OrderedDict[tuple, Any] = OrderedDict()
@@ -123,15 +138,21 @@ def intra(store_dir: str, part: int, query: Graph, sem: Semantics, budget: int |
 
 
 def inter(store_dir: str, query: Graph, sem: Semantics, budget: int | None, backend_name: str,
-          groups: list[EdgeGroup] | None, start_vertices: np.ndarray | None, listing: bool = False,
+          groups: list[EdgeGroup] | None, start_vertices: range | None, listing: bool = False,
           limit: int | None = None, every_match: bool = False) -> dict[str, Any]:
     """One slice of the spanning searches of a query (task ``distsm-inter-*``): every edge group's
     representative (or, with ``groups=None``, the global join restricted to spanning matches, or keeping every
-    match when ``every_match``) with its first vertex limited to ``start_vertices``."""
+    match when ``every_match``) with the vertex it starts from limited to the ids in ``start_vertices`` (cross
+    vertices only, for edge groups).  A range ships in a few bytes where a vertex array could take megabytes
+    per task."""
+    from distsm.kernels.array_backend import restricted
     from distsm.partitioned import inter_task
 
     t = time.perf_counter()
     index, backend, assignment = _adjacency(store_dir, backend_name)
+    if groups is not None:
+        start_vertices = restricted(np, _cross_vertices(store_dir),
+                                    range(0, index.n) if start_vertices is None else start_vertices)
     budget = budget or backend.default_budget()
     stats: dict[str, int] = {}
     out: dict[str, Any] = {"worker": _worker_name(), "count": 0}
@@ -173,6 +194,7 @@ def merge(meta: dict[str, Any], intra_results: list[dict[str, Any]], inter_resul
         "inter": sum(r["seconds"] for r in inter_results),
     }
     result["gathered_bytes"] = sum(r.get("gathered_bytes", 0) for r in inter_results)
+    result["partial_matches"] = sum(r.get("partial_matches", 0) for r in inter_results)
     result["workers"] = sorted({r["worker"] for r in intra_results + inter_results})
     if meta.get("listing"):
         rows = [r["rows"] for r in intra_results + inter_results if r["rows"].shape[0]]

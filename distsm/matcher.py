@@ -100,6 +100,8 @@ class Matcher:
             self._cross = cross_vertices(src, dst)
             cross_deg = np.bincount(src, minlength=self.data.n) + np.bincount(dst, minlength=self.data.n)
             self._cross_weights = cross_deg[self._cross]
+            self._everyone = np.arange(self.data.n, dtype=np.int64)
+            self._degree_weights = np.maximum(self.data.degrees, 1)
             self._plan_backend = get_backend("numpy")
             self._index = self.store.adjacency_index(mmap=True)
             self.inter_slices = inter_slices or self.n_workers
@@ -235,19 +237,22 @@ class Matcher:
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
 
-    def _inter_jobs(self, plan: Any) -> list[tuple[list[Any] | None, np.ndarray]]:
-        """(edge groups, or None for the global join; start vertices) of every spanning-search task of a plan:
-        one task per slice, balanced by cross-edge degree (by degree for the global join)."""
+    def _inter_jobs(self, plan: Any) -> list[tuple[list[Any] | None, range]]:
+        """(edge groups, or None for the global join; range of start vertex ids) of every spanning-search task
+        of a plan: one task per slice, balanced by cross-edge degree (by degree for the global join).  The ranges
+        cover every vertex id once."""
         if self.k == 1 or self.cross_edge_count == 0:
             return []
         if plan.strategy == "global":
             # Degree is a rough proxy for power-law work: cut finer than one slice per worker so idle workers
             # can take (steal) the rest.
-            everyone = np.arange(self.data.n, dtype=np.int64)
-            degrees = np.maximum(self.data.degrees, 1)
-            return [(None, s) for s in balanced_slices(everyone, degrees, 4 * self.inter_slices)]
-        groups = list(plan.groups)
-        return [(groups, s) for s in balanced_slices(self._cross, self._cross_weights, self.inter_slices)]
+            slices = balanced_slices(self._everyone, self._degree_weights, 4 * self.inter_slices)
+            jobs: list[Any] = [None] * len(slices)
+        else:
+            slices = balanced_slices(self._cross, self._cross_weights, self.inter_slices)
+            jobs = [list(plan.groups)] * len(slices)
+        starts = [int(s[0]) for s in slices[1:]]
+        return [(g, range(a, b)) for g, a, b in zip(jobs, [0, *starts], [*starts, self.data.n])]
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)

@@ -18,6 +18,19 @@ from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, Step
 from distsm.kernels.signature import signatures
 
+#: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
+Allowed = np.ndarray | range
+
+
+def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
+    """The entries of the sorted vertex array ``members`` that ``allowed`` admits (still sorted)."""
+    if isinstance(allowed, range):
+        if allowed.step != 1:
+            raise ValueError("a range of allowed vertices must have step 1")
+        lo, hi = xp.searchsorted(members, xp.asarray([allowed.start, allowed.stop], dtype=members.dtype)).tolist()
+        return members[lo:hi]
+    return members[xp.isin(members, xp.asarray(np.asarray(allowed, dtype=members.dtype)))]
+
 
 class ArrayBackend:
     """Backend over an array module ``xp``.
@@ -72,11 +85,12 @@ class ArrayBackend:
 
     # ------------------------------------------------------------------ filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
-                   restrict: dict[int, np.ndarray] | None = None) -> list[Any]:
+                   restrict: dict[int, Allowed] | None = None) -> list[Any]:
         """Candidate vertex arrays (sorted data ids) of each query vertex.
 
         ``v`` is a candidate of ``u`` iff labels agree, ``v``'s signature covers ``u``'s and (unless
-        ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices.
+        ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices
+        (an array, or a ``range`` of ids).
         """
         xp = self.xp
         qrows = np.repeat(np.arange(query.n), query.degrees)
@@ -89,8 +103,7 @@ class ArrayBackend:
         for u in range(query.n):
             pool = idx.vertices_by_label.get(int(query.vertex_labels[u]), empty)
             if restrict is not None and u in restrict:
-                allowed = xp.asarray(np.asarray(restrict[u], dtype=self.vertex_dtype))
-                pool = pool[xp.isin(pool, allowed)]
+                pool = restricted(xp, pool, restrict[u])
             if pool.size:
                 keep = xp.ones(pool.shape[0], dtype=bool)
                 for w in range(qsig.shape[0]):

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.array_backend import Allowed, ArrayBackend, restricted
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.query_plan import Step
 from distsm.kernels.signature import signatures
@@ -375,7 +375,7 @@ class CupyBackend(ArrayBackend):
 
     # ------------------------------------------------------------------ filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
-                   restrict: dict[int, np.ndarray] | None = None) -> list[Any]:
+                   restrict: dict[int, Allowed] | None = None) -> list[Any]:
         xp = self.xp
         idx = self.as_gpu_index(idx)
         nq = query.n
@@ -423,11 +423,8 @@ class CupyBackend(ArrayBackend):
             start += c
             self._remember_bitset(arr, words[u])
             cands.append(arr)
-        if restrict:
-            for u, allowed in restrict.items():
-                allowed_dev = xp.asarray(np.asarray(allowed, dtype=self.vertex_dtype))
-                c = cands[u]
-                cands[u] = c[xp.isin(c, allowed_dev)]
+        for u, allowed in (restrict or {}).items():
+            cands[u] = restricted(xp, cands[u], allowed)
         return cands
 
     def _remember_bitset(self, members: Any, words: Any) -> None:

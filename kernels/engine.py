@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.array_backend import Allowed, restricted
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import OrderFunction, gsi_order
 from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
@@ -50,7 +51,7 @@ class PreparedQuery:
 
 
 def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
-            less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None,
+            less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
             spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
     """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
@@ -68,10 +69,9 @@ def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchO
     if candidates is None:
         cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
     else:
-        xp = backend.xp
         cands = list(candidates)
         for u, allowed in (restrict or {}).items():
-            cands[u] = cands[u][xp.isin(cands[u], xp.asarray(np.asarray(allowed, dtype=np.int64)))]
+            cands[u] = restricted(backend.xp, cands[u], allowed)
     sizes = [int(c.shape[0]) for c in cands]
     if min(sizes) == 0:
         return None
@@ -158,7 +158,7 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
 
 
 def count(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
-          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, np.ndarray] | None = None) -> int:
+          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None) -> int:
     """Number of matches (a Python int)."""
     prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
     if prepared is None:
@@ -171,7 +171,7 @@ def count(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, bud
 
 def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
                  limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
-                 restrict: dict[int, np.ndarray] | None = None) -> Iterator[np.ndarray]:
+                 restrict: dict[int, Allowed] | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
     if limit is not None and limit <= 0:
         return

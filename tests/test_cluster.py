@@ -3,6 +3,7 @@
 import os
 import signal
 import time
+from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
@@ -152,6 +153,19 @@ def test_balanced_slices():
     assert np.array_equal(np.concatenate(parts), v)
     assert all(len(p) for p in parts) and len(parts) <= 3
     assert balanced_slices(np.arange(0), np.arange(0), 4) == []
+
+
+def test_spanning_slices_are_id_ranges_covering_every_vertex_once(hprd_matcher):
+    data = distsm.read_graph(DATA)
+    q = distsm.read_graph(query_path("query_dense_16_2"))
+    for strategy in ("pbe", "global"):
+        plan = hprd_matcher.submit([q], strategy=strategy).results()[0]
+        assert plan.ok and plan.count == EXPECTED["query_dense_16_2"]
+        jobs = hprd_matcher._inter_jobs(SimpleNamespace(strategy=strategy, groups=[]))
+        ranges = [r for _, r in jobs]
+        assert len(ranges) > 1 and all(isinstance(r, range) and len(r) for r in ranges)
+        assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
+        assert ranges[0].start == 0 and ranges[-1].stop == data.n
 
 
 def test_dashboard_status_route_and_prometheus_counters(tmp_path):

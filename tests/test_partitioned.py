@@ -11,7 +11,8 @@ from oracles import make_case, random_graph
 import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
-from distsm.partitioned import PartitionedMatcher
+from distsm.kernels.array_backend import restricted
+from distsm.partitioned import PartitionedMatcher, inter_task
 
 KS = [1, 2, 3, 4, 8, 16]
 NUMPY = get_backend("numpy")
@@ -119,3 +120,36 @@ def test_shared_execution_does_less_work_for_the_same_answer():
     alone = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe", share=False)
     assert shared.count == alone.count == distsm.count(data, tri, backend="numpy")
     assert shared.inter_partial_matches * 3 < alone.inter_partial_matches
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), qsize=st.integers(2, 5),
+       cuts=st.lists(st.integers(0, 30), max_size=4), strategy=st.sampled_from(["pbe", "global"]),
+       semantics=st.sampled_from(["plain", "induced", "unique"]))
+def test_start_ranges_split_a_spanning_search_into_disjoint_pieces(seed, n, p, qsize, cuts, strategy, semantics):
+    """Spanning searches sliced by ranges of start-vertex ids (what the Dask layer ships) add up to the whole."""
+    data, query = make_case(seed, n, p, 2, 1, False, qsize, True)
+    sem = Semantics(induced=semantics == "induced", unique=semantics == "unique")
+    matcher = PartitionedMatcher(data, 3, method="random", seed=seed % 100, backend=NUMPY)
+    plan = matcher.plan(query, sem, strategy)
+    bounds = sorted({0, data.n, *(min(c, data.n) for c in cuts)})
+    ranges = [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    for group in (plan.groups if strategy == "pbe" else [None]):
+        def run(start, group=group):
+            return inter_task(NUMPY, matcher.index, matcher.assignment, query, sem, 1 << 24, group=group,
+                              start_vertices=start, count_only=True)
+
+        whole = run(None)
+        assert sum(run(r) for r in ranges) == whole
+        if group is not None:
+            assert sum(run(restricted(np, matcher.cross_vertices, r)) for r in ranges) == whole
+
+
+def test_restricted_by_range_equals_restricted_by_array():
+    members = np.array([1, 3, 4, 9, 12, 13], dtype=np.int32)
+    for lo, hi in [(0, 20), (3, 4), (4, 13), (5, 9), (14, 30), (0, 0)]:
+        expected = members[(members >= lo) & (members < hi)]
+        assert np.array_equal(restricted(np, members, range(lo, hi)), expected)
+        assert np.array_equal(restricted(np, members, np.arange(lo, hi)), expected)
+    with pytest.raises(ValueError, match="step"):
+        restricted(np, members, range(0, 10, 2))
