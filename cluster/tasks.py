@@ -66,17 +66,6 @@ def _adjacency(store_dir: str, backend_name: str) -> tuple[Any, Any, Any]:
     return index, backend, assignment
 
 
-def _cross_vertices(store_dir: str) -> np.ndarray:
-    """Sorted vertices incident to a cross edge (where a spanning search's prime edge can start)."""
-    from distsm.partitioned import cross_vertices
-
-    def load() -> np.ndarray:
-        src, dst, _ = _store(store_dir).cross_edges()
-        return cross_vertices(np.asarray(src), np.asarray(dst))
-
-    return _cached(("cross", store_dir), load)
-
-
 _recent_candidates: OrderedDict[tuple, Any] = OrderedDict()
 RECENT_QUERIES = 8
 
@@ -114,6 +103,9 @@ def load_part(store_dir: str, part: int, backend_name: str) -> dict[str, Any]:
     t = time.perf_counter()
     local, backend = _part(store_dir, part, backend_name)
     idx = backend.index(local.graph)
+    # What every spanning search on this worker reads, loaded now rather than by the first query.
+    _adjacency(store_dir, backend_name)
+    _store(store_dir).cross_vertices()
     return {"part": part, "worker": _worker_name(), "vertices": local.graph.n, "edges": local.graph.m,
             "bytes": int(idx.nbytes), "seconds": time.perf_counter() - t}
 
@@ -151,7 +143,7 @@ def inter(store_dir: str, query: Graph, sem: Semantics, budget: int | None, back
     t = time.perf_counter()
     index, backend, assignment = _adjacency(store_dir, backend_name)
     if groups is not None:
-        start_vertices = restricted(np, _cross_vertices(store_dir),
+        start_vertices = restricted(np, _store(store_dir).cross_vertices(),
                                     range(0, index.n) if start_vertices is None else start_vertices)
     budget = budget or backend.default_budget()
     stats: dict[str, int] = {}

@@ -33,7 +33,7 @@ from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
-from distsm.partitioned import cross_vertices, plan_inter
+from distsm.partitioned import plan_inter
 
 _batches = itertools.count(1)
 
@@ -61,7 +61,8 @@ class Matcher:
         partition_dir: directory of the partition store, readable by every worker (default: beside the data
             file when ``data`` is a path, else a temporary directory removed by :meth:`close`).
         partition_method, partition_seed: the partitioner.
-        inter_slices: pieces each spanning search is split into (default: the number of workers).
+        inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
+            so the scheduler hands them to workers as they free up, which evens out skewed work).
         load_timeout: seconds the initial partition loads may take.
     """
 
@@ -97,14 +98,14 @@ class Matcher:
             src, dst, _ = self.store.cross_edges()
             src, dst = np.asarray(src), np.asarray(dst)
             self.cross_edge_count = int(src.shape[0])
-            self._cross = cross_vertices(src, dst)
+            self._cross = self.store.cross_vertices()
             cross_deg = np.bincount(src, minlength=self.data.n) + np.bincount(dst, minlength=self.data.n)
             self._cross_weights = cross_deg[self._cross]
             self._everyone = np.arange(self.data.n, dtype=np.int64)
             self._degree_weights = np.maximum(self.data.degrees, 1)
             self._plan_backend = get_backend("numpy")
             self._index = self.store.adjacency_index(mmap=True)
-            self.inter_slices = inter_slices or self.n_workers
+            self.inter_slices = inter_slices or 4 * self.n_workers
             self.load_timeout = load_timeout
             self.placement = Placement(self.k)
             self.load_report = self.load()
@@ -199,11 +200,10 @@ class Matcher:
             engine.check_pair(self.data, q)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
-        workers = sorted(set(addrs.values()))
         merge_futs, pieces, plans = [], [], {}
         submitted = time.monotonic()
         with span(f"distsm-batch-{batch_id}"):
-            for qi, (name, q) in enumerate(zip(names, graphs)):
+            for name, q in zip(names, graphs):
                 t = time.perf_counter()
                 plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m)
                 if strategy is not None and strategy != plan.strategy:
@@ -221,13 +221,12 @@ class Matcher:
                                        listing, limit, key=f"distsm-intra-{_token()}", workers=[addrs[p]],
                                        allow_other_workers=True, pure=False)
                     for p in range(self.k)]
-                inter = []
-                for j, (groups, start) in enumerate(self._inter_jobs(plan)):
-                    w = workers[(qi + j) % len(workers)]
-                    inter.append(self.client.submit(tasks.inter, self.store_dir, q, sem, self.memory_budget,
-                                                    self.backend, groups, start, listing, limit, whole,
-                                                    key=f"distsm-inter-{_token()}", workers=[w],
-                                                    allow_other_workers=True, pure=False))
+                # Unpinned: every worker holds the whole graph's adjacency, and the scheduler's queue gives each
+                # slice to the next worker with a free thread (skewed slices balance themselves).
+                inter = [self.client.submit(tasks.inter, self.store_dir, q, sem, self.memory_budget, self.backend,
+                                            groups, start, listing, limit, whole, key=f"distsm-inter-{_token()}",
+                                            pure=False)
+                         for groups, start in self._inter_jobs(plan)]
                 meta = {"batch": batch_id, "query": name, "query_vertices": q.n, "semantics": sem.as_dict(),
                         "plan": summary, "plan_seconds": {"plan": plan_s}, "listing": listing, "split": not whole}
                 merge_futs.append(self.client.submit(tasks.merge, meta, intra, inter, limit,
@@ -244,9 +243,9 @@ class Matcher:
         if self.k == 1 or self.cross_edge_count == 0:
             return []
         if plan.strategy == "global":
-            # Degree is a rough proxy for power-law work: cut finer than one slice per worker so idle workers
-            # can take (steal) the rest.
-            slices = balanced_slices(self._everyone, self._degree_weights, 4 * self.inter_slices)
+            # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
+            # scheduler can even out the rest.
+            slices = balanced_slices(self._everyone, self._degree_weights, self.inter_slices)
             jobs: list[Any] = [None] * len(slices)
         else:
             slices = balanced_slices(self._cross, self._cross_weights, self.inter_slices)

@@ -50,11 +50,6 @@ def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
     return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
 
 
-def cross_vertices(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Sorted data vertices incident to at least one cross edge."""
-    return np.unique(np.concatenate([src, dst])).astype(np.int64)
-
-
 def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
                share: bool = True) -> InterPartitionPlan:
     """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs)."""
@@ -172,7 +167,7 @@ class PartitionedMatcher:
         self.assignment = np.asarray(self.store.assignment)
         src, dst, _ = self.store.cross_edges()
         self.cross_edge_count = int(np.asarray(src).shape[0])
-        self.cross_vertices = cross_vertices(np.asarray(src), np.asarray(dst))
+        self.cross_vertices = self.store.cross_vertices()
         self.host: HostAdjacency | None = None
         self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         if adjacency == "gather":

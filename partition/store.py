@@ -9,6 +9,8 @@ A :class:`PartitionStore` lives in memory (:meth:`PartitionStore.build`) or in a
     cross_src.npy              int64[c]   cross edges (endpoints in different parts), global ids, sorted by
     cross_dst.npy              int64[c]   (src, dst); undirected edges have src < dst
     cross_labels.npy           int32[c]
+    cross_vertices.npy         int64[v]   the vertices incident to a cross edge, ascending (absent in stores
+                                          written before it existed: then derived from the cross edges)
     parts/00000/global_ids.npy     int64[n_i]  local id -> global id, ascending
     parts/00000/vertex_labels.npy  int32[n_i]
     parts/00000/src.npy            int32[m_i]  edges of the induced subgraph, local ids, sorted by (src, dst)
@@ -181,6 +183,10 @@ def _stats(graph: Graph, assignment: np.ndarray, k: int, seconds: float) -> Part
                           part_edges=tuple(int(x) for x in pe), seconds=float(seconds))
 
 
+def _incident(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    return np.unique(np.concatenate([np.asarray(src), np.asarray(dst)])).astype(np.int64)
+
+
 def _part_dir(i: int) -> str:
     return f"parts/{i:05d}"
 
@@ -207,6 +213,7 @@ class PartitionStore:
         self._layout: _Layout | None = None
         self._parts: dict[int, LocalPart] = {}
         self._cross: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._cross_vertices: np.ndarray | None = None
         self._index: DataIndex | None = None
 
     # ------------------------------------------------------------------ construction
@@ -300,6 +307,18 @@ class PartitionStore:
                 arr.flags.writeable = False
         return self._cross
 
+    def cross_vertices(self) -> np.ndarray:
+        """The vertices incident to at least one cross edge (int64, ascending): where a spanning search's prime
+        edge can start."""
+        if self._cross_vertices is None:
+            if not self.in_memory and "cross_vertices.npy" in self._files():
+                self._cross_vertices = self._read("cross_vertices.npy")
+            else:
+                src, dst, _ = self.cross_edges()
+                self._cross_vertices = _incident(src, dst)
+                self._cross_vertices.flags.writeable = False
+        return self._cross_vertices
+
     def adjacency_index(self, mmap: bool = True, *, verify: bool = True) -> DataIndex:
         """The whole graph's NumPy :class:`DataIndex` for inter-partition adjacency.
 
@@ -366,6 +385,7 @@ class PartitionStore:
         files: dict[str, Any] = {"assignment.npy": save_npy(d, "assignment.npy", self.assignment)}
         for name, arr in zip(("cross_src", "cross_dst", "cross_labels"), layout.cross):
             files[f"{name}.npy"] = save_npy(d, f"{name}.npy", arr)
+        files["cross_vertices.npy"] = save_npy(d, "cross_vertices.npy", self.cross_vertices())
         for i in range(self.k):
             sub = d / _part_dir(i)
             sub.mkdir(parents=True)

@@ -223,11 +223,28 @@ def test_save_open_round_trip(graphs, name, tmp_path):
         np.testing.assert_array_equal(back.part(i).global_ids, store.part(i).global_ids)
     for x, y in zip(back.cross_edges(), store.cross_edges()):
         np.testing.assert_array_equal(x, y)
+    src, dst, _ = store.cross_edges()
+    incident = np.flatnonzero(np.bincount(np.concatenate([src, dst]), minlength=g.n))
+    np.testing.assert_array_equal(store.cross_vertices(), incident)
+    np.testing.assert_array_equal(back.cross_vertices(), incident)
+    assert "cross_vertices.npy" in manifest["files"]
     check_store(g, back)
     # Without the graph the parts are still readable: each part directory is self-contained.
     blind = PartitionStore.open(d)
     assert blind.graph is None and blind.part(2).graph == store.part(2).graph
     back.verify()
+
+
+def test_store_without_cross_vertices_file_derives_them(graphs, tmp_path):
+    """Stores written before ``cross_vertices.npy`` existed still serve the cross vertices."""
+    g = graphs["hprd"]
+    store = PartitionStore.build(g, 4, method="random", seed=3)
+    d = store.save(tmp_path / "old")
+    manifest = json.loads((d / "manifest.json").read_text())
+    del manifest["files"]["cross_vertices.npy"]
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    (d / "cross_vertices.npy").unlink()
+    np.testing.assert_array_equal(PartitionStore.open(d).cross_vertices(), store.cross_vertices())
 
 
 def test_open_is_lazy(graphs, tmp_path):
