@@ -108,7 +108,9 @@ def summarize(runs: list[dict], names: list[str]) -> tuple[list[dict], list[str]
                         "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
                         "intra_s": stage["intra"], "inter_s": stage["inter"],
                         "task_seconds_common": round(stage["intra"] + stage["inter"], 4),
-                        "gathered_mb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**20, 2)})
+                        "gathered_mb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**20, 2),
+                        "slowest_slice_s": max((r["queries"][q]["seconds"].get("inter_slice_max", 0) for q in common),
+                                               default=0)})
     return summary, common, agree
 
 

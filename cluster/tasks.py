@@ -184,6 +184,8 @@ def merge(meta: dict[str, Any], intra_results: list[dict[str, Any]], inter_resul
     result["seconds"] = {
         "intra": sum(r["seconds"] for r in intra_results),
         "inter": sum(r["seconds"] for r in inter_results),
+        # the longest slice bounds how well the spanning search spreads over workers
+        "inter_slice_max": max((r["seconds"] for r in inter_results), default=0.0),
     }
     result["gathered_bytes"] = sum(r.get("gathered_bytes", 0) for r in inter_results)
     result["partial_matches"] = sum(r.get("partial_matches", 0) for r in inter_results)
