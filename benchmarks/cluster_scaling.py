@@ -69,6 +69,8 @@ def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespa
                                partition_method=args.method)
             setup_s = time.perf_counter() - t
             placed = {r["part"]: r["worker"] for r in m.load_report}
+            # the whole graph's adjacency each worker holds for spanning searches (copied once, at load)
+            loaded = max(r["adjacency_bytes"] for r in m.load_report) / 2**20
             m.count(graphs[0])  # warm-up: kernels compiled, adjacency loaded on every worker
             t = time.perf_counter()
             results = m.submit(graphs, names=names, timeout=args.timeout).results()
@@ -82,6 +84,7 @@ def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespa
     ok = [r for r in results if r.ok]
     return {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed,
             "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
+            "adjacency_loaded_mb_per_worker": round(loaded, 1) if n > 1 else 0.0,
             "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4), "finished": len(ok),
             "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
             "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
@@ -108,7 +111,9 @@ def summarize(runs: list[dict], names: list[str]) -> tuple[list[dict], list[str]
                         "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
                         "intra_s": stage["intra"], "inter_s": stage["inter"],
                         "task_seconds_common": round(stage["intra"] + stage["inter"], 4),
-                        "gathered_mb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**20, 2),
+                        "adjacency_read_gb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**30,
+                                                   2),
+                        "adjacency_loaded_mb_per_worker": r["adjacency_loaded_mb_per_worker"],
                         "slowest_slice_s": max((r["queries"][q]["seconds"].get("inter_slice_max", 0) for q in common),
                                                default=0)})
     return summary, common, agree
@@ -158,10 +163,11 @@ def main(argv=None):
                                               "common_queries": len(common), "complete": len(runs) == len(args.gpus),
                                               "summary": summary, "runs": runs}, args.out)
     print(f"{'gpus':>4} {'finished':>8} {'wall s':>8} {'speedup':>8} {'eff':>6} {'intra s':>8} {'inter s':>8} "
-          f"{'gath MB':>8}")
+          f"{'read GB':>8} {'adj MB/w':>8} {'slice s':>8}")
     for s in summary:
         print(f"{s['gpus']:4d} {s['finished']:8d} {s['batch_wall_s']:8.2f} {s['speedup'] or 0:8.2f} "
-              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f} {s['gathered_mb']:8.1f}")
+              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f} {s['adjacency_read_gb']:8.1f} "
+              f"{s['adjacency_loaded_mb_per_worker']:8.0f} {s['slowest_slice_s']:8.2f}")
     print(f"counts agree across runs on {len(common)} common queries: {agree}; wrote {path}")
     if not common or not agree or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):
         raise SystemExit("scaling check failed: no common query, counts disagree, or parts not spread out")

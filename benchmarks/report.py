@@ -120,8 +120,10 @@ def _cluster_scaling(entries: list, lines: list[str], out_dir: Path) -> None:
                   f"{r['common_queries']} queries of {r['query_size']} vertices; counts agree: {r['counts_agree']}",
                   ""]
         rows = [[s["gpus"], s["finished"], s["batch_wall_s"], s["speedup"], s["efficiency"], s["intra_s"],
-                 s["inter_s"]] for s in r["summary"]]
-        lines += _table(["GPUs", "finished", "wall s", "speedup", "efficiency", "intra task s", "inter task s"], rows)
+                 s["inter_s"], s.get("slowest_slice_s", "—"), s.get("adjacency_read_gb", "—"),
+                 s.get("adjacency_loaded_mb_per_worker", "—")] for s in r["summary"]]
+        lines += _table(["GPUs", "finished", "wall s", "speedup", "efficiency", "intra task s", "inter task s",
+                         "slowest slice s", "adjacency read GB", "adjacency loaded MB/worker"], rows)
         xs = [s["gpus"] for s in r["summary"]]
         png = _plot(out_dir / f"{Path(name).stem}.png", "batch wall time", "GPUs", "seconds",
                     {"measured": (xs, [s["batch_wall_s"] for s in r["summary"]]),

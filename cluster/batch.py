@@ -29,7 +29,7 @@ class QueryResult:
     inter: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
     error: str | None = None
-    gathered_bytes: int = 0              # adjacency the spanning searches read (4 bytes per entry)
+    gathered_bytes: int = 0              # adjacency the spanning searches read (4 bytes per entry scanned)
     partial_matches: int = 0             # partial matches the spanning searches produced (their work)
 
     @property

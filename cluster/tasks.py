@@ -104,10 +104,10 @@ def load_part(store_dir: str, part: int, backend_name: str) -> dict[str, Any]:
     local, backend = _part(store_dir, part, backend_name)
     idx = backend.index(local.graph)
     # What every spanning search on this worker reads, loaded now rather than by the first query.
-    _adjacency(store_dir, backend_name)
+    adjacency, _, _ = _adjacency(store_dir, backend_name)
     _store(store_dir).cross_vertices()
     return {"part": part, "worker": _worker_name(), "vertices": local.graph.n, "edges": local.graph.m,
-            "bytes": int(idx.nbytes), "seconds": time.perf_counter() - t}
+            "bytes": int(idx.nbytes), "adjacency_bytes": int(adjacency.nbytes), "seconds": time.perf_counter() - t}
 
 
 def intra(store_dir: str, part: int, query: Graph, sem: Semantics, budget: int | None, backend_name: str,
