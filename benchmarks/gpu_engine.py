@@ -338,10 +338,9 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
     orig_w, orig_e = gpu.workload, gpu.extend
 
     def spy_w(idx, table, step):
-        delta, offsets = orig_w(idx, table, step)
-        total = int(offsets[-1]) if offsets.shape[0] else 0
+        delta, offsets, total = orig_w(idx, table, step)
         need.append(total * engine.entry_bytes(table.shape[1] + 1))
-        return delta, offsets
+        return delta, offsets, total
 
     def spy_e(*a, **k):
         calls["extend"] += 1
