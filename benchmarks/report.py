@@ -22,7 +22,7 @@ def _load(results: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
             record = json.loads(path.read_text())
         except json.JSONDecodeError:
             continue
-        kind = record.get("benchmark") or ("gpu_engine" if "hprd" in record and "rmat" in record else path.stem)
+        kind = record.get("benchmark") or ("gpu_engine" if "hprd" in record or "rmat" in record else path.stem)
         found.setdefault(kind, []).append((path.name, record))
     return found
 
@@ -79,14 +79,44 @@ def _hprd_cpu(entries: list, lines: list[str], out_dir: Path) -> None:
 
 def _gpu_engine(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
-        h = r["hprd"]
-        lines += ["### GPU engine: HPRD batch (GPU and NumPy in the same run)", "", _where(name, r), ""]
-        lines += _table(["backend", "batch s (median)", "query ms median", "query ms p95", "answers right"],
-                        [["cupy", round(h["gpu_batch_s_median"], 3), round(h["gpu_query_ms_median"], 2),
-                          round(h["gpu_query_ms_p95"], 2), h["counts_match_expected"]],
-                         ["numpy", round(h["numpy_batch_s"], 3), round(h["numpy_query_ms_median"], 2),
-                          round(h["numpy_query_ms_p95"], 2), h["numpy_counts_match"]]])
-        lines += ["", f"Target: {h['target']} — {'met' if h['target_met'] else 'not met'}.", ""]
+        h = r.get("hprd")
+        if h and "skipped" not in h:
+            lines += ["### GPU engine: HPRD batch (GPU and NumPy in the same run)", "", _where(name, r), ""]
+            lines += _table(["backend", "batch s (median)", "query ms median", "query ms p95", "answers right"],
+                            [["cupy", round(h["gpu_batch_s_median"], 3), round(h["gpu_query_ms_median"], 2),
+                              round(h["gpu_query_ms_p95"], 2), h["counts_match_expected"]],
+                             ["numpy", round(h["numpy_batch_s"], 3), round(h["numpy_query_ms_median"], 2),
+                              round(h["numpy_query_ms_p95"], 2), h["numpy_counts_match"]]])
+            lines += ["", f"Target: {h['target']} — {'met' if h['target_met'] else 'not met'}.", ""]
+        rm = r.get("rmat") or {}
+        sets = [k for k in rm.get("sets", []) if k in rm]
+        if sets:
+            g = rm["graph"]
+            lines += [f"### GPU engine: R-MAT query sets ({name})", "",
+                      _where(name, r) + f"; {g['generator']}; {g['vertices']} vertices, {g['edges']} edges, "
+                      f"{g['vertex_labels']} vertex labels", ""]
+            rows = []
+            for k in sets:
+                e = rm[k]
+                sub = e.get("numpy_subset") or {}
+                rows.append([k, e["size"], e["run"], e["finished"], e["cap_s"], e["query_ms_median_finished"],
+                             e["query_ms_p95_finished"], f"{e['matches_per_s_all']:.3g}" if e["matches_per_s_all"]
+                             else "-", e["peak_query_pool_bytes_max"], sub.get("rate_ratio_median")])
+            lines += _table(["set", "query vertices", "run", "finished under cap", "cap s", "median ms (finished)",
+                             "p95 ms (finished)", "matches/s (capped runs included)", "peak pool bytes",
+                             "GPU/NumPy enumeration rate (median)"], rows)
+            lines += ["", f"Target: {rm.get('target')}.", ""]
+        b = r.get("budget")
+        if b and "skipped" not in b:
+            lines += ["### GPU engine: a query over the memory budget", "", _where(name, r), ""]
+            lines += _table(["query", "largest level bytes", "budget bytes", "ratio", "count (default budget)",
+                             "count (small budget)", "equal", "ms (default)", "ms (small)", "extend calls",
+                             "peak pool bytes (small)"],
+                            [[b["query"], b["largest_level_bytes"], b["budget_bytes"], round(b["ratio"], 1),
+                              b["count_default_budget"], b["count_small_budget"], b["counts_equal"],
+                              round(b["default_budget_ms"], 1), round(b["small_budget_ms"], 1),
+                              b["extend_calls_small_budget"], b["peak_query_pool_bytes_small_budget"]]])
+            lines += [""]
 
 
 def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:

@@ -23,6 +23,35 @@ from benchmarks.gpu_engine import timed_count
 from distsm.kernels import cuda_device_count, get_backend
 
 
+def summarize(args: argparse.Namespace, backends: dict, rows: list[dict]) -> list[dict]:
+    """Per size and kind: queries finished, median and p95 per backend, median GPU/NumPy speedup."""
+    summary = []
+    for size in args.sizes:
+        for kind in ("dense", "sparse"):
+            sub = [r for r in rows if r["size"] == size and r["kind"] == kind]
+            entry = {"size": size, "kind": kind, "queries": len(sub)}
+            for name in backends:
+                fin = [r[name]["seconds"] for r in sub if r[name]["finished"]]
+                entry[name] = {"finished": len(fin),
+                               "median_ms": round(1e3 * statistics.median(fin), 3) if fin else None,
+                               "p95_ms": round(1e3 * float(np.percentile(fin, 95)), 3) if fin else None}
+            if "cupy" in backends:
+                both = [r["numpy"]["seconds"] / r["cupy"]["seconds"] for r in sub
+                        if r["numpy"]["finished"] and r["cupy"]["finished"] and r["cupy"]["seconds"] > 0]
+                entry["speedup_median"] = round(statistics.median(both), 2) if both else None
+            summary.append(entry)
+    return summary
+
+
+def save(args: argparse.Namespace, data, rest: float, gen_s: float, backends: dict, rows: list[dict],
+         complete: bool = True):
+    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
+             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
+    return meta.write("synthetic", {"graph": graph, "cap_s": args.cap, "backends": list(backends),
+                                    "complete": complete, "counts_agree": all(r["agree"] for r in rows),
+                                    "summary": summarize(args, backends, rows), "queries": rows}, args.out)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=16)
@@ -63,37 +92,20 @@ def main(argv=None):
                 done = [rec[n]["count"] for n in backends if rec[n]["finished"]]
                 rec["agree"] = len(set(done)) <= 1
                 rows.append(rec)
+                save(args, data, rest, gen_s, backends, rows, complete=False)  # a timeout keeps what ran
                 print(f"size {size:2d} {kind:6s} #{i}: " + "  ".join(
                     f"{n} {rec[n]['seconds'] * 1e3:9.2f} ms{'' if rec[n]['finished'] else ' (cap)'}"
                     for n in backends) + f"  count {done[0] if done else '?'}", file=sys.stderr, flush=True)
-    summary = []
-    for size in args.sizes:
-        for kind in ("dense", "sparse"):
-            sub = [r for r in rows if r["size"] == size and r["kind"] == kind]
-            entry = {"size": size, "kind": kind, "queries": len(sub)}
-            for name in backends:
-                fin = [r[name]["seconds"] for r in sub if r[name]["finished"]]
-                entry[name] = {"finished": len(fin),
-                               "median_ms": round(1e3 * statistics.median(fin), 3) if fin else None,
-                               "p95_ms": round(1e3 * float(np.percentile(fin, 95)), 3) if fin else None}
-            if "cupy" in backends:
-                both = [r["numpy"]["seconds"] / r["cupy"]["seconds"] for r in sub
-                        if r["numpy"]["finished"] and r["cupy"]["finished"] and r["cupy"]["seconds"] > 0]
-                entry["speedup_median"] = round(statistics.median(both), 2) if both else None
-            summary.append(entry)
-    agree = all(r["agree"] for r in rows)
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
-    path = meta.write("synthetic", {"graph": graph, "cap_s": args.cap, "backends": list(backends),
-                                    "counts_agree": agree, "summary": summary, "queries": rows}, args.out)
+    path = save(args, data, rest, gen_s, backends, rows)
     head = f"{'size':>4} {'kind':6} {'queries':>7}"
     head += "".join(f" {n + ' fin':>10} {n + ' med ms':>13}" for n in backends)
     print(head + ("   speedup" if "cupy" in backends else ""))
-    for e in summary:
+    for e in summarize(args, backends, rows):
         line = f"{e['size']:4d} {e['kind']:6} {e['queries']:7d}" + "".join(
             f" {e[n]['finished']:>10} {e[n]['median_ms'] if e[n]['median_ms'] is not None else '-':>13}"
             for n in backends)
         print(line + (f"   {e.get('speedup_median')}" if "cupy" in backends else ""))
+    agree = all(r["agree"] for r in rows)
     print(f"counts agree: {agree}; wrote {path}")
     if not agree:
         raise SystemExit("backends disagree on a count")
