@@ -1,6 +1,6 @@
 """PBE shared execution against one search per query edge, on unlabelled symmetric queries.
 
-    python -m benchmarks.pbe_shared [--scale 12] [--edges 20000] [--ks 4 8] [--out FILE]
+    python -m benchmarks.pbe_shared [--scale 12] [--edges 20000] [--ks 4 8] [--backend auto] [--out FILE]
 
 For each query (triangle, 4-cycle, diamond, 4-clique, house, 5-clique) and partition count k, on an R-MAT
 power-law graph: the intra/inter split of the matches, and the partial matches produced and seconds taken by the
@@ -60,12 +60,14 @@ def main(argv=None):
     p.add_argument("--ks", type=int, nargs="+", default=[4, 8])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rmat-a", type=float, default=0.45, help="R-MAT top-left probability (skew); b = c = (1-a)/2.5")
+    p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"],
+                   help="engine backend (auto: CuPy where a GPU is present)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     rest = (1 - args.rmat_a) / 2.5
     data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=1, edge_labels=1, seed=args.seed,
                       a=args.rmat_a, b=rest, c=rest)
-    be = get_backend("numpy")
+    be = get_backend(args.backend)
     budget = 1 << 30
     rows = []
     for k in args.ks:
@@ -73,7 +75,7 @@ def main(argv=None):
         for name, g in QUERIES.items():
             q = Graph.from_networkx(g)
             t = time.perf_counter()
-            whole = distsm.count(data, q, backend="numpy")
+            whole = distsm.count(data, q, backend=be.name)
             whole_s = time.perf_counter() - t
             shared = matcher.count(q, Semantics(), budget, strategy="pbe")
             alone = matcher.count(q, Semantics(), budget, strategy="pbe", share=False)
@@ -95,7 +97,8 @@ def main(argv=None):
     planner = planner_seconds()
     graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "seed": args.seed,
              "rmat_abc": [args.rmat_a, rest, rest]}
-    path = meta.write("pbe_shared", {"graph": graph, "results": rows, "planner": planner}, args.out)
+    path = meta.write("pbe_shared", {"graph": graph, "backend": be.name, "results": rows, "planner": planner},
+                      args.out)
     print(f"graph: {data.n} vertices, {data.m} edges (R-MAT scale {args.scale}, seed {args.seed})")
     print(f"{'query':9} {'k':>2} {'matches':>10} {'intra%':>7} {'partial x':>9} {'time x':>7}")
     for r in rows:

@@ -123,7 +123,8 @@ def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
         g = r["graph"]
         lines += ["### Shared execution (PBE) against one search per query edge", "",
-                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges (R-MAT, seed {g['seed']})",
+                  _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges (R-MAT, seed {g['seed']}); "
+                  f"backend {r.get('backend', 'numpy')}",
                   ""]
         rows = [[x["query"], x["k"], x["matches"], f"{100 * (x['intra_share'] or 0):.1f}%", x["edge_groups"],
                  x["shared"]["partial_matches"], x["per_edge"]["partial_matches"], x["partial_ratio"],

@@ -598,7 +598,10 @@ class CupyBackend(ArrayBackend):
         A row above ``block_max`` is split into pieces of ``block_max`` entries, one block each: ``block_max`` is
         the fair share of one resident block (``total`` over 8 blocks per SM), at least 4 x ``warp_max``, so one
         huge row never holds the grid's tail.  Rows in between get a block."""
-        buckets = np.bincount(np.floor(np.log2(widths)).astype(np.int64))
+        return self._thresholds(np.bincount(np.floor(np.log2(widths)).astype(np.int64)), total)
+
+    def _thresholds(self, buckets: np.ndarray, total: int) -> tuple[int, int]:
+        """:meth:`tier_thresholds` from the log2 histogram (``buckets[j]`` rows of ``2**j`` to ``2**(j+1) - 1``)."""
         cum = np.cumsum(buckets)
         j90 = int(np.searchsorted(cum, 0.9 * cum[-1]))
         warp_max = int(min(max(2 ** (j90 + 2), 64), 1024))
@@ -614,7 +617,8 @@ class CupyBackend(ArrayBackend):
     def _extend_tiered(self, probe: tuple, offsets: Any, nrows: int, a: int, b: int, mode: int, counter: Any,
                        cand: Any, flags: Any) -> None:
         """Entries [a, b) through :func:`extend_tiered`: rows bucketed by workload into warp, block and split tiers
-        (thresholds from :meth:`tier_thresholds`)."""
+        (thresholds from :meth:`tier_thresholds`).  The work items are built on the device: only the histogram
+        and the item counts come to the host, never per-row arrays."""
         xp = self.xp
         r0, r1 = (int(x) for x in self.to_host(xp.searchsorted(offsets, xp.asarray([a, b - 1], dtype=xp.int64),
                                                                      side="right")))
@@ -624,33 +628,39 @@ class CupyBackend(ArrayBackend):
         starts[0] = offsets[r0 - 1] if r0 else 0
         starts[1:] = ends[:-1]
         lo, hi = xp.maximum(starts, a), xp.minimum(ends, b)
-        width = self.to_host(hi - lo)
-        live = np.flatnonzero(width > 0)
-        warp_max, block_max = self.tier_limits or self.tier_thresholds(width[live], b - a)
-        rows = np.arange(r0, r1, dtype=np.int64)
-        lo_h, hi_h = self.to_host(lo), self.to_host(hi)
-        w = width[live]
-        warp = live[w <= warp_max]
-        block = live[(w > warp_max) & (w <= block_max)]
-        huge = live[w > block_max]
-        pieces = [np.stack([rows[block], lo_h[block], hi_h[block]], 1)]
-        for i in huge:  # few rows: each is cut into block_max-sized pieces
-            cuts = np.arange(lo_h[i], hi_h[i], block_max, dtype=np.int64)
-            pieces.append(np.stack([np.full(cuts.shape[0], rows[i]), cuts, np.minimum(cuts + block_max, hi_h[i])], 1))
-        block_items = np.concatenate(pieces)
-        warp_items = np.stack([rows[warp], lo_h[warp], hi_h[warp]], 1)
+        width = hi - lo
+        if self.tier_limits:
+            warp_max, block_max = self.tier_limits
+        else:
+            live = width[width > 0].astype(xp.float64)
+            warp_max, block_max = self._thresholds(self.to_host(xp.bincount(xp.floor(xp.log2(live)).astype(xp.int64))),
+                                                   b - a)
+        warp = xp.flatnonzero((width > 0) & (width <= warp_max))
+        big = xp.flatnonzero(width > warp_max)
+        # Rows above warp_max take ceil(width / block_max) block items: one for a block-tier row, more for a
+        # split row.  Item p belongs to the big row whose piece range [cum - pieces, cum) holds p.
+        pieces = (width[big] + (block_max - 1)) // block_max
+        cum = xp.cumsum(pieces)
+        n_block, n_split_rows = (int(x) for x in self.to_host(xp.stack([cum[-1], (pieces > 1).sum()]))) \
+            if big.shape[0] else (0, 0)
+        p = xp.arange(n_block, dtype=xp.int64)
+        owner = xp.searchsorted(cum, p, side="right")
+        row = big[owner]
+        start = lo[row] + (p - (cum - pieces)[owner]) * block_max
+        block_items = xp.stack([row + r0, start, xp.minimum(start + block_max, hi[row])], axis=1)
+        warp_items = xp.stack([warp + r0, lo[warp], hi[warp]], axis=1)
         st = self.tier_stats
         st["launches"] = st.get("launches", 0) + 1
         st["warp_rows"] = st.get("warp_rows", 0) + int(warp.shape[0])
-        st["block_rows"] = st.get("block_rows", 0) + int(block.shape[0])
-        st["split_rows"] = st.get("split_rows", 0) + int(huge.shape[0])
-        st["split_pieces"] = st.get("split_pieces", 0) + int(block_items.shape[0] - block.shape[0])
+        st["block_rows"] = st.get("block_rows", 0) + int(big.shape[0]) - n_split_rows
+        st["split_rows"] = st.get("split_rows", 0) + n_split_rows
+        st["split_pieces"] = st.get("split_pieces", 0) + n_block - (int(big.shape[0]) - n_split_rows)
         fn = self._fn("extend_tiered")
         for items, group in ((warp_items, 32), (block_items, BLOCK)):
             count = int(items.shape[0])
             if count == 0:
                 continue
-            dev = xp.asarray(np.ascontiguousarray(items, dtype=np.int64))
+            dev = xp.ascontiguousarray(items.astype(xp.int64, copy=False))
             per_block = BLOCK // group
             grid = max(1, min(-(-count // per_block), MAX_GRID))
             fn((grid,), (BLOCK,), probe + (dev, _i64(count), _i32(group), _i64(a), _i32(mode), counter, cand, flags))
