@@ -141,7 +141,8 @@ def random_walk_query(data: Graph, size: int, rng: np.random.Generator,
                       max_steps: int | None = None) -> Graph | None:
     """A connected ``size``-vertex query grown by a random walk in ``data`` (None if none found).
 
-    Dense: average degree >= 3 (walks are retried up to ``attempts`` times).  Sparse: average degree < 3
+    Dense: average degree >= 3 (walks are retried up to ``attempts`` times, then the query is grown greedily
+    towards the densest frontier vertex, see :func:`_dense_growth`).  Sparse: average degree < 3
     (random non-tree edges are dropped).  Core: every query vertex has degree >= 2 (no pendant vertices, whose
     images multiply the match count by a data vertex's degree; retried like dense).  Any: the induced walk
     subgraph as it is.
@@ -180,6 +181,46 @@ def random_walk_query(data: Graph, size: int, rng: np.random.Generator,
         if kind == "sparse" and avg >= 3.0:
             edges = _thin(edges, size, rng)
         return _as_query(data, verts, edges)
+    if kind == "dense":
+        return _dense_growth(data, size, rng, attempts)
+    return None
+
+
+def _dense_growth(data: Graph, size: int, rng: np.random.Generator, attempts: int,
+                  scan: int = 256) -> Graph | None:
+    """A dense query where random walks found none (sparse power-law graphs): from a random start, repeatedly add
+    the frontier vertex with the most edges into the set (ties broken at random; at most ``scan`` sampled
+    neighbours of each added vertex join the frontier, so hubs stay cheap).  None when no attempt reaches an
+    average degree of 3."""
+    deg = np.diff(data.indptr)
+    starts = np.flatnonzero(deg >= 3)
+    if starts.shape[0] == 0:
+        return None
+    for _ in range(attempts):
+        verts = [int(starts[rng.integers(0, starts.shape[0])])]
+        seen = set(verts)
+        links: dict[int, int] = {}
+        while len(verts) < size:
+            lo, hi = int(data.indptr[verts[-1]]), int(data.indptr[verts[-1] + 1])
+            nbrs = data.neighbors[lo:hi]
+            if nbrs.shape[0] > scan:
+                nbrs = nbrs[rng.choice(nbrs.shape[0], scan, replace=False)]
+            for w in nbrs.tolist():
+                if w not in seen:
+                    links[w] = links.get(w, 0) + 1
+            if not links:
+                break
+            best = max(links.values())
+            top = [w for w, c in links.items() if c == best]
+            nxt = top[int(rng.integers(0, len(top)))]
+            del links[nxt]
+            seen.add(nxt)
+            verts.append(nxt)
+        if len(verts) < size:
+            continue
+        edges = _induced_edges(data, verts)
+        if 2.0 * len(edges) / size >= 3.0:
+            return _as_query(data, verts, edges)
     return None
 
 
