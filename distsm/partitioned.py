@@ -26,7 +26,7 @@ from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import Spanning
 from distsm.kernels.gather import HostAdjacency
-from distsm.kernels.index import DataIndex, estimate_index_bytes
+from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, inter_partition_plan
 
@@ -186,12 +186,17 @@ class PartitionedMatcher:
     def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: str = "metis", seed: int = 0,
                    directory: str | None = None, adjacency: str = "host", max_tries: int = 6) -> PartitionedMatcher:
         """An out-of-core (``adjacency="host"`` or ``"gather"``) matcher whose ``k`` is chosen from the device
-        ``budget``: every
-        part's index must fit in three eighths of it (half is the join's, an eighth the cached high-degree rows;
-        see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while the
-        partitioner leaves a part too large.  The whole graph's O(|V|) arrays (labels, degrees, signatures, the
-        part of every vertex) stay on the device on top of the budget."""
-        half = max(budget * 3 // 8, 1)
+        ``budget``.  The whole graph's O(|V|) arrays (labels, degrees, signatures, the part of every vertex; see
+        :func:`~distsm.kernels.index.estimate_core_bytes`) stay on the device and come off the budget first; every
+        part's index must fit in three eighths of the rest (half is the join's, an eighth the cached high-degree
+        rows; see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while
+        the partitioner leaves a part too large.  A budget that cannot hold the O(|V|) arrays is refused."""
+        core = estimate_core_bytes(data.n)
+        if budget <= core:
+            raise ValueError(f"a device budget of {budget} bytes cannot hold the data graph's per-vertex arrays "
+                             f"({core} bytes for {data.n} vertices) that out-of-core search keeps on the device; "
+                             f"raise it above {core} bytes")
+        half = max((budget - core) * 3 // 8, 1)
         labelled = data.num_effective_labels > 1
         k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
         for _ in range(max_tries):
@@ -224,17 +229,17 @@ class PartitionedMatcher:
         return plan
 
     def _budgets(self, budget: int) -> int:
-        """The join's budget (half of ``budget`` out of core).  Out of core an eighth more holds the cached
-        high-degree rows, and either the part being searched (at most three eighths, see :meth:`for_budget`) or a
-        gathered piece (a quarter) is resident with them."""
+        """The join's budget.  Out of core the whole graph's O(|V|) arrays come off ``budget`` first, and the
+        join gets half of the rest; an eighth more holds the cached high-degree rows, and either the part being
+        searched (at most three eighths, see :meth:`for_budget`) or a gathered piece (a quarter) is resident with
+        them."""
         if self.adjacency == "device":
             return budget
-        if self.host is None:
-            return max(budget // 2, 1)
-        if self.host.limit != max(budget // 4, 1):
-            self.host.limit = max(budget // 4, 1)
-            self.host.set_cache(budget // 8)
-        return max(budget // 2, 1)
+        rest = max(budget - estimate_core_bytes(self.data.n), 8)
+        if self.host is not None and self.host.limit != max(rest // 4, 1):
+            self.host.limit = max(rest // 4, 1)
+            self.host.set_cache(rest // 8)
+        return max(rest // 2, 1)
 
     @contextmanager
     def _resident(self, i: int) -> Iterator[Any]:

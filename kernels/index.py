@@ -46,6 +46,12 @@ def estimate_index_bytes(n: int, nnz: int, labelled: bool) -> int:
     return 44 * n + per_entry * nnz
 
 
+def estimate_core_bytes(n: int) -> int:
+    """Upper bound on the device bytes an out-of-core search keeps for the whole graph whatever the part: the
+    index's per-vertex arrays (see :func:`estimate_index_bytes`) and the part of every vertex."""
+    return 48 * n
+
+
 def build_index(graph: Graph, xp: Any) -> DataIndex:
     """Build the :class:`DataIndex` of ``graph`` on the host and move it to ``xp``'s device."""
     n, nnz = graph.n, graph.nnz

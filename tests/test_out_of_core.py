@@ -12,7 +12,7 @@ import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.gather import HostAdjacency, step_columns
-from distsm.kernels.index import build_index, estimate_index_bytes
+from distsm.kernels.index import build_index, estimate_core_bytes, estimate_index_bytes
 from distsm.partitioned import PartitionedMatcher
 
 NUMPY = get_backend("numpy")
@@ -56,6 +56,9 @@ def test_hprd_out_of_core_with_budget_chosen_k(adjacency):
     budget = graph_bytes // 2
     matcher = PartitionedMatcher.for_budget(data, budget, backend=NUMPY, method="metis", adjacency=adjacency)
     assert matcher.k >= 4
+    rest = budget - estimate_core_bytes(data.n)  # the per-vertex arrays come off the budget first
+    st = matcher.store.stats
+    assert max(estimate_index_bytes(v, 2 * e, False) for v, e in zip(st.part_vertices, st.part_edges)) <= rest * 3 // 8
     wrong, moved, inter = {}, 0, 0
     for name, expected in sorted(expected_counts().items()):
         r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), budget)
@@ -65,7 +68,13 @@ def test_hprd_out_of_core_with_budget_chosen_k(adjacency):
             wrong[name] = (r.count, expected)
     assert not wrong and inter > 0 and moved > 0
     if adjacency == "gather":
-        assert matcher.host.stats.peak_piece_bytes <= budget // 4 or matcher.host.stats.splits == 0
+        assert matcher.host.stats.peak_piece_bytes <= rest // 4 or matcher.host.stats.splits == 0
+
+
+def test_budget_below_the_per_vertex_arrays_is_refused():
+    data = distsm.read_graph(DATA)
+    with pytest.raises(ValueError, match="per-vertex arrays .* raise it above"):
+        PartitionedMatcher.for_budget(data, estimate_core_bytes(data.n), backend=NUMPY)
 
 
 @pytest.mark.parametrize("cache", [0, 60_000])
@@ -126,7 +135,7 @@ def test_cli_out_of_core(capsys):
 
     names = sorted(expected_counts())[:5]
     args = ["count", str(DATA), *map(str, map(query_path, names)), "--json", "--backend", "numpy",
-            "--partitions", "auto", "--adjacency", "gather", "--memory-budget", "400KiB"]
+            "--partitions", "auto", "--adjacency", "gather", "--memory-budget", "1MiB"]
     assert main(args) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
     assert {r["query"]: r["count"] for r in lines} == {n: expected_counts()[n] for n in names}
