@@ -38,14 +38,20 @@ from distsm.partitioned import plan_inter
 _batches = itertools.count(1)
 
 
-def balanced_slices(vertices: np.ndarray, weights: np.ndarray, pieces: int) -> list[np.ndarray]:
-    """Split ``vertices`` into at most ``pieces`` contiguous non-empty slices of about equal total weight."""
-    if vertices.shape[0] == 0:
-        return []
+def balanced_starts(weights: np.ndarray, pieces: int) -> np.ndarray:
+    """Where each of at most ``pieces`` contiguous non-empty runs of ``weights`` with about equal totals begins
+    (ascending indices, the first 0; empty for no weights)."""
+    if weights.shape[0] == 0:
+        return np.zeros(0, np.int64)
     cum = np.cumsum(weights.astype(np.float64))
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, pieces) / pieces, side="left") + 1
-    bounds = np.unique(np.concatenate(([0], np.minimum(cuts, vertices.shape[0]), [vertices.shape[0]])))
-    return [vertices[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    return np.unique(np.concatenate(([0], cuts[cuts < weights.shape[0]])))
+
+
+def balanced_slices(vertices: np.ndarray, weights: np.ndarray, pieces: int) -> list[np.ndarray]:
+    """Split ``vertices`` into at most ``pieces`` contiguous non-empty slices of about equal total weight."""
+    bounds = [*balanced_starts(weights, pieces).tolist(), vertices.shape[0]]
+    return [vertices[a:b] for a, b in zip(bounds[:-1], bounds[1:])] if vertices.shape[0] else []
 
 
 class Matcher:
@@ -101,7 +107,6 @@ class Matcher:
             self._cross = self.store.cross_vertices()
             cross_deg = np.bincount(src, minlength=self.data.n) + np.bincount(dst, minlength=self.data.n)
             self._cross_weights = cross_deg[self._cross]
-            self._everyone = np.arange(self.data.n, dtype=np.int64)
             self._degree_weights = np.maximum(self.data.degrees, 1)
             self._plan_backend = get_backend("numpy")
             self._index = self.store.adjacency_index(mmap=True)
@@ -245,13 +250,13 @@ class Matcher:
         if plan.strategy == "global":
             # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
             # scheduler can even out the rest.
-            slices = balanced_slices(self._everyone, self._degree_weights, self.inter_slices)
-            jobs: list[Any] = [None] * len(slices)
+            groups = None
+            starts = balanced_starts(self._degree_weights, self.inter_slices)  # vertex ids are the indices
         else:
-            slices = balanced_slices(self._cross, self._cross_weights, self.inter_slices)
-            jobs = [list(plan.groups)] * len(slices)
-        starts = [int(s[0]) for s in slices[1:]]
-        return [(g, range(a, b)) for g, a, b in zip(jobs, [0, *starts], [*starts, self.data.n])]
+            groups = list(plan.groups)
+            starts = self._cross[balanced_starts(self._cross_weights, self.inter_slices)]
+        cuts = [0, *starts[1:].tolist(), self.data.n]
+        return [(groups, range(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)

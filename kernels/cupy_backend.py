@@ -118,6 +118,32 @@ class GpuIndex(DataIndex):
     run_args: tuple = ()
 
 
+class _LifetimeCache:
+    """Values cached for the lifetime of a key object, looked up by identity: an entry goes when its object is
+    collected.  Objects that cannot be weakly referenced are not cached (``put`` returns the value anyway)."""
+
+    def __init__(self) -> None:
+        self._table: dict[int, tuple[Any, Any]] = {}
+
+    def get(self, obj: Any) -> Any:
+        ent = self._table.get(id(obj))
+        return ent[1] if ent is not None and ent[0]() is obj else None
+
+    def put(self, obj: Any, value: Any) -> Any:
+        key = id(obj)
+
+        def forget(ref: Any, key: int = key, table: dict = self._table) -> None:
+            ent = table.get(key)
+            if ent is not None and ent[0] is ref:
+                del table[key]
+
+        try:
+            self._table[key] = (weakref.ref(obj, forget), value)
+        except TypeError:
+            pass
+        return value
+
+
 class CupyBackend(ArrayBackend):
     """Backend on one CUDA device through CuPy (``xp = cupy``)."""
 
@@ -131,9 +157,9 @@ class CupyBackend(ArrayBackend):
         super().__init__(xp)
         self._module = module
         self._functions: dict[str, Any] = {}
-        self._progs: dict[int, tuple[Any, Any]] = {}
+        self._progs = _LifetimeCache()     # step -> [host program, device copy or None]
         self._no_part: Any = None  # stands in for the partition array outside spanning searches
-        self._bitsets: dict[int, tuple[Any, Any]] = {}
+        self._bitsets = _LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
         #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
         self.small_limit = DEFAULT_SMALL_LIMIT
         #: "entry" (a thread per output entry) or "tiered" (warp / block / split-row tiers by row workload) for
@@ -147,7 +173,7 @@ class CupyBackend(ArrayBackend):
         self.use_pcsr = True
         self.last_index_stats: dict[str, Any] = {}
         self._budget_cache: tuple[float, int] | None = None
-        self._foreign: dict[int, tuple[Any, GpuIndex]] = {}
+        self._foreign = _LifetimeCache()   # index built elsewhere -> its GpuIndex
         #: zero-copy staging of programs and counts for the single-block extend (DISTSM_PINNED=0 turns it off)
         self.use_staging = os.environ.get("DISTSM_PINNED", "1") != "0"
         self._staging: _Staging | None = None
@@ -216,10 +242,9 @@ class CupyBackend(ArrayBackend):
         mapped, is moved to the device once and cached for its lifetime)."""
         if isinstance(idx, GpuIndex):
             return idx
-        key = id(idx)
-        ent = self._foreign.get(key)
-        if ent is not None and ent[0]() is idx:
-            return ent[1]
+        cached = self._foreign.get(idx)
+        if cached is not None:
+            return cached
         t0 = time.perf_counter()
         xp = self.xp
         kw = {}
@@ -230,18 +255,8 @@ class CupyBackend(ArrayBackend):
             elif hasattr(v, "shape"):
                 v = xp.asarray(v)
             kw[f.name] = v
-        gidx = self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])), t0)
-
-        def forget(ref: Any, key: int = key, table: dict = self._foreign) -> None:
-            e = table.get(key)
-            if e is not None and e[0] is ref:
-                del table[key]
-
-        try:
-            self._foreign[key] = (weakref.ref(idx, forget), gidx)
-        except TypeError:
-            pass
-        return gidx
+        return self._foreign.put(idx, self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])),
+                                                      t0))
 
     def host_resident(self, host: DataIndex) -> GpuIndex:
         """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
@@ -421,29 +436,16 @@ class CupyBackend(ArrayBackend):
             c = int(counts[u])
             arr = out[start:start + c]
             start += c
-            self._remember_bitset(arr, words[u])
+            self._bitsets.put(arr, words[u])  # not weak-referenceable: bitset() builds it on demand
             cands.append(arr)
         for u, allowed in (restrict or {}).items():
             cands[u] = restricted(xp, cands[u], allowed)
         return cands
 
-    def _remember_bitset(self, members: Any, words: Any) -> None:
-        key = id(members)
-
-        def forget(ref: Any, key: int = key, table: dict = self._bitsets) -> None:
-            ent = table.get(key)
-            if ent is not None and ent[0] is ref:
-                del table[key]
-
-        try:
-            self._bitsets[key] = (weakref.ref(members, forget), words)
-        except TypeError:  # not weak-referenceable: bitset() will build it on demand
-            pass
-
     def bitset(self, idx: DataIndex, members: Any) -> Any:
-        ent = self._bitsets.get(id(members))
-        if ent is not None and ent[0]() is members:
-            return ent[1]
+        words = self._bitsets.get(members)
+        if words is not None:
+            return words
         xp = self.xp
         words = xp.zeros((idx.n + 31) // 32, dtype=xp.uint32)
         m = xp.ascontiguousarray(members.astype(xp.int32, copy=False))
@@ -455,9 +457,8 @@ class CupyBackend(ArrayBackend):
     def _program(self, step: Step, device: bool, spanning: Any = None) -> Any:
         """The step's checks as int32 words (host array, or a device copy when ``device``); both are cached for
         the lifetime of ``step`` (a step is always run with, or always without, its spanning filter)."""
-        key = id(step)
-        ent = self._progs.get(key)
-        if ent is None or ent[0]() is not step:
+        ent = self._progs.get(step)
+        if ent is None:
             prog: list[int] = [0]
             for cols in (step.greater_than, step.less_than, step.distinct_cols):
                 prog.append(len(cols))
@@ -476,24 +477,12 @@ class CupyBackend(ArrayBackend):
                 for col, code, j in step.dup_checks:
                     prog.extend((int(col), int(code), int(j)))
             prog[0] = len(prog)
-            host = np.asarray(prog, dtype=np.int32)
-
-            def forget(ref: Any, key: int = key, table: dict = self._progs) -> None:
-                e = table.get(key)
-                if e is not None and e[0] is ref:
-                    del table[key]
-
-            try:
-                ent = [weakref.ref(step, forget), host, None]
-            except TypeError:
-                ent = [None, host, None]
-            else:
-                self._progs[key] = ent
+            ent = self._progs.put(step, [np.asarray(prog, dtype=np.int32), None])
         if not device:
-            return ent[1]
-        if ent[2] is None:
-            ent[2] = self.xp.asarray(ent[1])
-        return ent[2]
+            return ent[0]
+        if ent[1] is None:
+            ent[1] = self.xp.asarray(ent[0])
+        return ent[1]
 
     def _as_table(self, table: Any) -> Any:
         if table.dtype == np.int32 and table.flags.c_contiguous:

@@ -34,6 +34,17 @@
 #define SIG_WORDS 4
 
 // ------------------------------------------------------------------------------------------------ helpers
+// Adds every thread's survivor count to *counter: one atomic per warp after a shuffle reduction.  Call it with
+// the whole warp converged (at the end of a kernel).
+__device__ __forceinline__ void dsm_add_count(unsigned long long* counter, unsigned long long local) {
+#ifndef DISTSM_HOST_EMU
+    for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, d);
+    if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
+#else
+    if (local) atomicAdd(counter, local);
+#endif
+}
+
 __device__ __forceinline__ unsigned long long dsm_mix64(unsigned long long x) {
     // splitmix64 finaliser
     x ^= x >> 30;
@@ -485,12 +496,7 @@ extern "C" __global__ void extend_count(DSM_PROBE_ARGS, long long a, long long m
         long long row;
         if (DSM_PROBE_CALL(a + i, &row) >= 0) ++local;
     }
-#ifndef DISTSM_HOST_EMU
-    for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, d);
-    if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
-#else
-    if (local) atomicAdd(counter, local);
-#endif
+    dsm_add_count(counter, local);
 }
 
 // ------------------------------------------------------------------------------------------------ tiered extend
@@ -544,12 +550,7 @@ extern "C" __global__ void extend_tiered(DSM_PROBE_ARGS, const long long* __rest
         if (group == 32) __syncwarp(); else __syncthreads();  // the row's shared copy is reused by the next item
     }
     if (mode != 0) return;
-#ifndef DISTSM_HOST_EMU
-    for (int dd = 16; dd > 0; dd >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, dd);
-    if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
-#else
-    if (local) atomicAdd(counter, local);
-#endif
+    dsm_add_count(counter, local);
 }
 
 // Self-test of zero-copy access (page-locked host memory used directly by a kernel): dst[0] = sum of src[0..3).
