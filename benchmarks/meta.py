@@ -25,6 +25,9 @@ def _cpu_model() -> str:
 
 
 def _git_commit() -> str | None:
+    # A copy of the tree shipped to another machine may carry stale git metadata; the shipper names the commit.
+    if os.environ.get("DISTSM_GIT_COMMIT"):
+        return os.environ["DISTSM_GIT_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               cwd=Path(__file__).parent, timeout=10).stdout.strip() or None
