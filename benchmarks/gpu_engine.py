@@ -78,8 +78,11 @@ def pct(values: list[float], q: float) -> float | None:
     return float(np.percentile(values, q)) if values else None
 
 
-def timed_count(backend: Any, data: Any, query: Any, budget: int, timeout_s: float, cupy: Any = None) -> dict:
-    """Count like ``distsm.count`` (filter, plan, chunked walk) but give up after ``timeout_s``."""
+def timed_count(backend: Any, data: Any, query: Any, budget: int, timeout_s: float, cupy: Any = None,
+                count_only: bool = True) -> dict:
+    """Count like ``distsm.count`` (filter, plan, chunked walk) but give up after ``timeout_s``.  With
+    ``count_only=False`` every match is written to a device table (the listing path's join and compaction) and
+    the tables' rows are counted, without copying them to the host."""
     ev0 = ev1 = None
     if cupy is not None:
         ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event()
@@ -88,9 +91,9 @@ def timed_count(backend: Any, data: Any, query: Any, budget: int, timeout_s: flo
     prepared = engine.prepare(backend, data, query, MatchOptions())
     total, timed_out = 0, False
     if prepared is not None:
-        walker = engine.walk(backend, prepared, budget, count_only=True)
+        walker = engine.walk(backend, prepared, budget, count_only=count_only)
         for c in walker:
-            total += int(c)
+            total += int(c) if count_only else int(c.shape[0])
             if time.perf_counter() - t0 > timeout_s:
                 timed_out = True
                 break
@@ -162,6 +165,15 @@ def bench_hprd(args: Any, gpu: Any, cpu: Any, cupy: Any) -> dict:
             ms.append(float(cupy.cuda.get_elapsed_time(ev0, ev1)))
         passes.append(time.perf_counter() - t)
         per_query_ms.extend(ms)
+    # The same passes level by level (two launches and two host round trips per level) instead of the fused
+    # descent, side by side in this run.
+    saved, gpu.fuse_levels = gpu.fuse_levels, False
+    unfused = []
+    for _ in range(args.hprd_reps):
+        t = time.perf_counter()
+        unfused_counts = [distsm.count(data, q, backend="cupy") for q in queries]
+        unfused.append(time.perf_counter() - t)
+    gpu.fuse_levels = saved
     with PeakTracker(cupy) as tr:
         base = tr.reset()
         for q in queries:
@@ -204,6 +216,9 @@ def bench_hprd(args: Any, gpu: Any, cpu: Any, cupy: Any) -> dict:
         "gpu_query_ms_median": statistics.median(per_query_ms), "gpu_query_ms_p95": pct(per_query_ms, 95),
         "gpu_matches_per_s": total_matches / gpu_batch if gpu_batch else None,
         "gpu_peak_query_pool_bytes": peak_query, "gpu_pass_profile": profile,
+        "gpu_batch_s_level_by_level": statistics.median(unfused),
+        "level_by_level_counts_match": unfused_counts == counts,
+        "fused_descent_speedup": statistics.median(unfused) / gpu_batch if gpu_batch else None,
         "numpy_batch_s": np_batch, "numpy_query_ms_median": statistics.median(np_ms),
         "numpy_query_ms_p95": pct(np_ms, 95), "speedup_batch": np_batch / gpu_batch if gpu_batch else None,
         "target": "all 200 under 0.4 s together on one H100",

@@ -4,8 +4,10 @@
 
 A skewed R-MAT graph (hubs make row workloads uneven, the case tiers exist for) and random-walk queries; every
 query is counted with both settings of ``CupyBackend.load_balance`` alternately (each under a cap), counts must
-agree, and the tier statistics (rows per tier, split pieces) are recorded.  The HPRD batch (when found) runs in
-both settings too.  Needs a CUDA device.
+agree, and the tier statistics (rows per tier, split pieces) are recorded.  ``--list`` also lists every match
+into device tables in both settings (the tiered kernels compact through a per-group write cache, the
+entry-parallel ones through flags, a scan over entries and a scatter) and checks the row counts.  The HPRD
+batch (when found) runs in both settings too.  Needs a CUDA device.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def main(argv=None):
     p.add_argument("--cap", type=float, default=1.0)
     p.add_argument("--hprd", default=None)
     p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--list", action="store_true",
+                   help="also time listing (device tables: the write cache against flags + scan + scatter)")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import cupy
@@ -55,10 +59,15 @@ def main(argv=None):
                 r = timed_count(be, data, q, budget, args.cap, cupy)
                 rec[mode] = {"count": r["count"], "seconds": r["wall_s"], "finished": not r["timed_out"],
                              "gpu_ms": r.get("gpu_ms")}
+                if args.list:
+                    r = timed_count(be, data, q, budget, args.cap, cupy, count_only=False)
+                    rec[mode].update(list_rows=r["count"], list_seconds=r["wall_s"], list_finished=not r["timed_out"])
                 if mode == "tiered":
                     rec["tiers"] = dict(be.tier_stats)
             both = rec["entry"]["finished"] and rec["tiered"]["finished"]
             rec["agree"] = (not both) or rec["entry"]["count"] == rec["tiered"]["count"]
+            if args.list and rec["entry"]["list_finished"] and rec["tiered"]["list_finished"]:
+                rec["agree"] &= rec["entry"]["list_rows"] == rec["tiered"]["list_rows"] == rec["entry"]["count"]
             rows.append(rec)
             print(f"size {size} {kind:6s} entry {rec['entry']['seconds'] * 1e3:9.2f} ms tiered "
                   f"{rec['tiered']['seconds'] * 1e3:9.2f} ms count {rec['entry']['count']}", file=sys.stderr,
@@ -81,7 +90,12 @@ def main(argv=None):
     fin = [r for r in rows if r["entry"]["finished"] and r["tiered"]["finished"]]
     ratios = [r["entry"]["seconds"] / r["tiered"]["seconds"] for r in fin if r["tiered"]["seconds"] > 0]
     heavy = [r["entry"]["seconds"] / r["tiered"]["seconds"] for r in fin if r["entry"]["seconds"] > 0.01]
+    listed = [r for r in rows if args.list and r["entry"]["list_finished"] and r["tiered"]["list_finished"]
+              and r["entry"]["list_seconds"] > 0.01]
+    list_ratios = [r["entry"]["list_seconds"] / r["tiered"]["list_seconds"] for r in listed]
     summary = {"queries": len(rows), "both_finished": len(fin),
+               "list_entry_over_tiered_median_over_10ms": round(statistics.median(list_ratios), 3) if list_ratios
+               else None, "listed_queries_over_10ms": len(listed),
                "entry_over_tiered_median": round(statistics.median(ratios), 3) if ratios else None,
                "entry_over_tiered_median_over_10ms": round(statistics.median(heavy), 3) if heavy else None,
                "heavy_queries": len(heavy), "counts_agree": all(r["agree"] for r in rows), "hprd": hprd}

@@ -86,7 +86,10 @@ def _gpu_engine(entries: list, lines: list[str], out_dir: Path) -> None:
                             [["cupy", round(h["gpu_batch_s_median"], 3), round(h["gpu_query_ms_median"], 2),
                               round(h["gpu_query_ms_p95"], 2), h["counts_match_expected"]],
                              ["numpy", round(h["numpy_batch_s"], 3), round(h["numpy_query_ms_median"], 2),
-                              round(h["numpy_query_ms_p95"], 2), h["numpy_counts_match"]]])
+                              round(h["numpy_query_ms_p95"], 2), h["numpy_counts_match"]]]
+                            + ([["cupy, level by level (no fused descent)", round(h["gpu_batch_s_level_by_level"], 3),
+                                 "", "", h["level_by_level_counts_match"]]]
+                               if "gpu_batch_s_level_by_level" in h else []))
             lines += ["", f"Target: {h['target']} — {'met' if h['target_met'] else 'not met'}.", ""]
         rm = r.get("rmat") or {}
         sets = [k for k in rm.get("sets", []) if k in rm]
@@ -242,14 +245,28 @@ def _load_balance(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += ["### GPU join load balance: entry-parallel against tiered kernels", "",
                   _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, R-MAT "
                   f"{g['rmat_abc']}; cap {r['cap_s']} s; counts agree: {s['counts_agree']}", ""]
-        rows = [[q["size"], q["kind"], round(1e3 * q["entry"]["seconds"], 2), round(1e3 * q["tiered"]["seconds"], 2),
-                 q["entry"]["count"] if q["entry"]["finished"] else "capped"] for q in r["queries"]]
-        lines += _table(["size", "kind", "entry-parallel ms", "tiered ms", "count"], rows)
+        listed = "list_seconds" in r["queries"][0]["entry"] if r["queries"] else False
+
+        def ms(q: dict, mode: str, key: str, done: str) -> Any:
+            return round(1e3 * q[mode][key], 2) if q[mode][done] else "capped"
+
+        rows = [[q["size"], q["kind"], ms(q, "entry", "seconds", "finished"), ms(q, "tiered", "seconds", "finished")]
+                + ([ms(q, "entry", "list_seconds", "list_finished"), ms(q, "tiered", "list_seconds", "list_finished")]
+                   if listed else [])
+                + [q["entry"]["count"] if q["entry"]["finished"] else "capped"] for q in r["queries"]]
+        lines += _table(["size", "kind", "count: entry-parallel ms", "count: tiered ms"]
+                        + (["list: entry-parallel ms", "list: tiered (write cache) ms"] if listed else [])
+                        + ["count"], rows)
         hp = s.get("hprd") or {}
         hprd = "" if not hp else (f" HPRD 200: entry-parallel {hp['entry']['seconds']:.3f} s, "
                                   f"tiered {hp['tiered']['seconds']:.3f} s.")
         lines += ["", f"Median time ratio entry/tiered: {s['entry_over_tiered_median']} "
-                      f"({s['both_finished']} queries finished in both).{hprd}", ""]
+                      f"({s['both_finished']} queries finished in both).{hprd}"]
+        if s.get("listed_queries_over_10ms"):
+            lines += [f"Listing into device tables, median time ratio entry/tiered: "
+                      f"{s['list_entry_over_tiered_median_over_10ms']} ({s['listed_queries_over_10ms']} queries "
+                      f"above 10 ms in both)."]
+        lines += [""]
 
 
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,

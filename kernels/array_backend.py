@@ -15,7 +15,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
-from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, Step
+from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, QueryPlan, Step
 from distsm.kernels.signature import signatures
 
 #: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
@@ -32,11 +32,29 @@ def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     return members[xp.isin(members, xp.asarray(np.asarray(allowed, dtype=members.dtype)))]
 
 
+@dataclass
+class Descent:
+    """What :meth:`ArrayBackend.descend` did with a table at level ``start``.
+
+    ``level`` is the level reached.  Finished (``level`` equals the query size): ``count`` matches, whose rows
+    are ``table`` unless counting.  Stopped (a level too large to fuse): ``table`` is the partial-match table of
+    ``level`` and ``workload`` its :meth:`~ArrayBackend.workload`, ready for the level-by-level path.
+    ``levels`` holds ``(output space, survivors)`` of every level extended on the way.
+    """
+
+    level: int
+    table: Any
+    count: int
+    workload: tuple[Any, Any, int] | None
+    levels: list[tuple[int, int]]
+
+
 class ArrayBackend:
     """Backend over an array module ``xp``.
 
     The engine calls, per query: :meth:`index` (cached per graph), :meth:`candidates`, then per level and chunk
-    :meth:`workload` and :meth:`extend`.
+    :meth:`workload` and :meth:`extend`, after offering each table to :meth:`descend` (a fused path for small
+    tables, where the backend has one).
     """
 
     name = "array"
@@ -181,6 +199,14 @@ class ArrayBackend:
         delta = s - (inclusive - c)
         offsets = self.to_host(inclusive)
         return delta, offsets, int(offsets[-1]) if offsets.shape[0] else 0
+
+    def descend(self, idx: DataIndex, table: Any, level: int, plan: QueryPlan, bits: list[Any], count_only: bool,
+                cap: int, spanning: Spanning | None = None) -> Descent | None:
+        """Extend ``table`` (at ``level``) through the following levels in one fused call while every level's
+        output space stays within ``cap`` entries; None where this backend has no fused path (the engine then
+        goes level by level, as it does from wherever a :class:`Descent` stops).  ``bits`` holds each query
+        vertex's candidate bitset; the last level of a count is only counted."""
+        return None
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.array_backend import Allowed, ArrayBackend, restricted
+from distsm.kernels.array_backend import Allowed, ArrayBackend, Descent, restricted
 from distsm.kernels.index import DataIndex, build_index
-from distsm.kernels.query_plan import Step
+from distsm.kernels.query_plan import QueryPlan, Step
 from distsm.kernels.signature import signatures
 
 KERNEL_PATH = Path(__file__).resolve().parent / "cuda" / "join.cu"
@@ -53,6 +53,7 @@ TIER_CHECKS = 32
 BUDGET_CACHE_S = 1.0   # default_budget() re-reads the driver's free memory at most this often
 
 PROG_MAX = 2048       # program words the single-block kernel keeps in shared memory (DSM_PROG_MAX)
+DESCENT_RESULT_WORDS = PROG_MAX // 2   # int64 words of descend_small's result (a staging slot's program area)
 
 _i32, _i64 = np.int32, np.int64
 
@@ -159,6 +160,7 @@ class CupyBackend(ArrayBackend):
         self._functions: dict[str, Any] = {}
         self._progs = _LifetimeCache()     # step -> [host program, device copy or None]
         self._no_part: Any = None  # stands in for the partition array outside spanning searches
+        self._no_i64: Any = None
         self._bitsets = _LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
         #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
         self.small_limit = DEFAULT_SMALL_LIMIT
@@ -177,6 +179,9 @@ class CupyBackend(ArrayBackend):
         #: zero-copy staging of programs and counts for the single-block extend (DISTSM_PINNED=0 turns it off)
         self.use_staging = os.environ.get("DISTSM_PINNED", "1") != "0"
         self._staging: _Staging | None = None
+        #: run every level that fits one block in one launch (descend_small); off: level by level
+        self.fuse_levels = os.environ.get("DISTSM_FUSE_LEVELS", "1") != "0"
+        self._descents = _LifetimeCache()  # plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -553,16 +558,23 @@ class CupyBackend(ArrayBackend):
         if count_only:
             counter = xp.zeros(1, dtype=xp.uint64)
             if tiered:
-                self._extend_tiered(probe, offsets, nrows, a, b, 0, counter, self._dummy_i32(), self._dummy_i32())
+                self._extend_tiered(probe, offsets, nrows, a, b, counter)
             else:
                 self._launch("extend_count", m, probe + (_i64(a), _i64(m), counter))
             return int(self.to_host(counter)[0])
         cand = xp.empty(m, dtype=xp.int32)
-        flags = xp.empty(m, dtype=xp.int32)
         if tiered:
-            self._extend_tiered(probe, offsets, nrows, a, b, 1, xp.zeros(1, dtype=xp.uint64), cand, flags)
-        else:
-            self._launch("extend_flags", m, probe + (_i64(a), _i64(m), cand, flags))
+            item_out = self._extend_tiered(probe, offsets, nrows, a, b, None, cand)
+            n_items = int(item_out.shape[0]) // 3
+            scan = xp.cumsum(item_out[0::3])
+            total = int(scan[-1]) if n_items else 0
+            out = xp.empty((total, ncols + 1), dtype=xp.int32)
+            if total:
+                self._launch("extend_write_items", total, (table, _i32(ncols), item_out, scan, _i64(n_items), _i64(a),
+                                                           cand, _i64(total), out))
+            return out
+        flags = xp.empty(m, dtype=xp.int32)
+        self._launch("extend_flags", m, probe + (_i64(a), _i64(m), cand, flags))
         scan = xp.cumsum(flags, dtype=xp.int64)
         del flags
         total = int(scan[-1])
@@ -572,12 +584,87 @@ class CupyBackend(ArrayBackend):
                                              out))
         return out
 
+    def descend(self, idx: DataIndex, table: Any, level: int, plan: QueryPlan, bits: list[Any], count_only: bool,
+                cap: int, spanning: Any = None) -> Descent | None:
+        """The fused descent (``descend_small``: one block, one launch, one host round trip for every level whose
+        output space fits ``min(cap, small_limit)`` entries); None when the table or a step program is too large."""
+        xp = self.xp
+        nq = len(plan.order)
+        cap = min(int(cap), self.small_limit)
+        nrows = int(table.shape[0])
+        if not self.fuse_levels or cap <= 0 or nrows > cap or 4 + 2 * nq > DESCENT_RESULT_WORDS:
+            return None
+        desc = self._descent_program(plan, bits, spanning)
+        if desc is None:
+            return None
+        prog, bits_list = desc
+        idx = self.as_gpu_index(idx)
+        table = self._as_table(table)
+        part = self._dummy_i32() if spanning is None else xp.ascontiguousarray(spanning.part, dtype=xp.int32)
+        bufs = xp.empty((2, cap * nq), dtype=xp.int32)
+        work = xp.empty((2, cap), dtype=xp.int64)
+        offsets, delta = work[0], work[1]
+        words = 4 + 2 * nq
+        head = (table, _i64(nrows), _i32(level), _i32(nq), prog, bits_list, _i32(1 if count_only else 0), _i64(cap),
+                bufs[0], bufs[1], offsets, delta) + idx.probe_args + (part,)
+        if self.use_staging:
+            if self._staging is None:
+                self._staging = _Staging(self.xp if self._is_cupy else None)
+            pa, pv, _, _ = self._staging.take()
+            rv = pv.view(np.int64)[:words]
+            rv[:] = 0
+            self._launch_single("descend_small", head + (pa,))
+            self._sync()
+            res = rv.copy()
+        else:
+            dres = xp.zeros(words, dtype=xp.int64)
+            self._launch_single("descend_small", head + (dres,))
+            res = self.to_host(dres)
+        reached, rows = int(res[0]), int(res[1])
+        levels = [(int(res[4 + 2 * j]), int(res[5 + 2 * j])) for j in range(level, reached)]
+        source = (table, bufs[0], bufs[1])[int(res[3])]
+        if reached == nq:
+            out = None if count_only else source[:rows * nq].reshape(rows, nq)
+            return Descent(nq, out, rows, None, levels)
+        at = table if reached == level else source[:rows * reached].reshape(rows, reached)
+        return Descent(reached, at, 0, (delta[:rows], offsets[:rows], int(res[2])), levels)
+
+    def _descent_program(self, plan: QueryPlan, bits: list[Any], spanning: Any) -> tuple[Any, Any] | None:
+        """``descend_small``'s level table and programs, and the device addresses of the steps' bitsets, on the
+        device; cached for the lifetime of ``plan`` (while its bitsets are the same objects).  None when a step
+        program is too long for shared memory."""
+        key = tuple(id(bits[step.vertex]) for step in plan.steps)
+        ent = self._descents.get(plan)
+        if ent is not None and ent[0] == key:
+            return ent[2]
+        progs = [self._program(step, device=False, spanning=spanning) for step in plan.steps]
+        if any(p.shape[0] > PROG_MAX for p in progs):
+            return None
+        head = np.zeros(4 * len(progs), dtype=np.int32)
+        at = head.shape[0]
+        for j, (step, p) in enumerate(zip(plan.steps, progs)):
+            head[4 * j:4 * j + 4] = (step.first_col, step.first_label, at, j)
+            at += p.shape[0]
+        words = np.concatenate([head, *progs]) if progs else head
+        held = [bits[step.vertex] for step in plan.steps]
+        addrs = np.asarray([b.data.ptr if self._is_cupy else b.ctypes.data for b in held], dtype=np.uint64)
+        value = (self.xp.asarray(words), self.xp.asarray(addrs))
+        # The bitsets are held with their addresses: an id in the key is never reused while the entry lives.
+        self._descents.put(plan, (key, held, value))
+        return value
+
     # ------------------------------------------------------------------ tiered load balance
     def _dummy_i32(self) -> Any:
         """A one-element int32 device array for kernel arguments a launch does not read."""
         if self._no_part is None:
             self._no_part = self.xp.zeros(1, dtype=self.xp.int32)
         return self._no_part
+
+    def _dummy_i64(self) -> Any:
+        """A one-element int64 device array for kernel arguments a launch does not read."""
+        if self._no_i64 is None:
+            self._no_i64 = self.xp.zeros(1, dtype=self.xp.int64)
+        return self._no_i64
 
     def tier_thresholds(self, widths: np.ndarray, total: int) -> tuple[int, int]:
         """``(warp_max, block_max)`` from a histogram of the rows' entry counts ``widths`` (host, > 0).
@@ -603,11 +690,14 @@ class CupyBackend(ArrayBackend):
                 if self._is_cupy else 132
         return self._sms
 
-    def _extend_tiered(self, probe: tuple, offsets: Any, nrows: int, a: int, b: int, mode: int, counter: Any,
-                       cand: Any, flags: Any) -> None:
+    def _extend_tiered(self, probe: tuple, offsets: Any, nrows: int, a: int, b: int, counter: Any,
+                       cand: Any = None) -> Any:
         """Entries [a, b) through :func:`extend_tiered`: rows bucketed by workload into warp, block and split tiers
-        (thresholds from :meth:`tier_thresholds`).  The work items are built on the device: only the histogram
-        and the item counts come to the host, never per-row arrays."""
+        (thresholds from :meth:`tier_thresholds`).  Counts into ``counter`` (uint64), or with ``counter=None``
+        compacts through the kernel's write cache: each item's survivors go to the front of its range of
+        ``cand`` and the returned ``item_out`` (int64, 3 per item in entry order) holds (survivors, row, first
+        entry).  The work items are built on the device: only the histogram and the item counts come to the
+        host, never per-row arrays."""
         xp = self.xp
         r0, r1 = (int(x) for x in self.to_host(xp.searchsorted(offsets, xp.asarray([a, b - 1], dtype=xp.int64),
                                                                      side="right")))
@@ -624,26 +714,32 @@ class CupyBackend(ArrayBackend):
             live = width[width > 0].astype(xp.float64)
             warp_max, block_max = self._thresholds(self.to_host(xp.bincount(xp.floor(xp.log2(live)).astype(xp.int64))),
                                                    b - a)
+        # Every row with entries takes one item, or ceil(width / block_max) above warp_max (a block-tier row: one;
+        # a split row: more).  Items are numbered in entry order: a row's first item follows all earlier rows'.
+        per_row = xp.where(width > warp_max, (width + (block_max - 1)) // block_max, (width > 0).astype(xp.int64))
+        first = xp.cumsum(per_row) - per_row
         warp = xp.flatnonzero((width > 0) & (width <= warp_max))
         big = xp.flatnonzero(width > warp_max)
-        # Rows above warp_max take ceil(width / block_max) block items: one for a block-tier row, more for a
-        # split row.  Item p belongs to the big row whose piece range [cum - pieces, cum) holds p.
-        pieces = (width[big] + (block_max - 1)) // block_max
+        # Item p of the block launch belongs to the big row whose piece range [cum - pieces, cum) holds p.
+        pieces = per_row[big]
         cum = xp.cumsum(pieces)
         n_block, n_split_rows = (int(x) for x in self.to_host(xp.stack([cum[-1], (pieces > 1).sum()]))) \
             if big.shape[0] else (0, 0)
         p = xp.arange(n_block, dtype=xp.int64)
         owner = xp.searchsorted(cum, p, side="right")
         row = big[owner]
-        start = lo[row] + (p - (cum - pieces)[owner]) * block_max
-        block_items = xp.stack([row + r0, start, xp.minimum(start + block_max, hi[row])], axis=1)
-        warp_items = xp.stack([warp + r0, lo[warp], hi[warp]], axis=1)
+        piece = p - (cum - pieces)[owner]
+        start = lo[row] + piece * block_max
+        block_items = xp.stack([row + r0, start, xp.minimum(start + block_max, hi[row]), first[row] + piece], axis=1)
+        warp_items = xp.stack([warp + r0, lo[warp], hi[warp], first[warp]], axis=1)
         st = self.tier_stats
         st["launches"] = st.get("launches", 0) + 1
         st["warp_rows"] = st.get("warp_rows", 0) + int(warp.shape[0])
         st["block_rows"] = st.get("block_rows", 0) + int(big.shape[0]) - n_split_rows
         st["split_rows"] = st.get("split_rows", 0) + n_split_rows
         st["split_pieces"] = st.get("split_pieces", 0) + n_block - (int(big.shape[0]) - n_split_rows)
+        mode = 0 if counter is not None else 1
+        item_out = xp.empty(3 * (int(warp.shape[0]) + n_block), dtype=xp.int64) if mode else self._dummy_i64()
         fn = self._fn("extend_tiered")
         for items, group in ((warp_items, 32), (block_items, BLOCK)):
             count = int(items.shape[0])
@@ -652,4 +748,7 @@ class CupyBackend(ArrayBackend):
             dev = xp.ascontiguousarray(items.astype(xp.int64, copy=False))
             per_block = BLOCK // group
             grid = max(1, min(-(-count // per_block), MAX_GRID))
-            fn((grid,), (BLOCK,), probe + (dev, _i64(count), _i32(group), _i64(a), _i32(mode), counter, cand, flags))
+            fn((grid,), (BLOCK,), probe + (dev, _i64(count), _i32(group), _i64(a), _i32(mode),
+                                           self._dummy_i64() if counter is None else counter,
+                                           self._dummy_i32() if cand is None else cand, item_out))
+        return item_out if mode else None

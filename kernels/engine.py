@@ -125,16 +125,34 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
         else:
             yield from adjacency.pieces(table, step)
 
+    # A fused descent keeps two tables of at most this many rows (and nq columns) plus one level's workload:
+    # under one level's share of the budget, like the chunks of the level-by-level path.
+    fused_cap = max(level_budget // entry_bytes(nq), MIN_CHUNK_ENTRIES)
+
     def descend(table: Any, level: int) -> Iterator[Any]:
         if level == nq:
             yield table.shape[0] if count_only else table
             return
+        work = None
+        if adjacency is None:
+            run = backend.descend(idx, table, level, plan, prepared.bits, count_only, fused_cap, **extra)
+            if run is not None:
+                if stats is not None:
+                    stats["partial"] = stats.get("partial", 0) + sum(s for _, s in run.levels)
+                    stats["gathered"] = stats.get("gathered", 0) + sum(e for e, _ in run.levels)
+                if run.level == nq:
+                    if count_only:
+                        yield run.count
+                    elif run.count:
+                        yield run.table
+                    return
+                table, level, work = run.table, run.level, run.workload
         step = plan.steps[level - 1]
         for piece, piece_idx in pieces(table, step):
-            yield from extend_level(piece, piece_idx, level, step)
+            yield from extend_level(piece, piece_idx, level, step, work)
 
-    def extend_level(table: Any, idx: DataIndex, level: int, step: Any) -> Iterator[Any]:
-        delta, offsets, total = backend.workload(idx, table, step)
+    def extend_level(table: Any, idx: DataIndex, level: int, step: Any, work: Any = None) -> Iterator[Any]:
+        delta, offsets, total = work if work is not None else backend.workload(idx, table, step)
         last = level == nq - 1
         chunk = max(level_budget // entry_bytes(level + 1), MIN_CHUNK_ENTRIES)
         bits = prepared.bits[step.vertex]

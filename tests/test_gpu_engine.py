@@ -2,9 +2,9 @@
 
 All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA device is present.  Random cases
 are drawn fresh by Hypothesis on every run (well over 300 per run: see the ``max_examples`` below; scale them
-with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused single-block kernels or the
-multi-block path (``small_limit = 0``), entry-parallel or tiered by row workload, so every path is checked
-against NumPy.
+with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused descent (all levels in one
+launch, or stopped early and resumed), the single-block kernels level by level, or the multi-block path
+(``small_limit = 0``), entry-parallel or tiered by row workload, so every path is checked against NumPy.
 """
 
 from __future__ import annotations
@@ -53,18 +53,21 @@ def _need_cupy(be) -> None:
 @pytest.fixture(autouse=True)
 def _restore_knobs():
     be = get_backend("cupy")
-    saved = be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits
+    saved = be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits, be.fuse_levels
     yield
-    be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits = saved
+    be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits, be.fuse_levels = saved
 
 
-#: Which kernels a random case runs: the fused single-block ones, or the multi-block path entry-parallel or tiered
-#: (thresholds from the histogram, or tiny ones that send rows through the block and split-row tiers too).
-PATHS = st.sampled_from(["single", "entry", "tiered", "tiered-tiny"])
+#: Which kernels a random case runs: the fused descent (every level in one launch; "fused-tiny" stops it after a
+#: few entries so the level-by-level path resumes it), the single-block kernels level by level, or the
+#: multi-block path entry-parallel or tiered (thresholds from the histogram, or tiny ones that send rows through
+#: the block and split-row tiers too).
+PATHS = st.sampled_from(["fused", "fused-tiny", "single", "entry", "tiered", "tiered-tiny"])
 
 
 def _use_path(be, path: str) -> None:
-    be.small_limit = DEFAULT_SMALL_LIMIT if path == "single" else 0
+    be.small_limit = {"fused": DEFAULT_SMALL_LIMIT, "single": DEFAULT_SMALL_LIMIT, "fused-tiny": 7}.get(path, 0)
+    be.fuse_levels = path.startswith("fused")
     be.load_balance = "tiered" if path.startswith("tiered") else "entry"
     be.tier_limits = (2, 5) if path == "tiered-tiny" else None
 
@@ -213,6 +216,33 @@ def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed
     assert np.array_equal(g_rows, n_rows)
 
 
+@pytest.mark.parametrize("limits", [(4096, 1 << 20), (64, 1 << 20), (64, 300), None])
+def test_tiered_write_cache_lists_hub_rows_like_numpy(gpu, limits):
+    """Rows of thousands of entries with hundreds of survivors each, on warps (the write cache flushes many full
+    lines per row), on whole blocks, split over blocks, or by the histogram's thresholds: listings equal NumPy's
+    row for row, and the tiers that ran are the ones asked for."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    hubs = np.arange(3)
+    src = np.concatenate([np.repeat(hubs, n - 3), rng.integers(3, n, 1000)])
+    dst = np.concatenate([np.tile(np.arange(3, n), 3), rng.integers(3, n, 1000)])
+    keep = src != dst
+    pairs = np.unique(np.sort(np.stack([src[keep], dst[keep]], 1), axis=1), axis=0)
+    data = Graph.from_edges(pairs, n=n, vertex_labels=(np.arange(n) % 2 == 0).astype(np.int64))
+    query = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), n=4, vertex_labels=[0, 1, 0, 1])
+    _use_path(gpu, "tiered")
+    gpu.tier_limits = limits
+    gpu.tier_stats = {}
+    g_count, g_rows, n_count, n_rows = _both(data, query)
+    assert g_count == n_count == g_rows.shape[0] > 100_000
+    assert np.array_equal(g_rows, n_rows)
+    st = gpu.tier_stats
+    if limits == (4096, 1 << 20):
+        assert st["warp_rows"] > 0 and st["block_rows"] == st["split_rows"] == 0
+    elif limits == (64, 300):
+        assert st["split_rows"] > 0 and st["split_pieces"] > st["split_rows"]
+
+
 def test_tier_thresholds_follow_the_workload_histogram(gpu):
     skewed = np.concatenate([np.full(900, 3), np.full(90, 700), np.full(10, 200_000)])
     warp_max, block_max = gpu.tier_thresholds(skewed, int(skewed.sum()))
@@ -297,11 +327,12 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
        strategy=st.sampled_from([None, "pbe", "global"]),
        semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]),
-       adjacency=st.sampled_from(["device", "host", "gather"]), budget=st.sampled_from([1 << 22, 3000]))
+       adjacency=st.sampled_from(["device", "host", "gather"]), budget=st.sampled_from([1 << 22, 3000]), path=PATHS)
 def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics,
-                                                 adjacency, budget):
+                                                 adjacency, budget, path):
     """The spanning (inter-partition) filters run inside the GPU probe; GPU == NumPy for the same partitioning,
-    with the whole graph resident, read in place from host memory, or gathered from it piece by piece."""
+    with the whole graph resident, read in place from host memory, or gathered from it piece by piece, down to
+    the partial matches the spanning searches produced (their work measure)."""
     from distsm import Semantics
     from distsm.partitioned import PartitionedMatcher
 
@@ -310,6 +341,7 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
     query = sampled_query(rng, data, qsize) or random_connected_query(rng, data, qsize, 0.3, vl, el)
     sem = Semantics(induced=semantics == "induced", unique=semantics == "unique",
                     homomorphism=semantics == "homomorphism")
+    _use_path(gpu, path)
     res = {}
     for name in ("cupy", "numpy"):
         m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name),
@@ -317,7 +349,7 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
         r = m.count(query, sem, budget, strategy=strategy)
         rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, budget, strategy=strategy)
                 for row in chunk]
-        res[name] = (r.count, r.inter, sorted(rows))
+        res[name] = (r.count, r.inter, r.inter_partial_matches, sorted(rows))
     assert res["cupy"] == res["numpy"]
     assert res["cupy"][0] == distsm.count(data, query, backend="numpy", **sem.as_dict())
 

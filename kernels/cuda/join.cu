@@ -17,8 +17,9 @@
 // binary search in offsets, and applies every check of the step, so a huge row is spread over the whole
 // grid and small rows cost no idle lanes (GSI's "split huge rows" tier is the general case here).  Tables
 // that fit one block (<= SMALL entries, set from Python) run in one fused single-block kernel each
-// (workload + scan, or extend + in-order compaction) to save launches and host round trips; larger ones run
-// flags -> device scan -> scatter over many blocks.
+// (workload + scan, or extend + in-order compaction) to save launches and host round trips, and a descent whose
+// every level fits one block runs all its levels in one launch (descend_small); larger ones run flags -> device
+// scan -> scatter over many blocks.
 //
 // Step program (int32; a small device array, or a page-locked host slot the single-block kernel copies to
 // shared memory):
@@ -457,6 +458,110 @@ extern "C" __global__ void extend_small(DSM_PROBE_ARGS, long long a, long long m
     if (threadIdx.x == 0) *count = running;
 }
 
+// ------------------------------------------------------------------------------------------------ fused descent
+// One block runs levels level0 .. nq-1 of a join whose tables stay small: per level the workload (row runs and
+// their prefix sum into offsets/delta) and then the extension with in-order compaction, ping-ponging between
+// two scratch tables of cap rows.  One launch and one host round trip for the whole descent, where the
+// level-by-level path takes two per level.  A level whose output space exceeds cap entries stops the descent
+// before its extension; offsets/delta then hold that level's workload, so the host resumes it without
+// computing it again.
+//
+// desc (int32): per level l in [1, nq), at 4 * (l - 1): first_col, first_label, offset in desc of the level's
+// step program, index of its candidate bitset in bits_list (device addresses).  res (int64; may be
+// page-locked host memory): [0] the level reached (nq: finished), [1] rows of the table at that level (finished:
+// the matches), [2] stopped: that level's output space, [3] where that table lives (0: table0, 1: buf0,
+// 2: buf1); then per level l at 4 + 2l: its output space and its survivors.  Tables at level l have l columns.
+extern "C" __global__ void descend_small(const int* __restrict__ table0, long long nrows0, int level0, int nq,
+                                         const int* __restrict__ desc,
+                                         const unsigned long long* __restrict__ bits_list, int count_only,
+                                         long long cap, int* buf0, int* buf1, long long* offsets,
+                                         long long* delta, const int* __restrict__ nbr,
+                                         const long long* __restrict__ indptr,
+                                         const long long* __restrict__ run_start,
+                                         const long long* __restrict__ run_end,
+                                         const long long* __restrict__ run_keys,
+                                         const unsigned long long* __restrict__ pcsr, long long gmask, int L,
+                                         const long long* __restrict__ pair_keys, long long n,
+                                         const int* __restrict__ part, long long* res) {
+    __shared__ long long sh[32];
+    __shared__ int sprog[DSM_PROG_MAX];
+    // offsets, delta and the scratch tables are written and read by this block: no __restrict__ (no
+    // non-coherent loads); __syncthreads() orders the writes before other threads' reads.
+    const int* cur = table0;
+    int where = 0;
+    long long nrows = nrows0;
+    for (int level = level0; level < nq; ++level) {
+        const int* d = desc + 4 * (level - 1);
+        int ncols = level;
+        long long running = 0;
+        for (long long base = 0; base < nrows; base += blockDim.x) {
+            long long r = base + threadIdx.x;
+            long long s = 0, c = 0;
+            if (r < nrows) dsm_row_run(r, cur, ncols, d[0], d[1], L, run_keys, pcsr, gmask, run_start, run_end, &s, &c);
+            long long tot;
+            long long excl = dsm_block_scan<long long>(c, &tot, sh);
+            if (r < nrows) {
+                offsets[r] = running + excl + c;
+                delta[r] = s - (running + excl);
+            }
+            running += tot;
+        }
+        long long m = running;
+        if (m > cap) {
+            if (threadIdx.x == 0) {
+                res[0] = level;
+                res[1] = nrows;
+                res[2] = m;
+                res[3] = where;
+            }
+            return;
+        }
+        const int* prog = desc + d[2];
+        int plen = prog[0];
+        for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
+        __syncthreads();
+        const unsigned int* bits = (const unsigned int*)bits_list[d[3]];
+        bool write = !(count_only && level == nq - 1);
+        int* nxt = (where == 1) ? buf1 : buf0;
+        int oc = ncols + 1;
+        running = 0;
+        for (long long base = 0; base < m; base += blockDim.x) {
+            long long i = base + threadIdx.x;
+            long long row = 0;
+            int cand = -1;
+            if (i < m)
+                cand = dsm_probe(i, cur, ncols, offsets, nrows, delta, nbr, indptr, run_start, run_end, run_keys,
+                                 pcsr, gmask, L, pair_keys, n, bits, part, sprog, &row);
+            long long tot;
+            long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
+            if (cand >= 0 && write) {
+                int* dst = nxt + (running + excl) * oc;
+                const int* src = cur + row * (long long)ncols;
+                for (int c = 0; c < ncols; ++c) dst[c] = src[c];
+                dst[ncols] = cand;
+            }
+            running += tot;
+        }
+        if (threadIdx.x == 0) {
+            res[4 + 2 * level] = m;
+            res[5 + 2 * level] = running;
+        }
+        __syncthreads();  // the new table is complete before it is read, sprog is free for the next program
+        where = (where == 1) ? 2 : 1;
+        if (level == nq - 1 || running == 0) {
+            if (threadIdx.x == 0) {
+                res[0] = nq;
+                res[1] = running;
+                res[2] = 0;
+                res[3] = write ? where : 0;
+            }
+            return;
+        }
+        cur = nxt;
+        nrows = running;
+    }
+}
+
 // Many blocks: flags[i] = entry a+i survives; cand_out[i] = its candidate (or -1).
 extern "C" __global__ void extend_flags(DSM_PROBE_ARGS, long long a, long long m, int* __restrict__ cand_out,
                                         int* __restrict__ flags) {
@@ -501,24 +606,38 @@ extern "C" __global__ void extend_count(DSM_PROBE_ARGS, long long a, long long m
 
 // ------------------------------------------------------------------------------------------------ tiered extend
 // Row-parallel alternative to the entry-parallel kernels (GSI/SGSI load balance).  The host sorts the rows of a
-// chunk into tiers by workload and passes work items (row, first entry, end entry): one launch gives each item
-// a warp (group = 32, small rows), another a whole block (group = blockDim.x, medium rows, and pieces of huge
-// rows split over many blocks).  A group reads its row into shared memory and finds the runs of the step's
-// membership checks once per row, where the entry-parallel kernels search the row in offsets and find every
-// run again for every entry.  mode 0 adds survivors to *counter; mode 1 writes cand_out/flags at entry - a for
-// extend_write.  The host falls back to entry-parallel kernels for steps over DSM_TIER_COLS columns or
-// DSM_TIER_CHECKS checks.
+// chunk into tiers by workload and passes work items (row, first entry, end entry, ordinal): one launch gives
+// each item a warp (group = 32, small rows), another a whole block (group = blockDim.x, medium rows, and pieces
+// of huge rows split over many blocks).  A group reads its row into shared memory and finds the runs of the
+// step's membership checks once per row, where the entry-parallel kernels search the row in offsets and find
+// every run again for every entry.  The host falls back to entry-parallel kernels for steps over DSM_TIER_COLS
+// columns or DSM_TIER_CHECKS checks.
+//
+// mode 0 adds survivors to *counter.  mode 1 compacts through a per-group write cache (GSI): each round of
+// `group` entries ranks its survivors (warp ballot, or a block scan) and appends them to a shared-memory cache,
+// which is flushed `group` candidates at a time, one coalesced store, to the front of the item's own range of
+// cand_out (entry - a); item_out[3 * ordinal] gets (survivors, row, first entry).  A scan over the items' counts
+// (ordinals follow entry order) then places every item's survivors in the new table (extend_write_items), so
+// only survivors are written and moved, and the scan runs over items, not entries.
 #define DSM_TIER_GROUPS 8
 #define DSM_TIER_COLS 64
 #define DSM_TIER_CHECKS 32
+#define DSM_TIER_CACHE 512  // candidates of write cache per block: 2 x 32 per warp group, 2 x 256 per block group
+
+__device__ __forceinline__ void dsm_group_sync(int group) {
+    if (group == 32) __syncwarp(); else __syncthreads();
+}
 
 extern "C" __global__ void extend_tiered(DSM_PROBE_ARGS, const long long* __restrict__ items, long long count,
                                          int group, long long a, int mode, unsigned long long* __restrict__ counter,
-                                         int* __restrict__ cand_out, int* __restrict__ flags) {
+                                         int* __restrict__ cand_out, long long* __restrict__ item_out) {
     __shared__ int sM[DSM_TIER_GROUPS][DSM_TIER_COLS];
     __shared__ long long sRuns[DSM_TIER_GROUPS][2 * DSM_TIER_CHECKS];
+    __shared__ int sCache[DSM_TIER_CACHE];
+    __shared__ long long sh[32];
     int per_block = blockDim.x / group;
     int g = threadIdx.x / group, lane = threadIdx.x % group;
+    int* cache = sCache + g * 2 * group;
     int k = 1;
     k += 1 + prog[k];  // greater-than columns
     k += 1 + prog[k];  // less-than columns
@@ -527,7 +646,7 @@ extern "C" __global__ void extend_tiered(DSM_PROBE_ARGS, const long long* __rest
     const int* chk = prog + k + 1;
     unsigned long long local = 0;
     for (long long it = (long long)blockIdx.x * per_block + g; it < count; it += (long long)gridDim.x * per_block) {
-        long long row = items[3 * it], p0 = items[3 * it + 1], p1 = items[3 * it + 2];
+        long long row = items[4 * it], p0 = items[4 * it + 1], p1 = items[4 * it + 2];
         const int* M = table + row * (long long)ncols;
         for (int c = lane; c < ncols; c += group) sM[g][c] = M[c];
         for (int i = lane; i < nchk; i += group) {
@@ -535,22 +654,75 @@ extern "C" __global__ void extend_tiered(DSM_PROBE_ARGS, const long long* __rest
             sRuns[g][2 * i] = r < 0 ? 0 : run_start[r];
             sRuns[g][2 * i + 1] = r < 0 ? 0 : run_end[r];
         }
-        if (group == 32) __syncwarp(); else __syncthreads();
+        dsm_group_sync(group);
         long long d = delta[row];
-        for (long long p = p0 + lane; p < p1; p += group) {
-            int cand = dsm_check(nbr[p + d], sM[g], ncols, nbr, indptr, run_start, run_end, run_keys, pcsr, gmask,
+        int* dst = cand_out + (p0 - a);
+        long long written = 0;  // (uniform over the group) survivors stored so far, and waiting in the cache
+        int cached = 0;
+        for (long long base = p0; base < p1; base += group) {  // rounds: every lane of the group takes part
+            long long p = base + lane;
+            int cand = -1;
+            if (p < p1)
+                cand = dsm_check(nbr[p + d], sM[g], ncols, nbr, indptr, run_start, run_end, run_keys, pcsr, gmask,
                                  L, pair_keys, n, bits, part, prog, sRuns[g]);
             if (mode == 0) {
                 local += cand >= 0 ? 1 : 0;
+                continue;
+            }
+            int rank, tot;
+            if (group == 32) {
+                unsigned int ballot = __ballot_sync(DSM_FULL_MASK, cand >= 0);
+                rank = __popc(ballot & ((1u << lane) - 1u));
+                tot = __popc(ballot);
             } else {
-                cand_out[p - a] = cand;
-                flags[p - a] = cand >= 0 ? 1 : 0;
+                long long t;
+                rank = (int)dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &t, sh);
+                tot = (int)t;
+            }
+            if (cand >= 0) cache[cached + rank] = cand;
+            cached += tot;
+            dsm_group_sync(group);
+            if (cached >= group) {  // a full line: one coalesced store, then the overflow moves to the front
+                dst[written + lane] = cache[lane];
+                dsm_group_sync(group);
+                if (lane < cached - group) cache[lane] = cache[group + lane];
+                written += group;
+                cached -= group;
+                dsm_group_sync(group);
             }
         }
-        if (group == 32) __syncwarp(); else __syncthreads();  // the row's shared copy is reused by the next item
+        if (mode != 0) {
+            if (lane < cached) dst[written + lane] = cache[lane];
+            if (lane == 0) {
+                long long ord = items[4 * it + 3];
+                item_out[3 * ord] = written + cached;
+                item_out[3 * ord + 1] = row;
+                item_out[3 * ord + 2] = p0;
+            }
+        }
+        dsm_group_sync(group);  // the row's shared copy and the cache are reused by the next item
     }
     if (mode != 0) return;
     dsm_add_count(counter, local);
+}
+
+// Many blocks: output row o of the new table from the item holding it (scan: inclusive scan of the items'
+// survivor counts in item_out, see extend_tiered).
+extern "C" __global__ void extend_write_items(const int* __restrict__ table, int ncols,
+                                              const long long* __restrict__ item_out,
+                                              const long long* __restrict__ scan, long long n_items, long long a,
+                                              const int* __restrict__ cand_out, long long total,
+                                              int* __restrict__ out) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    int oc = ncols + 1;
+    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < total; o += stride) {
+        long long it = dsm_upper_bound(scan, n_items, o);
+        long long before = scan[it] - item_out[3 * it];
+        const int* src = table + item_out[3 * it + 1] * (long long)ncols;
+        int* dst = out + o * oc;
+        for (int c = 0; c < ncols; ++c) dst[c] = src[c];
+        dst[ncols] = cand_out[item_out[3 * it + 2] - a + (o - before)];
+    }
 }
 
 // Self-test of zero-copy access (page-locked host memory used directly by a kernel): dst[0] = sum of src[0..3).
