@@ -362,10 +362,12 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
         return orig_e(*a, **k)
 
     gpu.workload = spy_w
+    fused, gpu.fuse_levels = gpu.fuse_levels, False  # a fused descent computes its workloads in its kernel
     try:
         free = timed_count(gpu, g, q, gpu.default_budget(), 60, cupy)
     finally:
         del gpu.workload
+        gpu.fuse_levels = fused
     largest = max(need) if need else 0
     budget = max(largest // 10, 1)
     gpu.extend = spy_e
@@ -481,7 +483,7 @@ def print_table(res: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ main
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="results", help="folder for gpu_engine.json")
     ap.add_argument("--table", help="print the summary table of this JSON file and exit")
@@ -507,7 +509,7 @@ def main() -> None:
     ap.add_argument("--numpy-grace", type=float, default=60.0, help="seconds past the deadline NumPy may use")
     ap.add_argument("--max-seconds", type=float, default=210.0,
                     help="stop starting GPU R-MAT queries this many seconds after the benchmark started")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.table:
         print_table(json.loads(Path(args.table).read_text()))
         return

@@ -93,6 +93,37 @@ def _run_each(fn: Any, queries: list, cupy: Any) -> dict[str, Any]:
     return {"batch_s": sum(r["seconds"] for r in rows), "rows": rows}
 
 
+def _save(args: Any, data: Any, rest: float, gen_s: float, budget: int, graph_bytes: int, k: int, cross: int,
+          backend: str, modes: dict[str, dict[str, Any]], setup: dict[str, float], n_queries: int,
+          complete: bool) -> tuple[Any, dict[str, Any], bool]:
+    """Write the JSON with the modes run so far (after every mode: a run cut short keeps what it measured)."""
+    ref_mode = "in_core" if "in_core" in modes else next(iter(modes))
+    ref = [r["count"] for r in modes[ref_mode]["rows"]]
+    agree = all([r["count"] for r in m["rows"]] == ref for m in modes.values())
+    base = modes["out_of_core"]["batch_s"]
+    ooc_rows = modes["out_of_core"]["rows"]
+    total = sum(r["count"] for r in ooc_rows)
+    summary = {
+        "backend": backend, "budget_bytes": budget, "graph_index_bytes": graph_bytes,
+        "graph_over_budget": round(graph_bytes / budget, 2), "k": k, "method": args.method, "cross_edges": cross,
+        "queries": n_queries, "counts_agree": agree, "complete": complete,
+        "batch_s": {name: round(m["batch_s"], 4) for name, m in modes.items()},
+        "over_out_of_core": {name: round(m["batch_s"] / base, 2) for name, m in modes.items() if base > 0},
+        "peak_pool_bytes": {name: m.get("peak_pool_bytes") for name, m in modes.items() if "peak_pool_bytes" in m},
+        "bytes_h2d": {name: m["bytes_h2d"] for name, m in modes.items() if "bytes_h2d" in m},
+        "intra_inter_s": {name: [round(m["intra_s"], 4), round(m["inter_s"], 4)] for name, m in modes.items()
+                          if "intra_s" in m},
+        "inter_share_of_matches": round(sum(r["inter"] for r in ooc_rows) / total, 4) if total else None,
+        "setup_s": {name: round(v, 2) for name, v in setup.items()},
+    }
+    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
+             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2),
+             "query_size": args.size}
+    per_query = [{name: m["rows"][i] for name, m in modes.items()} for i in range(n_queries)]
+    path = meta.write("outofcore", {"graph": graph, "summary": summary, "queries": per_query}, args.out)
+    return path, summary, agree
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=16)
@@ -136,7 +167,9 @@ def main(argv=None):
                                             directory=store_dir)
         setup["partition"] = time.perf_counter() - t
         modes["out_of_core"] = _run_batch(ooc, queries, budget, cupy, peak)
+        k, cross = ooc.k, ooc.cross_edge_count
         print(f"out-of-core (host) batch {modes['out_of_core']['batch_s']:.3f} s", file=sys.stderr, flush=True)
+        _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
         if not args.no_gather:
             gather = PartitionedMatcher(data, ooc.k, method=args.method, seed=args.seed, directory=store_dir,
                                         backend=backend, adjacency="gather")
@@ -144,7 +177,8 @@ def main(argv=None):
             print(f"out-of-core (gather) batch {modes['out_of_core_gather']['batch_s']:.3f} s", file=sys.stderr,
                   flush=True)
             del gather
-        k, cross = ooc.k, ooc.cross_edge_count
+            _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries),
+                  False)
         del ooc
 
     t = time.perf_counter()
@@ -154,6 +188,7 @@ def main(argv=None):
     modes["in_core"] = _run_each(lambda q: _count(backend, data, q, unlimited), queries, cupy)
     backend.release(data)
     print(f"in-core batch {modes['in_core']['batch_s']:.3f} s", file=sys.stderr, flush=True)
+    _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
 
     if cupy is not None:
         t = time.perf_counter()
@@ -163,29 +198,8 @@ def main(argv=None):
         print(f"host-mapped batch {modes['host_mapped']['batch_s']:.3f} s", file=sys.stderr, flush=True)
         del mapped
 
-    ref = [r["count"] for r in modes["in_core"]["rows"]]
-    agree = all([r["count"] for r in m["rows"]] == ref for m in modes.values())
-    base = modes["out_of_core"]["batch_s"]
-    ooc_rows = modes["out_of_core"]["rows"]
-    total = sum(r["count"] for r in ooc_rows)
-    summary = {
-        "backend": backend.name, "budget_bytes": budget, "graph_index_bytes": graph_bytes,
-        "graph_over_budget": round(graph_bytes / budget, 2), "k": k, "method": args.method, "cross_edges": cross,
-        "queries": len(queries), "counts_agree": agree,
-        "batch_s": {name: round(m["batch_s"], 4) for name, m in modes.items()},
-        "over_out_of_core": {name: round(m["batch_s"] / base, 2) for name, m in modes.items() if base > 0},
-        "peak_pool_bytes": {name: m.get("peak_pool_bytes") for name, m in modes.items() if "peak_pool_bytes" in m},
-        "bytes_h2d": {name: m["bytes_h2d"] for name, m in modes.items() if "bytes_h2d" in m},
-        "intra_inter_s": {name: [round(m["intra_s"], 4), round(m["inter_s"], 4)] for name, m in modes.items()
-                          if "intra_s" in m},
-        "inter_share_of_matches": round(sum(r["inter"] for r in ooc_rows) / total, 4) if total else None,
-        "setup_s": {name: round(v, 2) for name, v in setup.items()},
-    }
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2),
-             "query_size": args.size}
-    per_query = [{name: m["rows"][i] for name, m in modes.items()} for i in range(len(queries))]
-    path = meta.write("outofcore", {"graph": graph, "summary": summary, "queries": per_query}, args.out)
+    path, summary, agree = _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup,
+                                 len(queries), complete=True)
     names = list(modes)
     print(f"{'query':>5} " + " ".join(f"{n + ' ms':>22}" for n in names))
     for i in range(len(queries)):

@@ -386,9 +386,11 @@ def test_default_budget_is_half_the_free_device_memory(gpu):
 
 
 def _max_level_bytes(backend, data, query) -> tuple[int, int]:
-    """(largest level output space in bytes, count) of an unbudgeted run, via an instrumented workload."""
+    """(largest level output space in bytes, count) of an unbudgeted run, via an instrumented workload (level by
+    level: a fused descent computes its levels' workloads inside its kernel)."""
     need = []
     orig = backend.workload
+    backend.fuse_levels = False  # restored by _restore_knobs
 
     def spy(idx, table, step):
         delta, offsets, total = orig(idx, table, step)
@@ -400,6 +402,7 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
         c = distsm.count(data, query, backend="cupy")
     finally:
         del backend.workload
+    backend.fuse_levels = True
     return max(need), c
 
 
