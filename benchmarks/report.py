@@ -136,7 +136,7 @@ def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:
                          "partial ratio", "time ratio"], rows)
         for k in sorted({x["k"] for x in r["results"]}):
             sub = [x for x in r["results"] if x["k"] == k]
-            png = _plot(out_dir / f"pbe_shared_k{k}.png", f"inter-partition seconds, k={k}", "query", "seconds",
+            png = _plot(out_dir / f"{Path(name).stem}_k{k}.png", f"inter-partition seconds, k={k}", "query", "seconds",
                         {"shared": ([x["query"] for x in sub], [x["shared"]["inter_s"] for x in sub]),
                          "per edge": ([x["query"] for x in sub], [x["per_edge"]["inter_s"] for x in sub])},
                         kind="bar")
