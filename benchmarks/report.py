@@ -109,6 +109,13 @@ def _gpu_engine(entries: list, lines: list[str], out_dir: Path) -> None:
                              "p95 ms (finished)", "matches/s (capped runs included)", "peak pool bytes",
                              "GPU/NumPy enumeration rate (median)"], rows)
             lines += ["", f"Target: {rm.get('target')}.", ""]
+            peaks = {k: sorted(q["peak_query_pool_bytes"] / 2**20 for q in rm[k].get("per_query", [])
+                               if q.get("peak_query_pool_bytes") is not None) for k in sets}
+            peaks = {k: (list(range(1, len(v) + 1)), v) for k, v in peaks.items() if v}
+            if peaks:
+                png = _plot(out_dir / f"{Path(name).stem}_memory.png", "peak device pool per query (sorted)",
+                            "query (rank)", "MiB", peaks)
+                lines += [f"![peak device memory per query](results/{png})", ""]
         b = r.get("budget")
         if b and "skipped" not in b:
             lines += ["### GPU engine: a query over the memory budget", "", _where(name, r), ""]
@@ -141,6 +148,18 @@ def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:
                          "per edge": ([x["query"] for x in sub], [x["per_edge"]["inter_s"] for x in sub])},
                         kind="bar")
             lines += ["", f"![shared execution, k={k}](results/{png})"]
+        ks = sorted({x["k"] for x in r["results"]})
+        if len(ks) >= 3 and all("intra_s" in x for x in r["results"]):
+            names = list(dict.fromkeys(x["query"] for x in r["results"]))
+            by = {(x["query"], x["k"]): x for x in r["results"]}
+            png = _plot(out_dir / f"{Path(name).stem}_partitions_time.png", "partitioned search seconds "
+                        "(intra + shared inter) against k", "partitions k", "seconds",
+                        {q: (ks, [by[q, k]["intra_s"] + by[q, k]["shared"]["inter_s"] for k in ks]) for q in names})
+            png2 = _plot(out_dir / f"{Path(name).stem}_partitions_share.png", "share of matches spanning parts",
+                         "partitions k", "inter-partition share",
+                         {q: (ks, [1 - (by[q, k]["intra_share"] or 0) for k in ks]) for q in names})
+            lines += ["", f"![time against k](results/{png})", "",
+                      f"![inter-partition share against k](results/{png2})"]
         p = r.get("planner", {})
         lines += ["", f"Planner: HPRD queries at most {p.get('hprd_max_s')} s; 16-vertex symmetric queries "
                       f"{p.get('symmetric_16_vertex_s')}.", ""]
