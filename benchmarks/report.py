@@ -218,6 +218,16 @@ def _synthetic(entries: list, lines: list[str], out_dir: Path) -> None:
         if series:
             png = _plot(out_dir / f"{Path(name).stem}.png", "median time per query", "query vertices", "ms", series)
             lines += ["", f"![time per size](results/{png})"]
+        speedup = {}
+        for kind in ("dense", "sparse"):
+            pts = [(e["size"], e["speedup_median"]) for e in r["summary"]
+                   if e["kind"] == kind and e.get("speedup_median") is not None]
+            if pts:
+                speedup[kind] = ([x for x, _ in pts], [y for _, y in pts])
+        if speedup:
+            png = _plot(out_dir / f"{Path(name).stem}_speedup.png", "GPU over NumPy (median over queries both "
+                        "finished)", "query vertices", "speedup", speedup)
+            lines += ["", f"![GPU over NumPy](results/{png})"]
         lines += [""]
 
 

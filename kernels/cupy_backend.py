@@ -16,7 +16,12 @@ Kernels live in ``kernels/cuda/join.cu`` (compiled by NVRTC on first use).  What
   Survivors are compacted in entry order, so tables (and listings) are identical to the NumPy backend's, or
   only counted (uint64) on the last level of a count.  Chunks of at most ``small_limit`` entries (and tables of
   at most ``small_limit`` rows in :meth:`workload`) use fused single-block kernels: one launch, one host
-  round trip per call.
+  round trip per call.  :meth:`descend` goes further: one single-block launch runs every following level while
+  each fits ``small_limit`` entries (the HPRD queries end to end), and hands a level that does not back to the
+  level-by-level path with its workload already computed.
+* ``load_balance = "tiered"`` runs rows by workload tiers (warp / block / split over blocks, thresholds from the
+  histogram); listing then compacts through a per-group shared-memory write cache, so only survivors are
+  written and the scan runs over work items, not entries.
 
 Every device array comes from CuPy's default memory pool and is released when the query's objects die
 (per-step programs and precomputed bitsets are tied to the lifetime of the plan step / candidate array through
