@@ -366,15 +366,14 @@ __device__ __forceinline__ void dsm_row_run(long long r, const int* table, int n
     *c = run_end[run] - *s;
 }
 
-// One block: offsets (inclusive prefix sum of run sizes) and delta (run start minus the row's first entry).
-extern "C" __global__ void workload_small(const int* __restrict__ table, int ncols, long long nrows, int first_col,
-                                          int label, int L, const long long* __restrict__ run_keys,
-                                          const unsigned long long* __restrict__ pcsr, long long gmask,
-                                          const long long* __restrict__ run_start,
-                                          const long long* __restrict__ run_end, long long* __restrict__ offsets,
-                                          long long* __restrict__ delta, long long* __restrict__ total) {
-    // *total (may be page-locked host memory) gets the level's output size, so the host needs no extra copy.
-    __shared__ long long sh[32];
+// One block (every thread calls it): offsets (inclusive prefix sum of the rows' run sizes) and delta (run start
+// minus the row's first entry) of a table's rows; returns the level's output space to every thread.  offsets and
+// delta may be read back by the same block after a __syncthreads() (no __restrict__: no non-coherent loads).
+__device__ __forceinline__ long long dsm_block_workload(const int* table, int ncols, long long nrows, int first_col,
+                                                        int label, int L, const long long* run_keys,
+                                                        const unsigned long long* pcsr, long long gmask,
+                                                        const long long* run_start, const long long* run_end,
+                                                        long long* offsets, long long* delta, long long* sh) {
     long long running = 0;
     for (long long base = 0; base < nrows; base += blockDim.x) {
         long long r = base + threadIdx.x;
@@ -388,6 +387,20 @@ extern "C" __global__ void workload_small(const int* __restrict__ table, int nco
         }
         running += tot;
     }
+    return running;
+}
+
+// One block: offsets and delta of the table's rows (see dsm_block_workload).
+extern "C" __global__ void workload_small(const int* __restrict__ table, int ncols, long long nrows, int first_col,
+                                          int label, int L, const long long* __restrict__ run_keys,
+                                          const unsigned long long* __restrict__ pcsr, long long gmask,
+                                          const long long* __restrict__ run_start,
+                                          const long long* __restrict__ run_end, long long* __restrict__ offsets,
+                                          long long* __restrict__ delta, long long* __restrict__ total) {
+    // *total (may be page-locked host memory) gets the level's output size, so the host needs no extra copy.
+    __shared__ long long sh[32];
+    long long running = dsm_block_workload(table, ncols, nrows, first_col, label, L, run_keys, pcsr, gmask, run_start,
+                                           run_end, offsets, delta, sh);
     if (threadIdx.x == 0) *total = running;
 }
 
@@ -428,6 +441,39 @@ extern "C" __global__ void workload_delta(long long* __restrict__ starts, const 
     run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part, (progp), (rowp))
 #define DSM_PROG_MAX 2048
 
+// One block (every thread calls it): entries [a, a+m) probed against the step program sprog (in shared memory);
+// survivors written in entry order to out (ncols+1 columns) when write; returns their number to every thread.
+__device__ __forceinline__ long long dsm_block_extend(long long a, long long m, bool write, int* out,
+                                                      const int* table, int ncols, const long long* offsets,
+                                                      long long nrows, const long long* delta, const int* nbr,
+                                                      const long long* indptr, const long long* run_start,
+                                                      const long long* run_end, const long long* run_keys,
+                                                      const unsigned long long* pcsr, long long gmask, int L,
+                                                      const long long* pair_keys, long long n,
+                                                      const unsigned int* bits, const int* part, const int* sprog,
+                                                      long long* sh) {
+    long long running = 0;
+    int oc = ncols + 1;
+    for (long long base = 0; base < m; base += blockDim.x) {
+        long long i = base + threadIdx.x;
+        long long row = 0;
+        int cand = -1;
+        if (i < m)
+            cand = dsm_probe(a + i, table, ncols, offsets, nrows, delta, nbr, indptr, run_start, run_end, run_keys,
+                             pcsr, gmask, L, pair_keys, n, bits, part, sprog, &row);
+        long long tot;
+        long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
+        if (cand >= 0 && write) {
+            int* dst = out + (running + excl) * oc;
+            const int* src = table + row * (long long)ncols;
+            for (int c = 0; c < ncols; ++c) dst[c] = src[c];
+            dst[ncols] = cand;
+        }
+        running += tot;
+    }
+    return running;
+}
+
 // One block: entries [a, a+m) -> survivors written in entry order to out (ncols+1 columns), their number to
 // *count (out unused when count_only).  The program (at most DSM_PROG_MAX words; it and *count may live in
 // page-locked host memory) is copied to shared memory first.
@@ -438,23 +484,9 @@ extern "C" __global__ void extend_small(DSM_PROBE_ARGS, long long a, long long m
     int plen = prog[0];
     for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
     __syncthreads();
-    long long running = 0;
-    int oc = ncols + 1;
-    for (long long base = 0; base < m; base += blockDim.x) {
-        long long i = base + threadIdx.x;
-        long long row = 0;
-        int cand = -1;
-        if (i < m) cand = DSM_PROBE_CALL_P(a + i, &row, sprog);
-        long long tot;
-        long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
-        if (cand >= 0 && !count_only) {
-            int* dst = out + (running + excl) * oc;
-            const int* src = table + row * (long long)ncols;
-            for (int c = 0; c < ncols; ++c) dst[c] = src[c];
-            dst[ncols] = cand;
-        }
-        running += tot;
-    }
+    long long running = dsm_block_extend(a, m, !count_only, out, table, ncols, offsets, nrows, delta, nbr, indptr,
+                                         run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part,
+                                         sprog, sh);
     if (threadIdx.x == 0) *count = running;
 }
 
@@ -493,20 +525,8 @@ extern "C" __global__ void descend_small(const int* __restrict__ table0, long lo
     for (int level = level0; level < nq; ++level) {
         const int* d = desc + 4 * (level - 1);
         int ncols = level;
-        long long running = 0;
-        for (long long base = 0; base < nrows; base += blockDim.x) {
-            long long r = base + threadIdx.x;
-            long long s = 0, c = 0;
-            if (r < nrows) dsm_row_run(r, cur, ncols, d[0], d[1], L, run_keys, pcsr, gmask, run_start, run_end, &s, &c);
-            long long tot;
-            long long excl = dsm_block_scan<long long>(c, &tot, sh);
-            if (r < nrows) {
-                offsets[r] = running + excl + c;
-                delta[r] = s - (running + excl);
-            }
-            running += tot;
-        }
-        long long m = running;
+        long long m = dsm_block_workload(cur, ncols, nrows, d[0], d[1], L, run_keys, pcsr, gmask, run_start, run_end,
+                                         offsets, delta, sh);
         if (m > cap) {
             if (threadIdx.x == 0) {
                 res[0] = level;
@@ -523,25 +543,9 @@ extern "C" __global__ void descend_small(const int* __restrict__ table0, long lo
         const unsigned int* bits = (const unsigned int*)bits_list[d[3]];
         bool write = !(count_only && level == nq - 1);
         int* nxt = (where == 1) ? buf1 : buf0;
-        int oc = ncols + 1;
-        running = 0;
-        for (long long base = 0; base < m; base += blockDim.x) {
-            long long i = base + threadIdx.x;
-            long long row = 0;
-            int cand = -1;
-            if (i < m)
-                cand = dsm_probe(i, cur, ncols, offsets, nrows, delta, nbr, indptr, run_start, run_end, run_keys,
-                                 pcsr, gmask, L, pair_keys, n, bits, part, sprog, &row);
-            long long tot;
-            long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
-            if (cand >= 0 && write) {
-                int* dst = nxt + (running + excl) * oc;
-                const int* src = cur + row * (long long)ncols;
-                for (int c = 0; c < ncols; ++c) dst[c] = src[c];
-                dst[ncols] = cand;
-            }
-            running += tot;
-        }
+        long long running = dsm_block_extend(0, m, write, nxt, cur, ncols, offsets, nrows, delta, nbr, indptr,
+                                             run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part,
+                                             sprog, sh);
         if (threadIdx.x == 0) {
             res[4 + 2 * level] = m;
             res[5 + 2 * level] = running;
