@@ -10,7 +10,7 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,32 @@ from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
 
 #: A chunk never shrinks below this many output entries, whatever the budget (keeps tiny budgets finite).
 MIN_CHUNK_ENTRIES = 64
+
+
+#: With a progress callback, the first level is cut into at least this many chunks so progress can advance.
+PROGRESS_STEPS = 32
+
+
+class JoinCancelled(Exception):
+    """Raised inside :func:`walk` when its :class:`Control` says the caller no longer wants the result."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a caller steers a running join.
+
+    ``cancelled`` is polled before every chunk at every level (so a cancelled join stops within one chunk's
+    work, and its device tables are freed as the generator unwinds); when it returns True the join raises
+    :class:`JoinCancelled`.  ``progress(done, total)`` is called as chunks of the first level finish, in units
+    of first-level rows.
+    """
+
+    cancelled: Callable[[], bool] | None = None
+    progress: Callable[[int, int], None] | None = None
+
+    def check(self) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise JoinCancelled("the join was cancelled")
 
 
 def default_cpu_budget() -> int:
@@ -103,14 +129,16 @@ def check_pair(data: Graph, query: Graph) -> None:
 
 
 def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
-         spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None) -> Iterator[Any]:
+         spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None,
+         control: Control | None = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
     when the plan filters by partition.  ``stats``, when given, accumulates ``"partial"`` (partial matches
     produced at every level, the work measure PBE reports) and ``"gathered"`` (adjacency entries read).
     ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose core is ``prepared.index``) serves
-    every level's adjacency in pieces gathered from host memory instead of the resident index.
+    every level's adjacency in pieces gathered from host memory instead of the resident index.  ``control``
+    cancels the join between chunks and receives progress (see :class:`Control`).
     """
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
@@ -157,6 +185,8 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
         chunk = max(level_budget // entry_bytes(level + 1), MIN_CHUNK_ENTRIES)
         bits = prepared.bits[step.vertex]
         for a in range(0, total, chunk):
+            if control is not None:
+                control.check()
             b = min(a + chunk, total)
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if stats is not None:
@@ -170,26 +200,34 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
     first = prepared.candidates[plan.order[0]]
     if stats is not None:
         stats["partial"] = stats.get("partial", 0) + int(first.shape[0])
+    n_first = int(first.shape[0])
     chunk0 = max(level_budget // entry_bytes(1), MIN_CHUNK_ENTRIES)
-    for a in range(0, int(first.shape[0]), chunk0):
+    if control is not None and control.progress is not None:
+        chunk0 = min(chunk0, max(-(-n_first // PROGRESS_STEPS), 1))
+    for a in range(0, n_first, chunk0):
+        if control is not None:
+            control.check()
         yield from descend(first[a:a + chunk0][:, None], 1)
+        if control is not None and control.progress is not None:
+            control.progress(min(a + chunk0, n_first), n_first)
 
 
 def count(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
-          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None) -> int:
+          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
+          control: Control | None = None) -> int:
     """Number of matches (a Python int)."""
     prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
     if prepared is None:
         return 0
     total = 0
-    for c in walk(backend, prepared, budget, count_only=True):
+    for c in walk(backend, prepared, budget, count_only=True, control=control):
         total += int(c)
     return total
 
 
 def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
                  limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
-                 restrict: dict[int, Allowed] | None = None) -> Iterator[np.ndarray]:
+                 restrict: dict[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
     if limit is not None and limit <= 0:
         return
@@ -197,7 +235,7 @@ def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions,
     if prepared is None:
         return
     inv = prepared.plan.inverse_order
-    tables = walk(backend, prepared, budget, count_only=False)
+    tables = walk(backend, prepared, budget, count_only=False, control=control)
     yield from take((backend.to_host(t)[:, inv].astype(np.int64) for t in tables), limit)
 
 
