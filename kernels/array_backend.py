@@ -95,6 +95,9 @@ class ArrayBackend:
     def to_host(self, a: Any) -> np.ndarray:
         return np.asarray(a)
 
+    def synchronize(self) -> None:
+        """Wait for queued device work (timers read after it); the CPU has none."""
+
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""
         from distsm.kernels.engine import default_cpu_budget
@@ -160,6 +163,14 @@ class ArrayBackend:
         s = xp.where(found, idx.run_start[pos], 0)
         t = xp.where(found, idx.run_end[pos], 0)
         return s, t
+
+    def expand(self, counts: Any) -> tuple[Any, Any]:
+        """``(row, rank)`` for ``counts[r]`` entries of each row ``r``: every entry's row and its rank in it."""
+        xp = self.xp
+        inclusive = xp.cumsum(counts)
+        total = int(inclusive[-1]) if inclusive.shape[0] else 0
+        row = xp.searchsorted(inclusive, xp.arange(total, dtype=xp.int64), side="right")
+        return row, xp.arange(total, dtype=xp.int64) - (inclusive - counts)[row]
 
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)``."""
@@ -300,3 +311,8 @@ class NumpyBackend(ArrayBackend):
 
     def __init__(self) -> None:
         super().__init__(np)
+
+    def expand(self, counts: Any) -> tuple[Any, Any]:
+        counts = np.asarray(counts, dtype=np.int64)
+        row = np.repeat(np.arange(counts.shape[0]), counts)
+        return row, np.arange(row.shape[0], dtype=np.int64) - (np.cumsum(counts) - counts)[row]

@@ -211,6 +211,9 @@ class CupyBackend(ArrayBackend):
     def _launch_single(self, name: str, args: tuple) -> None:
         self._fn(name)((1,), (SMALL_BLOCK,), args)
 
+    def synchronize(self) -> None:
+        self._sync()
+
     def _sync(self) -> None:
         if self._is_cupy:
             self.xp.cuda.get_current_stream().synchronize()

@@ -10,6 +10,7 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,17 +18,20 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels import candidate_edges
 from distsm.kernels.array_backend import Allowed, restricted
+from distsm.kernels.ce_join import PROGRESS_STEPS, walk_core
+from distsm.kernels.count_plan import gate_cost, plan_count
+from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import OrderFunction, gsi_order
 from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
+from distsm.kernels.sampling import Sampler
+from distsm.kernels.trailing import TrailingCounter
 
 #: A chunk never shrinks below this many output entries, whatever the budget (keeps tiny budgets finite).
 MIN_CHUNK_ENTRIES = 64
 
-
-#: With a progress callback, the first level is cut into at least this many chunks so progress can advance.
-PROGRESS_STEPS = 32
 
 
 class JoinCancelled(Exception):
@@ -135,7 +139,8 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
     when the plan filters by partition.  ``stats``, when given, accumulates ``"partial"`` (partial matches
-    produced at every level, the work measure PBE reports) and ``"gathered"`` (adjacency entries read).
+    produced at every level, the work measure PBE reports), ``"gathered"`` (adjacency entries read) and
+    ``"level<i>"`` (rows produced whose last column is ``plan.order[i]``).
     ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose core is ``prepared.index``) serves
     every level's adjacency in pieces gathered from host memory instead of the resident index.  ``control``
     cancels the join between chunks and receives progress (see :class:`Control`).
@@ -168,6 +173,8 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
                 if stats is not None:
                     stats["partial"] = stats.get("partial", 0) + sum(s for _, s in run.levels)
                     stats["gathered"] = stats.get("gathered", 0) + sum(e for e, _ in run.levels)
+                    for k, (_, survivors) in enumerate(run.levels):
+                        note_level(level + k, survivors)
                 if run.level == nq:
                     if count_only:
                         yield run.count
@@ -190,16 +197,23 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
             b = min(a + chunk, total)
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if stats is not None:
-                stats["partial"] = stats.get("partial", 0) + (int(out) if count_only and last else int(out.shape[0]))
+                survivors = int(out) if count_only and last else int(out.shape[0])
+                stats["partial"] = stats.get("partial", 0) + survivors
                 stats["gathered"] = stats.get("gathered", 0) + (b - a)
+                note_level(level, survivors)
             if last:
                 yield out
             elif out.shape[0]:
                 yield from descend(out, level + 1)
 
+    def note_level(columns: int, rows: int) -> None:
+        key = f"level{columns}"
+        stats[key] = stats.get(key, 0) + rows
+
     first = prepared.candidates[plan.order[0]]
     if stats is not None:
         stats["partial"] = stats.get("partial", 0) + int(first.shape[0])
+        note_level(0, int(first.shape[0]))
     n_first = int(first.shape[0])
     chunk0 = max(level_budget // entry_bytes(1), MIN_CHUNK_ENTRIES)
     if control is not None and control.progress is not None:
@@ -212,17 +226,120 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
             control.progress(min(a + chunk0, n_first), n_first)
 
 
-def count(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
+#: Below this many estimated partial matches (label statistics only) a count takes the general join: building the
+#: candidate-edge index costs a few array operations per query arc, more than such a join.
+TRAILING_GATE = 0
+
+
+def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
           less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
-          control: Control | None = None) -> int:
-    """Number of matches (a Python int)."""
-    prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
-    if prepared is None:
-        return 0
+          control: Control | None = None, automorphisms: int | None = None,
+          explain: Explanation | None = None) -> int:
+    """Number of matches (a Python int).
+
+    Heavy queries are counted by a core join plus trailing vertices counted from set sizes (see
+    :mod:`distsm.kernels.count_plan`); the others by the general join.  ``less_than`` (symmetry breaking for
+    unique subgraphs) is honoured either by the general join or, given ``automorphisms`` (``|Aut(Q)|``), by
+    counting every embedding and dividing.  ``explain`` is filled in with the path taken, the order, estimated
+    and actual partial matches per level and the time per stage.
+    """
+    clock = _Clock(backend, explain)
+    if isinstance(data, Graph):
+        check_pair(data, query)
+        idx = backend.index(data)
+    else:
+        idx = data
+    cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+    sizes = [int(c.shape[0]) for c in cands]
+    clock.lap("filter")
+    if explain is not None:
+        explain.candidates = sizes
+    if min(sizes) == 0:
+        return _explained(explain, 0, "a query vertex has no candidate")
+    reason = _general_reason(backend, idx, query, options, sizes, less_than, automorphisms, cands, budget)
+    if reason:
+        prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
+        stats: dict[str, int] | None = {} if explain is not None else None
+        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats, control=control))
+        clock.lap("join")
+        if explain is not None:
+            explain.path, explain.order = "general", prepared.plan.order
+            explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
+        return _explained(explain, total, reason)
+    ce = candidate_edges.build(backend, idx, query, cands)
+    clock.lap("refine")
+    refined = [int(c.shape[0]) for c in ce.candidates]
+    if min(refined) == 0:
+        return _explained(explain, 0, "refinement left a query vertex without candidates")
+    sampler = Sampler(backend, query, ce, homomorphism=options.homomorphism)
+    plan = plan_count(query, sampler, refined, options.homomorphism)
+    counter = TrailingCounter(backend, plan, ce, homomorphism=options.homomorphism, budget=budget // 2)
+    clock.lap("plan")
+    level_rows = [0] * len(plan.core)
     total = 0
-    for c in walk(backend, prepared, budget, count_only=True, control=control):
-        total += int(c)
+    for table in walk_core(backend, ce, plan.core[0], list(plan.steps), budget // 2,
+                           not options.homomorphism, control, level_rows):
+        clock.lap("core join")
+        total += counter.count(table, control)
+        clock.lap("trailing count")
+    if less_than:
+        total //= automorphisms
+    if explain is not None:
+        explain.path, explain.order = "trailing", plan.order
+        explain.trailing = tuple(t.vertex for t in plan.trailing)
+        explain.estimated = list(plan.level_estimates)
+        explain.actual = list(level_rows)
+        explain.refined_candidates = refined
+        explain.candidate_edges = sum(a.edges for a in ce.arcs.values())
+        explain.refine_passes = ce.passes
+        explain.trailing_entries = counter.entries
+        explain.plans_tried = plan.plans_tried
+    why = f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing vertices " \
+          "counted from set sizes"
+    if less_than:
+        why += f"; unique = embeddings / |Aut| ({automorphisms})"
+    return _explained(explain, total, why)
+
+
+def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
+                    less_than: tuple[tuple[int, int], ...], automorphisms: int | None, cands: list[Any],
+                    budget: int) -> str:
+    """Why a count takes the general join ("" when the trailing-count path applies)."""
+    if query.n < 3:
+        return "two query vertices or fewer: one join level"
+    if options.induced:
+        return "induced: trailing vertices would need non-edge checks among themselves"
+    if less_than and not automorphisms:
+        return "symmetry breaking without the automorphism count"
+    est = gate_cost(backend, idx, query, cands)
+    if est < TRAILING_GATE:
+        return f"light query: at most about {est:.3g} partial matches estimated from label statistics"
+    scan = candidate_edges.scan_entries(backend, idx, cands, query) * candidate_edges.SCAN_ENTRY_BYTES
+    if scan > budget // 2:
+        return f"the candidate-edge index would scan {scan} bytes, over half the budget ({budget})"
+    return ""
+
+
+def _explained(explain: Explanation | None, total: int, reason: str) -> int:
+    if explain is not None:
+        explain.count, explain.reason = total, reason
     return total
+
+
+class _Clock:
+    """Stage timings for an :class:`Explanation` (the backend synchronises so device work is counted)."""
+
+    def __init__(self, backend: Any, explain: Explanation | None):
+        self.backend, self.explain = backend, explain
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.explain is None:
+            return
+        self.backend.synchronize()
+        now = time.perf_counter()
+        self.explain.seconds[stage] = self.explain.seconds.get(stage, 0.0) + now - self.t
+        self.t = now
 
 
 def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,

@@ -1,0 +1,109 @@
+"""Joins over the candidate-edge index: extension sets and the chunked depth-first walk of a core.
+
+An :class:`Extension` says how query vertex ``vertex`` extends a table of partial matches: read the
+candidate-edge run of its first link (already inside ``C(vertex)``, so no candidate test), keep the entries
+that the other links' data edges confirm (one binary search each), and drop those equal to an unlinked
+same-label column (injectivity; linked columns differ anyway, the data graph has no self loops).  The sampler,
+the core join and the trailing counter all extend through :func:`extension_set`.
+
+:func:`walk_core` joins the core level by level, depth-first over chunks whose entries fit the memory budget (as
+the general driver does), and yields tables of complete core matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from distsm.kernels.candidate_edges import CandidateEdges
+
+#: With a progress callback, the first level is cut into at least this many chunks so progress can advance.
+PROGRESS_STEPS = 32
+
+#: Bytes one extension entry may occupy (row, vertex, positions, masks, the new table's row share).
+ENTRY_BYTES = 64
+
+
+@dataclass(frozen=True)
+class Extension:
+    """How ``vertex`` extends a table: ``links`` ``(column, arc key)`` with the run to read first, and the
+    unlinked same-label columns it must differ from."""
+
+    vertex: int
+    links: tuple[tuple[int, tuple[int, int, int]], ...]
+    distinct_cols: tuple[int, ...]
+
+
+def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]:
+    """Start and length of the candidate-edge run of arc ``arc_key`` for each row's vertex in ``col``."""
+    offsets = ce.arc(*arc_key).offsets
+    pos = xp.searchsorted(ce.candidates[arc_key[0]], table[:, col])
+    start = offsets[pos]
+    return start, offsets[pos + 1] - start
+
+
+def extension_set(backend: Any, ce: CandidateEdges, table: Any, ext: Extension,
+                  injective: bool = True) -> tuple[Any, Any]:
+    """``(row, vertex)``: every extension of every row of ``table`` by ``ext.vertex``, sorted by row then
+    vertex.  ``injective=False`` keeps vertices equal to unlinked columns (homomorphisms, raw sets)."""
+    xp = backend.xp
+    col, arc_key = ext.links[0]
+    start, counts = run_lengths(xp, ce, table, col, arc_key)
+    row, rank = backend.expand(counts)
+    x = ce.arc(*arc_key).values[start[row] + rank]
+    for col, other in ext.links[1:]:
+        keep = ce.contains(xp, other, table[row, col], x)
+        row, x = row[keep], x[keep]
+    if injective:
+        for col in ext.distinct_cols:
+            keep = x != table[row, col]
+            row, x = row[keep], x[keep]
+    return row, x
+
+
+def walk_core(backend: Any, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
+              injective: bool, control: Any = None, level_rows: list[int] | None = None) -> Iterator[Any]:
+    """Tables of complete matches of ``[start] + steps`` (columns in that order), chunk by chunk.
+
+    Each level's chunk holds at most ``budget / (levels * ENTRY_BYTES)`` entries; ``level_rows[i]``, when
+    given, accumulates the rows produced at level ``i``.  ``control`` (an engine ``Control``) is checked
+    before every chunk and receives progress over the first level's rows."""
+    xp = backend.xp
+    cap = max(budget // ((len(steps) + 1) * ENTRY_BYTES), 1024)
+
+    def note(level: int, rows: int) -> None:
+        if level_rows is not None:
+            level_rows[level] += rows
+
+    def descend(table: Any, level: int) -> Iterator[Any]:
+        if level == len(steps):
+            yield table
+            return
+        ext = steps[level]
+        _, counts = run_lengths(xp, ce, table, *ext.links[0])
+        bounds = np.cumsum(backend.to_host(counts))
+        r0, rows = 0, int(table.shape[0])
+        while r0 < rows:
+            if control is not None:
+                control.check()
+            r1 = max(int(np.searchsorted(bounds, (bounds[r0 - 1] if r0 else 0) + cap, side="right")), r0 + 1)
+            part = table[r0:r1]
+            row, x = extension_set(backend, ce, part, ext, injective)
+            note(level + 1, int(x.shape[0]))
+            if x.shape[0]:
+                yield from descend(xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1), level + 1)
+            r0 = r1
+
+    first = ce.candidates[start]
+    n_first = int(first.shape[0])
+    note(0, n_first)
+    step = cap if control is None or control.progress is None else max(min(cap, -(-n_first // PROGRESS_STEPS)), 1)
+    for a in range(0, n_first, step):
+        if control is not None:
+            control.check()
+        yield from descend(first[a:a + step][:, None], 0)
+        if control is not None and control.progress is not None:
+            control.progress(min(a + step, n_first), n_first)

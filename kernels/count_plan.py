@@ -1,0 +1,250 @@
+"""Cost-based plans for counting: a connected *core* joined level by level, then *trailing* vertices counted.
+
+The trailing vertices ``T`` form an independent set of the query whose complement (the core) is connected, so
+once the core is matched each trailing vertex ``j`` has a candidate set ``S_j`` that depends on the core's images
+alone: the intersection of its core neighbours' candidate-edge runs, minus the core's images.  The number of
+injective completions of a core match is then a function of set sizes (see :mod:`distsm.kernels.trailing`), so a
+query with ``|T|`` trailing vertices never enumerates the product of their sets.
+
+Costs come from sampled walks over the candidate-edge index (:mod:`distsm.kernels.sampling`): for every maximal
+trailing set (at most :data:`MAX_TRAILING` vertices, label groups of at most :data:`MAX_GROUP`) the sampler
+builds a greedy core order, each next vertex the one with the fewest estimated rows, and measures the set
+entries the trailing vertices read per core match.  A plan costs its core rows plus those entries times the core
+matches; the cheapest wins.  GSI's greedy order with the last vertex counted is one of the plans considered.
+
+Before any index is built, :func:`gate_cost` bounds the general join's work from label statistics alone, so light
+queries skip the planner's fixed costs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.ce_join import Extension
+from distsm.kernels.index import DataIndex
+from distsm.kernels.order import query_adjacency
+from distsm.kernels.sampling import SampledOrder, Sampler
+
+#: Trailing vertices at most, and at most this many sharing a vertex label (Bell(5) = 52 partitions).
+MAX_TRAILING = 6
+MAX_GROUP = 5
+#: Independent sets tried at most (queries with very many are sparse enough that the first ones do well).
+MAX_SUBSETS = 4096
+
+
+@dataclass(frozen=True)
+class CountPlan:
+    """Core join steps, trailing vertices (grouped by vertex label) and the sampled estimates."""
+
+    core: tuple[int, ...]
+    steps: tuple[Extension, ...]                 # steps[i] adds core[i + 1]
+    trailing: tuple[Extension, ...]
+    groups: tuple[tuple[int, ...], ...]          # indexes into ``trailing`` sharing a vertex label
+    level_estimates: tuple[float, ...]           # estimated rows after each core level
+    trailing_work: float                         # estimated set entries read per core match
+    cost: float
+    plans_tried: int = field(default=0, compare=False)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return self.core + tuple(t.vertex for t in self.trailing)
+
+
+def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
+    """Non-empty independent sets of at most ``limit`` vertices whose complement is non-empty and connected."""
+    adj = query_adjacency(query)
+    nbrs = [{w for w, _ in adj[u]} for u in range(query.n)]
+    found: list[frozenset[int]] = []
+
+    def connected(core: set[int]) -> bool:
+        start = next(iter(core))
+        seen, stack = {start}, [start]
+        while stack:
+            for w in nbrs[stack.pop()]:
+                if w in core and w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+        return len(seen) == len(core)
+
+    def grow(current: list[int], blocked: set[int], start: int) -> None:
+        for v in range(start, query.n):
+            if v in blocked or len(found) >= MAX_SUBSETS:
+                continue
+            chosen = current + [v]
+            core = set(range(query.n)) - set(chosen)
+            if core and connected(core):
+                found.append(frozenset(chosen))
+            if len(chosen) < limit:
+                grow(chosen, blocked | nbrs[v] | {v}, v + 1)
+
+    grow([], set(), 0)
+    return found
+
+
+def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False) -> CountPlan:
+    """The cheapest :class:`CountPlan` (see the module docstring).
+
+    Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
+    sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
+    fan-out may be better joined last than left in a core it would blow up)."""
+    labels = [int(x) for x in query.vertex_labels]
+    adj = query_adjacency(query)
+    everything = frozenset(range(query.n))
+    nbrs = [{w for w, _ in adj[u]} for u in range(query.n)]
+
+    def label_groups(trailing: Sequence[int]) -> list[list[int]] | None:
+        groups: dict[int, list[int]] = {}
+        for j in sorted(trailing):
+            groups.setdefault(labels[j], []).append(j)
+        if not homomorphism and max(len(g) for g in groups.values()) > MAX_GROUP:
+            return None
+        return list(groups.values())
+
+    def start_of(core: frozenset[int]) -> int:
+        return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
+
+    candidates: list[tuple[SampledOrder, int, list[list[int]]]] = []
+    sets = [t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1)) if label_groups(t) is not None]
+    for trailing_set in sets:
+        if not any(trailing_set < other for other in sets):
+            core = everything - trailing_set
+            candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
+    whole = sampler.core_order(everything, start_of(everything))
+    for k in range(max(query.n - MAX_TRAILING, 1), query.n):
+        suffix = whole.order[k:]
+        if all(not (nbrs[a] & set(suffix)) for a in suffix) and (groups := label_groups(suffix)) is not None:
+            candidates.append((whole, k, groups))
+    best: CountPlan | None = None
+    for sampled, k, groups in candidates:
+        work, trailing = sampler.trailing(sampled.walks[k - 1], sampled.columns(k), [j for g in groups for j in g],
+                                          groups)
+        cost = sampled.cost(k) + sampled.estimates[k - 1] * work
+        if best is None or cost < best.cost:
+            index_of = {t.vertex: i for i, t in enumerate(trailing)}
+            best = CountPlan(tuple(sampled.order[:k]), tuple(sampled.steps[:k - 1]), tuple(trailing),
+                             tuple(tuple(index_of[j] for j in g) for g in groups),
+                             tuple(sampled.estimates[:k]), work, cost, len(candidates))
+    if best is None:
+        raise ValueError("a counting plan needs a query of two or more vertices")
+    return best
+
+
+def partitions(items: tuple[int, ...]) -> list[tuple[int, tuple[tuple[int, ...], ...]]]:
+    """Every set partition of ``items`` with its Möbius coefficient ``prod_B (-1)^(|B|-1) (|B|-1)!``.
+
+    The number of injective maps picking one element of ``S_j`` for each ``j`` is
+    ``sum_partitions coef * prod_blocks |intersection of the block's sets|`` (inclusion-exclusion over which
+    choices coincide)."""
+    if not items:
+        return [(1, ())]
+    first, rest = items[0], items[1:]
+    out = []
+    for coef, blocks in partitions(rest):
+        out.append((coef, ((first,),) + blocks))
+        for i, block in enumerate(blocks):
+            size = len(block)
+            grown = blocks[:i] + ((first,) + block,) + blocks[i + 1:]
+            # Growing a block of size s to s + 1 multiplies its factor (-1)^(s-1) (s-1)! by -s.
+            out.append((-coef * size, grown))
+    return out
+
+
+def blocks_needed(groups: tuple[tuple[int, ...], ...]) -> set[tuple[int, ...]]:
+    """Blocks of two or more trailing vertices whose intersections some partition needs."""
+    need: set[tuple[int, ...]] = set()
+    for g in groups:
+        for size in range(2, len(g) + 1):
+            need.update(itertools.combinations(g, size))
+    return need
+
+
+def gate_cost(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
+    """An upper-leaning estimate of the general join's rows from label statistics alone (no index built).
+
+    An arc ``w -> u`` fans out to ``entries(label(w), e, label(u)) / degree sum of label(w)`` neighbours per
+    unit of degree, scaled by the mean degree of ``C(w)`` and the share of ``label(u)``'s vertices that are
+    candidates.  Levels multiply the smallest fan-out of their links (further links are taken to prune
+    nothing), so a query estimated light is light."""
+    stats = label_pair_statistics(backend, idx)
+    labels = [int(x) for x in query.vertex_labels]
+    sizes = [int(c.shape[0]) for c in candidates]
+    mean_degree = [float(backend.xp.mean(idx.degrees[c])) if s else 0.0 for c, s in zip(candidates, sizes)]
+    adj = query_adjacency(query)
+
+    def fanout(w: int, u: int, e: int) -> float:
+        lw, lu = labels[w], labels[u]
+        degree_sum = stats.degree_sum.get(lw, 0)
+        if not degree_sum:
+            return 0.0
+        share = sizes[u] / max(stats.vertices.get(lu, 0), 1)
+        return stats.pairs.get((lw, e, lu), 0) / degree_sum * mean_degree[w] * share
+
+    start = min(range(query.n), key=lambda u: (sizes[u], u))
+    placed = {start}
+    est = total = float(sizes[start])
+    while len(placed) < query.n:
+        best = None
+        for u in range(query.n):
+            if u in placed:
+                continue
+            # The entry (w, e) of u's row is seen from w as the reverse arc label.
+            f = [fanout(w, u, e ^ 1 if query.directed else e) for w, e in adj[u] if w in placed]
+            if f and (best is None or min(f) < best[0]):
+                best = (min(f), u)
+        if best is None:
+            raise ValueError("the query graph is not connected")
+        placed.add(best[1])
+        est *= best[0]
+        total += est
+    return total
+
+
+@dataclass(frozen=True)
+class LabelPairStatistics:
+    """Adjacency entries per (vertex label, effective edge label, neighbour label), degree sums and vertex
+    counts per vertex label of one data graph."""
+
+    pairs: dict[tuple[int, int, int], int]
+    degree_sum: dict[int, int]
+    vertices: dict[int, int]
+
+
+_STATS: dict[int, tuple[DataIndex, LabelPairStatistics]] = {}
+
+
+def label_pair_statistics(backend: Any, idx: DataIndex) -> LabelPairStatistics:
+    """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index)."""
+    cached = _STATS.get(id(idx))
+    if cached is not None and cached[0] is idx:
+        return cached[1]
+    host = backend.to_host
+    vlab = host(idx.vertex_labels).astype(np.int64)
+    degrees = host(idx.degrees).astype(np.int64)
+    nbr = host(idx.nbr).astype(np.int64)
+    rows = np.repeat(np.arange(idx.n), degrees)
+    # Each run holds one effective label: number the entries' runs back to their labels.
+    if idx.num_labels == 1:
+        elab = np.zeros(nbr.shape[0], np.int64)
+    else:
+        keys = host(idx.run_keys)
+        lengths = host(idx.run_end) - host(idx.run_start)
+        elab = np.repeat(keys % idx.num_labels, lengths)
+    key = (vlab[rows] * idx.num_labels + elab) * (int(vlab.max(initial=0)) + 1) + vlab[nbr]
+    uniq, counts = np.unique(key, return_counts=True)
+    width = int(vlab.max(initial=0)) + 1
+    pairs = {(int(k // width // idx.num_labels), int(k // width % idx.num_labels), int(k % width)): int(c)
+             for k, c in zip(uniq, counts)}
+    ul, inverse = np.unique(vlab, return_inverse=True)
+    degree_sum = {int(lab): int(d) for lab, d in zip(ul, np.bincount(inverse, weights=degrees).astype(np.int64))}
+    vertices = {int(lab): int(c) for lab, c in zip(ul, np.bincount(inverse))}
+    stats = LabelPairStatistics(pairs, degree_sum, vertices)
+    if len(_STATS) > 8:
+        _STATS.clear()
+    _STATS[id(idx)] = (idx, stats)
+    return stats

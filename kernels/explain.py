@@ -1,0 +1,55 @@
+"""What a count did and why: the record behind ``distsm.explain`` and ``distsm count --explain``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Explanation:
+    """Filled in by :func:`distsm.kernels.engine.count` when one is passed.
+
+    ``path`` is ``"general"`` (every level joined, the last counted by probing) or ``"trailing"`` (a core joined,
+    then the trailing vertices counted from set sizes); ``reason`` says why.  ``order`` is the join order (core
+    first), ``levels`` one row per level: query vertex, estimated and actual partial matches (None where that
+    level was counted, not joined).  ``seconds`` splits the time by stage.
+    """
+
+    path: str = "general"
+    reason: str = ""
+    order: tuple[int, ...] = ()
+    trailing: tuple[int, ...] = ()
+    estimated: list[float] = field(default_factory=list)
+    actual: list[int | None] = field(default_factory=list)
+    candidates: list[int] = field(default_factory=list)
+    refined_candidates: list[int] = field(default_factory=list)
+    candidate_edges: int = 0
+    refine_passes: int = 0
+    trailing_entries: int = 0
+    plans_tried: int = 0
+    count: int | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def __str__(self) -> str:
+        lines = [f"path: {self.path} ({self.reason})" if self.reason else f"path: {self.path}"]
+        if self.count is not None:
+            lines.append(f"count: {self.count}")
+        if self.refined_candidates:
+            lines.append(f"candidates: {sum(self.candidates)} filtered, {sum(self.refined_candidates)} after "
+                         f"{self.refine_passes} refinement passes; {self.candidate_edges} candidate edges")
+        lines.append("level  vertex  estimated      actual")
+        for i, u in enumerate(self.order):
+            est = self.estimated[i] if i < len(self.estimated) else None
+            act = self.actual[i] if i < len(self.actual) else None
+            kind = " (trailing, counted)" if u in self.trailing else ""
+            est_s = f"{est:.3g}" if est is not None else "-"
+            act_s = str(act) if act is not None else "-"
+            lines.append(f"{i:>5}  {u:>6}  {est_s:>9}  {act_s:>10}{kind}")
+        if self.trailing:
+            lines.append(f"trailing vertices {list(self.trailing)}: {self.trailing_entries} set entries read")
+        if self.seconds:
+            lines.append("seconds: " + ", ".join(f"{k} {v:.4f}" for k, v in self.seconds.items()))
+        return "\n".join(lines)

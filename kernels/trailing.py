@@ -1,0 +1,186 @@
+"""Counting the trailing vertices of a :class:`~distsm.kernels.count_plan.CountPlan` from set sizes.
+
+Given a table of core matches, each trailing vertex ``j`` gets per row the set ``S_j``: its first link's
+candidate-edge run (already inside ``C(j)``), kept where the other links' data edges exist and where it differs
+from the core's same-label images.  Trailing vertices are pairwise non-adjacent, so a completion of the row is any
+choice of one element per set, injective within each vertex label (sets of different labels are disjoint).  For a
+label group ``g`` the number of injective choices is, by inclusion-exclusion over which choices coincide,
+``sum over set partitions P of g: mu(P) * prod_{B in P} |intersection of S_j, j in B|`` (for two sets
+``|S_a||S_b| - |S_a ∩ S_b|``); groups multiply, and homomorphisms multiply plain set sizes.  So a row's
+completions are counted from a few set sizes and intersections, never enumerated one by one.
+
+Sets are materialised as sorted keys ``row * n + vertex``, so an intersection is one binary search per entry of
+the smaller set and a size per row is one ``bincount``.  Everything is array-level code over the backend's
+``xp``; rows are processed in chunks whose entries fit the memory budget.  Counts are exact: per-row products are
+computed in int64 only where a bound shows they cannot overflow, else in Python integers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from distsm.kernels.candidate_edges import CandidateEdges
+from distsm.kernels.ce_join import Extension, extension_set, run_lengths
+from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
+
+#: Bytes one materialised set entry may occupy (key, row, vertex, masks and search temporaries).
+ENTRY_BYTES = 64
+_SAFE = float(1 << 62)
+
+
+class TrailingCounter:
+    """Counts the completions of core-match tables under one :class:`CountPlan` (see the module docstring)."""
+
+    def __init__(self, backend: Any, plan: CountPlan, ce: CandidateEdges, *, homomorphism: bool,
+                 budget: int):
+        self.backend, self.plan, self.ce = backend, plan, ce
+        self.homomorphism = homomorphism
+        self.cap = max(budget // ENTRY_BYTES, 1024)
+        self.terms = [partitions(g) for g in plan.groups]
+        self.blocks = sorted(blocks_needed(plan.groups), key=len)
+        self.entries = 0   # set entries materialised so far (the work measure explain reports)
+        self._per_candidate: dict[tuple[int, ...], Any] = {}
+
+    def count(self, table: Any, control: Any = None) -> int:
+        """Completions of every row of ``table`` (columns in core order), summed (a Python int)."""
+        xp = self.backend.xp
+        rows = int(table.shape[0])
+        if not rows:
+            return 0
+        work = xp.zeros(rows, dtype=xp.int64)
+        for ext in self.plan.trailing:
+            work += run_lengths(xp, self.ce, table, *ext.links[0])[1]
+        bounds = np.cumsum(self.backend.to_host(work))
+        total = 0
+        r0 = 0
+        while r0 < rows:
+            # The largest r1 whose rows' entries fit the cap (at least one row).
+            r1 = max(int(np.searchsorted(bounds, (bounds[r0 - 1] if r0 else 0) + self.cap, side="right")), r0 + 1)
+            if control is not None:
+                control.check()
+            total += self._count_rows(table[r0:r1])
+            r0 = r1
+        return total
+
+    def _count_rows(self, table: Any) -> int:
+        xp = self.backend.xp
+        rows = int(table.shape[0])
+        sizes, inside = [], {}
+        for j, ext in enumerate(self.plan.trailing):
+            size = self._raw_sizes(table, (j,))
+            if not self.homomorphism:
+                # S_j excludes the core's images; only unlinked same-label columns can lie in j's raw set.
+                for col in ext.distinct_cols:
+                    hit = self._contains(table, None, ext, table[:, col])
+                    inside[(j, col)] = hit
+                    size = size - hit
+            sizes.append(size)
+        if self.homomorphism:
+            return self._sum_products([[(1, tuple((j,) for j in range(len(sizes))))]], {}, sizes)
+        size_of: dict[tuple[int, ...], Any] = {}
+        for block in self.blocks:
+            common = self._raw_sizes(table, block)
+            for col in sorted({c for j in block for c in self.plan.trailing[j].distinct_cols}):
+                hit = xp.ones(rows, dtype=bool)
+                for j in block:
+                    hit &= inside.get((j, col), False)
+                common = common - hit
+            size_of[block] = common
+        return self._sum_products(self.terms, size_of, sizes)
+
+    def _raw_sizes(self, table: Any, block: tuple[int, ...]) -> Any:
+        """Per row of ``table``: the size of the intersection of the raw sets of the trailing vertices in
+        ``block`` (one vertex: its raw set)."""
+        xp = self.backend.xp
+        members = [self.plan.trailing[j] for j in block]
+        cols = sorted({c for ext in members for c, _ in ext.links})
+        if len(cols) == 1:
+            # The sets depend on one core vertex only: sizes per candidate of it, computed once and looked up.
+            per_candidate = self._per_candidate.get(block)
+            source = members[0].links[0][1][0]
+            if per_candidate is None:
+                single = [Extension(e.vertex, tuple((0, arc) for _, arc in e.links), ()) for e in members]
+                per_candidate = self._intersection_sizes(self.ce.candidates[source][:, None], single)
+                self._per_candidate[block] = per_candidate
+            return per_candidate[xp.searchsorted(self.ce.candidates[source], table[:, cols[0]])]
+        inv, reps = contiguous_groups(xp, table[:, cols])
+        return self._intersection_sizes(table[reps], members)[inv]
+
+    def _intersection_sizes(self, table: Any, members: list[Extension]) -> Any:
+        """Per row of ``table``: size of the intersection of the members' raw sets."""
+        xp = self.backend.xp
+        row, x = self._raw_set(table, members[0])
+        for ext in members[1:]:
+            keep = self._contains(table, row, ext, x)
+            row, x = row[keep], x[keep]
+        return xp.bincount(row, minlength=int(table.shape[0])).astype(xp.int64)
+
+    def _raw_set(self, sub: Any, ext: Extension) -> tuple[Any, Any]:
+        """``(row, vertex)`` pairs of ``ext``'s raw set (its links, before injectivity) for each row of ``sub``."""
+        row, x = extension_set(self.backend, self.ce, sub, ext, injective=False)
+        self.entries += int(x.shape[0])
+        return row, x
+
+    def _contains(self, table: Any, row: Any, ext: Extension, x: Any) -> Any:
+        """Mask: ``x[i]`` lies in ``ext``'s raw set for row ``row[i]`` of ``table`` (``row`` None: row ``i``)."""
+        xp = self.backend.xp
+        keep = xp.ones(x.shape[0], dtype=bool)
+        for col, arc_key in ext.links:
+            v = table[:, col] if row is None else table[row, col]
+            keep &= self.ce.contains(xp, arc_key, v, x)
+        return keep
+
+    def _sum_products(self, terms: list[Any], size_of: dict[tuple[int, ...], Any], sizes: list[Any]) -> int:
+        """``sum over rows of prod over groups of sum_P mu(P) prod_B |B's intersection|``, exactly."""
+        xp = self.backend.xp
+
+        def block_size(block: tuple[int, ...]) -> Any:
+            return sizes[block[0]] if len(block) == 1 else size_of[block]
+
+        # |sum_P mu(P) prod_B| <= |g|! * prod_j |S_j| (the |mu| over partitions sum to |g|!).
+        bound = xp.ones(sizes[0].shape[0] if sizes else 0, dtype=xp.float64)
+        for g_terms in terms:
+            members = {j for _, blocks in g_terms for b in blocks for j in b}
+            bound *= math.factorial(len(members))
+            for j in members:
+                bound *= sizes[j].astype(xp.float64)
+        exact_int64 = float(xp.sum(bound)) < _SAFE if bound.shape[0] else True
+        if exact_int64:
+            value = xp.ones(bound.shape[0], dtype=xp.int64)
+            for g_terms in terms:
+                acc = xp.zeros(bound.shape[0], dtype=xp.int64)
+                for coef, blocks in g_terms:
+                    prod = xp.full(bound.shape[0], coef, dtype=xp.int64)
+                    for b in blocks:
+                        prod *= block_size(b)
+                    acc += prod
+                value *= acc
+            return int(xp.sum(value))
+        # Beyond int64: Python integers on the host (object arrays), slower but exact.
+        host = {b: self.backend.to_host(block_size(b)).astype(object) for g in terms for _, bl in g for b in bl}
+        value = np.ones(bound.shape[0], dtype=object)
+        for g_terms in terms:
+            acc = np.zeros(bound.shape[0], dtype=object)
+            for coef, blocks in g_terms:
+                prod = np.full(bound.shape[0], coef, dtype=object)
+                for b in blocks:
+                    prod = prod * host[b]
+                acc = acc + prod
+            value = value * acc
+        return int(value.sum())
+
+
+def contiguous_groups(xp: Any, keys: Any) -> tuple[Any, Any]:
+    """Group runs of equal consecutive rows of ``keys``: ``(group of each row, first row of each group)``.
+
+    Join tables come out grouped by their parent rows, so rows that agree on early columns are mostly
+    adjacent: one comparison per row finds the groups without a sort (equal rows that are not adjacent form
+    separate groups, which only costs repeated work)."""
+    rows = int(keys.shape[0])
+    change = xp.ones(rows, dtype=bool)
+    if rows > 1:
+        change[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+    return xp.cumsum(change) - 1, xp.flatnonzero(change)
