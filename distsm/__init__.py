@@ -9,7 +9,7 @@ Public API::
     distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
 """
 
-from distsm.api import Semantics, as_graph, count, iter_matches, match
+from distsm.api import Semantics, as_graph, count, explain, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
@@ -29,6 +29,6 @@ def __getattr__(name: str):
 
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "Semantics", "as_graph",
-    "automorphism_count", "count", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
+    "automorphism_count", "count", "explain", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

@@ -23,6 +23,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import stabilizer_chain
 
@@ -80,6 +81,11 @@ def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budge
     return be, d, q, int(budget), less_than
 
 
+def _automorphisms(query: Graph, semantics: Semantics) -> int | None:
+    """``|Aut(Q)|`` where unique counting may divide by it instead of breaking symmetry."""
+    return stabilizer_chain(query).order if semantics.unique else None
+
+
 def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "metis", seed: int = 0,
                         backend: str = "auto", adjacency: str = "device", budget: int | None = None) -> Any:
     """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of ``data`` split into ``partitions`` parts;
@@ -133,7 +139,21 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
         return matcher.count(q, sem, budget).count
-    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than)
+    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than,
+                        automorphisms=_automorphisms(q, sem))
+
+
+def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
+            unique: bool = False, memory_budget: int | None = None, backend: str = "auto") -> Explanation:
+    """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
+    order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
+    result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
+    sem = Semantics(induced, homomorphism, unique)
+    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    report = Explanation()
+    engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than,
+                 automorphisms=_automorphisms(q, sem), explain=report)
+    return report
 
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,

@@ -19,6 +19,7 @@ queries skip the planner's fixed costs.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,8 +35,9 @@ from distsm.kernels.sampling import SampledOrder, Sampler
 #: Trailing vertices at most, and at most this many sharing a vertex label (Bell(5) = 52 partitions).
 MAX_TRAILING = 6
 MAX_GROUP = 5
-#: Independent sets tried at most (queries with very many are sparse enough that the first ones do well).
+#: Independent sets enumerated at most, and maximal ones sampled at most (large queries have very many).
 MAX_SUBSETS = 4096
+MAX_SAMPLED = 12
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,9 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
     return found
 
 
-def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False) -> CountPlan:
-    """The cheapest :class:`CountPlan` (see the module docstring).
+def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False,
+               trailing: frozenset[int] | None = None) -> CountPlan:
+    """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set.
 
     Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
     sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
@@ -110,13 +113,21 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
 
     candidates: list[tuple[SampledOrder, int, list[list[int]]]] = []
-    sets = [t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1)) if label_groups(t) is not None]
-    for trailing_set in sets:
-        if not any(trailing_set < other for other in sets):
-            core = everything - trailing_set
-            candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
-    whole = sampler.core_order(everything, start_of(everything))
-    for k in range(max(query.n - MAX_TRAILING, 1), query.n):
+    sets = {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1)) if label_groups(t) is not None}
+    # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
+    # those that leave the vertices with the most candidates to counting.
+    maximal = [t for t in sets if not any(t | {v} in sets for v in everything - t)]
+    maximal.sort(key=lambda t: (-len(t), -sum(math.log(max(sizes[j], 1)) for j in t), sorted(t)))
+    if trailing is not None:
+        if trailing not in sets:
+            raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
+                             f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
+        maximal = [trailing]
+    for trailing_set in maximal[:MAX_SAMPLED]:
+        core = everything - trailing_set
+        candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
+    whole = sampler.core_order(everything, start_of(everything)) if trailing is None else None
+    for k in range(max(query.n - MAX_TRAILING, 1), query.n if whole else 0):
         suffix = whole.order[k:]
         if all(not (nbrs[a] & set(suffix)) for a in suffix) and (groups := label_groups(suffix)) is not None:
             candidates.append((whole, k, groups))

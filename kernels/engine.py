@@ -226,23 +226,29 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
             control.progress(min(a + chunk0, n_first), n_first)
 
 
-#: Below this many estimated partial matches (label statistics only) a count takes the general join: building the
-#: candidate-edge index costs a few array operations per query arc, more than such a join.
-TRAILING_GATE = 0
+#: Below this gate estimate (label statistics only; light HPRD queries score under 10, gMatch's suite over 2,000)
+#: a count takes the general join: the candidate-edge index and sampled planning cost a few array operations
+#: per query arc and walk step, more than such a join.
+TRAILING_GATE = 1_000
+COUNT_PATHS = ("auto", "general", "trailing")
 
 
 def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
           less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
-          explain: Explanation | None = None) -> int:
+          explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
     """Number of matches (a Python int).
 
     Heavy queries are counted by a core join plus trailing vertices counted from set sizes (see
     :mod:`distsm.kernels.count_plan`); the others by the general join.  ``less_than`` (symmetry breaking for
     unique subgraphs) is honoured either by the general join or, given ``automorphisms`` (``|Aut(Q)|``), by
     counting every embedding and dividing.  ``explain`` is filled in with the path taken, the order, estimated
-    and actual partial matches per level and the time per stage.
+    and actual partial matches per level and the time per stage.  ``path`` forces ``"general"`` or
+    ``"trailing"`` (where the semantics allow it) instead of the planner's ``"auto"`` choice; ``trailing``
+    then forces the trailing vertices too (tests of the inclusion-exclusion use it).
     """
+    if path not in COUNT_PATHS:
+        raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
     clock = _Clock(backend, explain)
     if isinstance(data, Graph):
         check_pair(data, query)
@@ -255,8 +261,9 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     if explain is not None:
         explain.candidates = sizes
     if min(sizes) == 0:
-        return _explained(explain, 0, "a query vertex has no candidate")
-    reason = _general_reason(backend, idx, query, options, sizes, less_than, automorphisms, cands, budget)
+        return _explained(explain, 0, "a query vertex has no candidate", "filter")
+    reason = "forced" if path == "general" else _general_reason(backend, idx, query, options, sizes, less_than,
+                                                                   automorphisms, cands, budget, path == "auto")
     if reason:
         prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
         stats: dict[str, int] | None = {} if explain is not None else None
@@ -270,9 +277,9 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:
-        return _explained(explain, 0, "refinement left a query vertex without candidates")
+        return _explained(explain, 0, "refinement left a query vertex without candidates", "filter")
     sampler = Sampler(backend, query, ce, homomorphism=options.homomorphism)
-    plan = plan_count(query, sampler, refined, options.homomorphism)
+    plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
     counter = TrailingCounter(backend, plan, ce, homomorphism=options.homomorphism, budget=budget // 2)
     clock.lap("plan")
     level_rows = [0] * len(plan.core)
@@ -303,14 +310,17 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
 
 def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
                     less_than: tuple[tuple[int, int], ...], automorphisms: int | None, cands: list[Any],
-                    budget: int) -> str:
-    """Why a count takes the general join ("" when the trailing-count path applies)."""
-    if query.n < 3:
-        return "two query vertices or fewer: one join level"
+                    budget: int, gate: bool) -> str:
+    """Why a count takes the general join ("" when the trailing-count path applies); ``gate`` False skips the
+    cost checks (the semantic ones always apply)."""
+    if query.n < 2:
+        return "a single query vertex: its candidates are the matches"
     if options.induced:
         return "induced: trailing vertices would need non-edge checks among themselves"
     if less_than and not automorphisms:
         return "symmetry breaking without the automorphism count"
+    if not gate:
+        return ""
     est = gate_cost(backend, idx, query, cands)
     if est < TRAILING_GATE:
         return f"light query: at most about {est:.3g} partial matches estimated from label statistics"
@@ -320,9 +330,10 @@ def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOp
     return ""
 
 
-def _explained(explain: Explanation | None, total: int, reason: str) -> int:
+def _explained(explain: Explanation | None, total: int, reason: str, path: str | None = None) -> int:
     if explain is not None:
         explain.count, explain.reason = total, reason
+        explain.path = path or explain.path
     return total
 
 

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 class Explanation:
     """Filled in by :func:`distsm.kernels.engine.count` when one is passed.
 
-    ``path`` is ``"general"`` (every level joined, the last counted by probing) or ``"trailing"`` (a core joined,
-    then the trailing vertices counted from set sizes); ``reason`` says why.  ``order`` is the join order (core
+    ``path`` is ``"general"`` (every level joined, the last counted by probing), ``"trailing"`` (a core joined,
+    then the trailing vertices counted from set sizes) or ``"filter"`` (a query vertex kept no candidate: no
+    match); ``reason`` says why.  ``order`` is the join order (core
     first), ``levels`` one row per level: query vertex, estimated and actual partial matches (None where that
     level was counted, not joined).  ``seconds`` splits the time by stage.
     """

@@ -1,0 +1,192 @@
+"""The counting shortcut (core join + trailing vertices counted from set sizes) against the general join and
+independent oracles.
+
+Every case counts the same query three ways: the general join (every level enumerated), the trailing path
+forced on, and networkx VF2 or brute force.  Query shapes include stars and combs of same-label leaves (large
+label groups: inclusion-exclusion over up to five sets), symmetric queries (unique counts divide by |Aut|),
+edge labels, directed graphs, homomorphisms and tiny memory budgets.
+"""
+
+import itertools
+
+import hprd
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import brute_force, make_case, networkx_matches, random_graph, subgraph_key
+
+import distsm
+from distsm.graph import Graph
+from distsm.kernels import engine, get_backend
+from distsm.kernels.count_plan import MAX_GROUP, independent_sets, partitions
+from distsm.kernels.explain import Explanation
+from distsm.kernels.query_plan import MatchOptions
+from distsm.plan.automorphism import automorphism_count
+
+SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NUMPY = get_backend("numpy")
+
+
+def count_both(data, query, *, homomorphism=False, induced=False, budget=1 << 26, unique=False):
+    """Counts by the general path and the forced trailing path (and what the latter did)."""
+    opts = MatchOptions(induced=induced, homomorphism=homomorphism)
+    less, aut = (), None
+    if unique:
+        from distsm.plan.automorphism import stabilizer_chain
+
+        less, aut = stabilizer_chain(query).symmetry_breaking(), automorphism_count(query)
+    general = engine.count(NUMPY, data, query, opts, budget=budget, less_than=less, path="general")
+    report = Explanation()
+    shortcut = engine.count(NUMPY, data, query, opts, budget=budget, less_than=less, automorphisms=aut,
+                            path="trailing", explain=report)
+    return general, shortcut, report
+
+
+def star_like(rng: np.random.Generator, data: Graph, centre_label: int, leaves: int, leaf_labels: int,
+              chain: int) -> Graph:
+    """A path of ``chain`` vertices whose ends carry ``leaves`` pendant vertices each (combs and stars)."""
+    edges, labels = [], [centre_label]
+    for i in range(1, chain):
+        edges.append((i - 1, i))
+        labels.append(int(rng.integers(0, 2)))
+    for end in {0, chain - 1}:
+        for _ in range(leaves):
+            edges.append((end, len(labels)))
+            labels.append(int(rng.integers(0, leaf_labels)))
+    return Graph.from_edges(edges, n=len(labels), vertex_labels=labels, directed=data.directed)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 22), p=st.floats(0.15, 0.6), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
+       budget=st.sampled_from([1, 4000, 1 << 26]))
+def test_trailing_path_matches_networkx(seed, n, p, vl, el, directed, qsize, sampled, budget):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    expected = len(networkx_matches(data, query))
+    general, shortcut, report = count_both(data, query, budget=budget)
+    assert general == shortcut == expected
+    if query.n > 1 and expected:
+        assert report.path == "trailing" and report.trailing
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 7), p=st.floats(0.3, 0.9), vl=st.integers(1, 2),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 4), sampled=st.booleans())
+def test_homomorphisms_multiply_set_sizes(seed, n, p, vl, el, directed, qsize, sampled):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    expected = len(brute_force(data, query, homomorphism=True))
+    general, shortcut, _ = count_both(data, query, homomorphism=True)
+    assert general == shortcut == expected
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), leaves=st.integers(1, 3), leaf_labels=st.integers(1, 2),
+       chain=st.integers(1, 3), directed=st.booleans(), budget=st.sampled_from([1, 1 << 26]))
+def test_same_label_leaves_by_inclusion_exclusion(seed, leaves, leaf_labels, chain, directed, budget):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 14, 0.45, 2, 1, directed)
+    query = star_like(rng, data, 0, leaves, leaf_labels, chain)
+    expected = len(networkx_matches(data, query))
+    general, shortcut, _ = count_both(data, query, budget=budget)
+    assert general == shortcut == expected
+    # Every leaf counted from set sizes: label groups of up to four sets by inclusion-exclusion.
+    leaves_set = frozenset(range(chain, query.n))
+    if len(leaves_set) <= MAX_GROUP:
+        forced = engine.count(NUMPY, data, query, MatchOptions(), budget=budget, path="trailing",
+                              trailing=leaves_set)
+        assert forced == expected
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), leaves=st.integers(2, 4), chain=st.integers(1, 3))
+def test_unique_divides_by_the_automorphism_count(seed, leaves, chain):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 8, 0.6, 2, 1, False)
+    query = star_like(rng, data, 0, leaves, 1, chain)
+    everything = brute_force(data, query)
+    general, shortcut, report = count_both(data, query, unique=True)
+    assert general == shortcut == len({subgraph_key(data, query, f) for f in everything})
+    assert automorphism_count(query) > 1
+    assert len(everything) == shortcut * automorphism_count(query)
+    if everything:
+        assert "|Aut|" in report.reason
+
+
+def test_induced_falls_back_to_the_general_join_and_says_why():
+    rng = np.random.default_rng(3)
+    data = random_graph(rng, 16, 0.4, 2, 1, False)
+    query = star_like(rng, data, 0, 3, 1, 2)
+    general, shortcut, report = count_both(data, query, induced=True)
+    assert general == shortcut == len(networkx_matches(data, query, induced=True))
+    assert report.path == "general" and "induced" in report.reason
+
+
+def test_partition_coefficients_count_injective_choices():
+    rng = np.random.default_rng(11)
+    for size in range(1, 6):
+        for _ in range(20):
+            sets = [set(rng.choice(8, size=int(rng.integers(0, 7)), replace=False).tolist()) for _ in range(size)]
+            brute = sum(1 for pick in itertools.product(*sets) if len(set(pick)) == size)
+            formula = 0
+            for coef, blocks in partitions(tuple(range(size))):
+                term = coef
+                for b in blocks:
+                    term *= len(set.intersection(*(sets[j] for j in b)))
+                formula += term
+            assert formula == brute
+
+
+def test_independent_sets_keep_the_core_connected():
+    path = Graph.from_edges([(0, 1), (1, 2), (2, 3)])
+    found = set(independent_sets(path, 4))
+    assert frozenset({0}) in found and frozenset({0, 3}) in found
+    assert frozenset({1}) not in found  # removing an inner vertex disconnects the path
+    assert frozenset({0, 2}) not in found  # {1, 3} is not connected
+    assert all(not ({a, b} <= s) for s in found for a, b in [(0, 1), (1, 2), (2, 3)])
+
+
+@pytest.fixture(scope="module")
+def hprd_data():
+    return distsm.read_graph(hprd.DATA)
+
+
+@pytest.mark.parametrize("name", sorted(hprd.expected_counts())[::10])
+def test_hprd_known_answers_on_the_trailing_path(name, hprd_data):
+    query = distsm.read_graph(hprd.query_path(name))
+    report = Explanation()
+    got = engine.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing", explain=report)
+    assert got == hprd.expected_counts()[name]
+    assert report.path == "trailing"
+
+
+def test_explain_reports_the_plan_and_the_actual_rows():
+    rng = np.random.default_rng(5)
+    data = random_graph(rng, 60, 0.15, 2, 1, False)
+    query = star_like(rng, data, 0, 3, 1, 2)
+    report = distsm.explain(data, query, backend="numpy")
+    assert report.count == distsm.count(data, query, backend="numpy")
+    text = str(report)
+    assert "path:" in text and "level" in text
+    assert len(report.order) == query.n
+    if report.path == "trailing":
+        assert report.actual[0] == report.refined_candidates[report.order[0]]
+        assert len(report.estimated) == len(report.order) - len(report.trailing)
+
+
+def test_cancelling_the_trailing_path_stops_it():
+    rng = np.random.default_rng(9)
+    data = random_graph(rng, 40, 0.4, 1, 1, False)
+    query = star_like(rng, data, 0, 2, 1, 3)
+    seen = []
+    control = engine.Control(cancelled=lambda: len(seen) > 0, progress=lambda done, total: seen.append(done))
+    with pytest.raises(engine.JoinCancelled):
+        engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="trailing", control=control)
+    assert seen
+
+
+def test_unknown_path_is_refused():
+    data = Graph.from_edges([(0, 1), (1, 2)])
+    with pytest.raises(ValueError, match="path must be one of"):
+        engine.count(NUMPY, data, data, MatchOptions(), budget=1 << 20, path="fast")
