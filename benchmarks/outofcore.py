@@ -78,8 +78,8 @@ def _run_batch(matcher: PartitionedMatcher, queries: list, budget: int, cupy: An
         peak.reset()
     results, batch_s = _time(lambda: matcher.count_batch(queries, Semantics(), budget), cupy)
     rows = [{"count": r.count, "seconds": r.seconds["plan"] + r.seconds["intra"] + r.seconds["inter"],
-             "intra": sum(r.intra), "inter": r.inter, "bytes_h2d": r.bytes_h2d, "intra_s": r.seconds["intra"],
-             "inter_s": r.seconds["inter"], "plan": r.plan.strategy} for r in results]
+             "intra": None if r.intra is None else sum(r.intra), "inter": r.inter, "bytes_h2d": r.bytes_h2d, "intra_s": r.seconds["intra"],
+             "inter_s": r.seconds["inter"], "plan": r.strategy.value} for r in results]
     return {"batch_s": batch_s, "rows": rows, "peak_pool_bytes": None if peak is None else peak.peak,
             "bytes_h2d": sum(r["bytes_h2d"] for r in rows), "intra_s": sum(r["intra_s"] for r in rows),
             "inter_s": sum(r["inter_s"] for r in rows)}

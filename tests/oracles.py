@@ -137,3 +137,15 @@ def make_case(seed: int, n: int, p: float, vl: int, el: int, directed: bool, qsi
     if query is None:
         query = random_connected_query(rng, data, qsize, 0.3, vl, el)
     return data, query
+
+
+def check_split(result, k):
+    """A partitioned result's breakdown: a PBE plan's ``sum(intra) + inter`` is its count (``intra`` per part); a
+    global plan counted every match in one join over the whole graph and carries no split."""
+    from distsm.plan import Strategy
+
+    if result.intra is None:
+        assert result.strategy is Strategy.GLOBAL and result.inter is None, result
+        assert result.runs == "one join over the whole graph counting every match"
+    else:
+        assert len(result.intra) == k and result.count == sum(result.intra) + result.inter, result
