@@ -3,17 +3,17 @@
 import os
 import signal
 import time
-from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
 import pytest
 from hprd import DATA, expected_counts, query_path
-from oracles import random_graph
+from oracles import check_split, random_graph
 
 import distsm
 from distsm.cluster import ClusterError
 from distsm.matcher import balanced_slices
+from distsm.plan import Strategy
 
 EXPECTED = expected_counts()
 NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
@@ -46,13 +46,10 @@ def test_batch_matches_single_process_answers(hprd_matcher):
         seen[r.query] = r
     assert {n: r.count for n, r in seen.items()} == {n: EXPECTED[n] for n in names}
     for r in seen.values():
-        assert r.plan["strategy"] in ("pbe", "global") and r.plan["reason"]
-        if r.plan["strategy"] == "pbe":
-            assert r.count == sum(r.intra) + r.inter and len(r.intra) == 4
-        else:
-            assert r.intra is None and r.inter is None
+        assert r.strategy in (Strategy.PBE, Strategy.GLOBAL) and r.plan.reason
+        check_split(r, 4)
     r = seen[names[0]]
-    assert r.semantics == {"induced": False, "homomorphism": False, "unique": False}
+    assert r.semantics == distsm.Semantics()
     assert {"plan", "intra", "inter", "merge"} <= set(r.seconds)
 
 
@@ -87,10 +84,8 @@ def test_symmetric_queries_on_a_random_graph(cluster, tmp_path):
             results = m.submit(queries, strategy=strategy).results()
             assert [r.count for r in results] == expected, strategy
             for r in results:
-                if r.plan["strategy"] == "pbe":
-                    assert sum(r.intra) + r.inter == r.count and len(r.intra) == 3
-                else:
-                    assert r.intra is None
+                check_split(r, 3)
+                assert strategy is None or r.strategy is Strategy(strategy)
             rows = m.submit(queries[:2], strategy=strategy, listing=True).results()
             for r, q in zip(rows, queries[:2]):
                 assert {tuple(x) for x in r.rows.tolist()} == {tuple(x) for x in distsm.match(data, q).tolist()}
@@ -161,8 +156,7 @@ def test_spanning_slices_are_id_ranges_covering_every_vertex_once(hprd_matcher):
     for strategy in ("pbe", "global"):
         plan = hprd_matcher.submit([q], strategy=strategy).results()[0]
         assert plan.ok and plan.count == EXPECTED["query_dense_16_2"]
-        jobs = hprd_matcher._inter_jobs(SimpleNamespace(strategy=strategy, groups=[]))
-        ranges = [r for _, r in jobs]
+        ranges = hprd_matcher._slices(Strategy(strategy))
         assert len(ranges) > 1 and all(isinstance(r, range) and len(r) for r in ranges)
         assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
         assert ranges[0].start == 0 and ranges[-1].stop == data.n
