@@ -149,3 +149,15 @@ def check_split(result, k):
         assert result.runs == "one join over the whole graph counting every match"
     else:
         assert len(result.intra) == k and result.count == sum(result.intra) + result.inter, result
+
+
+def heavy_case():
+    """``(data, heavy, edge)``: a dense random graph (2000 vertices, 40000 edges), a 7-vertex path whose
+    embeddings (about 10^13) no test could finish counting, and a single edge (2m embeddings, a fraction of a
+    second)."""
+    import networkx as nx
+
+    from distsm import Graph
+
+    data = Graph.from_networkx(nx.gnm_random_graph(2000, 40000, seed=1))
+    return data, Graph.from_networkx(nx.path_graph(7)), Graph.from_networkx(nx.path_graph(2))
