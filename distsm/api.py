@@ -26,7 +26,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.plan.automorphism import stabilizer_chain
-from distsm.plan.execute import deadline, timeout_error
+from distsm.plan.execute import QueryResult, deadline, timeout_error
 from distsm.semantics import Semantics
 
 GraphLike = Graph | str | os.PathLike | Any
@@ -162,3 +162,28 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
         q = as_graph(query, role="query")
         return np.zeros((0, q.n), dtype=np.int64)
     return np.concatenate(chunks)
+
+
+def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
+                induced: bool = False, homomorphism: bool = False, unique: bool = False,
+                memory_budget: int | None = None, backend: str = "auto", partition_method: str = "metis",
+                partition_seed: int = 0, adjacency: str = "device", timeout: float | None = None) -> list[QueryResult]:
+    """Count several queries on ``data`` split into ``partitions`` parts, as one part-major batch: each part is
+    made resident once for every query's intra-partition join (out of core, each part is loaded once per batch,
+    not once per query), then each query's spanning searches run.
+
+    Returns one :class:`~distsm.plan.execute.QueryResult` per query, in order (``names`` name them; default
+    ``query0``, ...), with the count, the semantics, the plan and the intra/inter split; a :class:`distsm.Matcher`
+    batch on a cluster returns the same results.  Other arguments as in :func:`count`; ``timeout`` bounds the whole
+    batch.
+    """
+    if not queries:
+        return []
+    sem = Semantics(induced, homomorphism, unique)
+    control = deadline(timeout)
+    be, d, _, budget, _ = _setup(data, queries[0], sem, memory_budget, backend)
+    graphs = [as_graph(q, role="query") for q in queries]
+    with timeout_error(timeout, be):
+        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
+                                      adjacency=adjacency, budget=budget)
+        return matcher.count_batch(graphs, sem, budget, names=names, control=control)

@@ -146,3 +146,30 @@ def test_cli_out_of_core(capsys):
         main(["count", str(DATA), str(query_path(names[0])), "--partitions", "auto", "--adjacency", "host",
               "--workers", "2"])
     assert bad.value.code == 2 and "run in-process" in capsys.readouterr().err
+
+
+def test_a_batch_loads_each_part_once():
+    data = distsm.read_graph(DATA)
+    names = sorted(expected_counts())[:8]
+    queries = [distsm.read_graph(query_path(n)) for n in names]
+    matcher = PartitionedMatcher(data, 4, backend=NUMPY, adjacency="gather")
+    matcher.count(queries[0], Semantics(), 1 << 26, strategy="pbe")
+    one_query = matcher.part_bytes_h2d
+    assert one_query > 0
+    results = matcher.count_batch(queries, Semantics(), 1 << 26, strategy="pbe", names=names)
+    assert {r.query: r.count for r in results} == {n: expected_counts()[n] for n in names}
+    assert matcher.part_bytes_h2d == 2 * one_query  # every part once for all eight queries
+    key = f"index:{NUMPY.name}"
+    assert all(key not in matcher.store.part(i).graph._derived for i in range(4))  # and released after
+
+
+def test_count_batch_api():
+    names = sorted(expected_counts())[:5]
+    results = distsm.count_batch(DATA, [query_path(n) for n in names], partitions=3, adjacency="host",
+                                 backend="numpy", names=names)
+    assert [r.query for r in results] == names
+    assert [r.count for r in results] == [expected_counts()[n] for n in names]
+    for r in results:
+        check_split(r, 3)
+        assert r.semantics == Semantics() and r.ok
+    assert distsm.count_batch(DATA, [], partitions=3) == []
