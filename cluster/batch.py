@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -26,7 +27,8 @@ class Batch:
     :class:`~distsm.cluster.ClusterError`.
 
     ``timeout`` (seconds from ``submitted``, a ``time.monotonic()`` value) applies to the whole batch: queries
-    not finished by then are cancelled on the workers (their joins stop within a chunk) and report ``timeout``.
+    not finished by then are cancelled on the workers (their joins stop within a chunk) and report ``timeout``,
+    whether or not anyone is waiting for them.
     """
 
     def __init__(self, client: Any, batch_id: str, names: list[str], futures: list[Any], pieces: list[list[Any]],
@@ -40,6 +42,11 @@ class Batch:
         self.submitted = submitted
         self._index = {f.key: i for i, f in enumerate(futures)}
         self._done: dict[int, QueryResult] = {}
+        self._lock = threading.RLock()
+        if timeout is not None:
+            timer = threading.Timer(max(submitted + timeout - time.monotonic(), 0), self._expire)
+            timer.daemon = True
+            timer.start()
 
     # ------------------------------------------------------------------ sequence
     def __len__(self) -> int:
@@ -67,25 +74,22 @@ class Batch:
         """Yield each query's result as soon as it is known (those already known first)."""
         from distributed import as_completed
 
-        yield from (self._done[i] for i in sorted(self._done))
-        pending = self._pending()
+        with self._lock:
+            known = sorted(self._done)
+            pending = self._pending()
+        yield from (self._done[i] for i in known)
+        yielded = set(known)
         if not pending:
             return
-        left = None
-        if self.timeout is not None:
-            left = self.submitted + self.timeout - time.monotonic()
-            if left <= 0:
-                yield from self._end(pending, "timeout")
-                return
-        finished = as_completed([self.futures[i] for i in pending], with_results=True, raise_errors=False,
-                                timeout=left)
-        try:
-            for fut, value in finished:
-                i = self._index[fut.key]
-                if i not in self._done:
-                    yield self._settle(i, fut, value)
-        except TimeoutError:
-            yield from self._end(self._pending(), "timeout")
+        finished = as_completed([self.futures[i] for i in pending], with_results=True, raise_errors=False)
+        for fut, value in finished:
+            i = self._index[fut.key]
+            with self._lock:
+                if i not in self._done:  # else ended by cancel() or the timeout
+                    self._settle(i, fut, value)
+            if i not in yielded:
+                yielded.add(i)
+                yield self._done[i]
 
     def results(self) -> list[QueryResult]:
         """Every query's result, in submission order (waits for the batch)."""
@@ -94,8 +98,11 @@ class Batch:
     def cancel(self) -> None:
         """Cancel every query not finished yet: their tasks are released, running joins stop within a chunk, and
         their results say ``cancelled``."""
-        for _ in self._end(self._pending(), "cancelled"):
-            pass
+        self._end("cancelled")
+
+    def _expire(self) -> None:
+        if self.client.status == "running":
+            self._end("timeout")
 
     def progress(self, **kwargs: Any) -> Any:
         """``distributed.progress`` over every task of the batch, one bar per stage (intra, inter, merge)."""
@@ -110,16 +117,17 @@ class Batch:
     def _tasks(self, queries: list[int]) -> list[Any]:
         return [f for i in queries for f in [self.futures[i], *self._pieces[i]]]
 
-    def _end(self, queries: list[int], status: str) -> Iterator[QueryResult]:
-        """End ``queries`` with ``status``: release their tasks and tell the scheduler's monitor."""
-        if not queries:
-            return
-        error = f"not finished within {self.timeout}s" if status == "timeout" else "cancelled by the caller"
+    def _end(self, status: str) -> None:
+        """End every pending query with ``status``: release their tasks and tell the scheduler's monitor."""
+        with self._lock:
+            queries = self._pending()
+            if not queries:
+                return
+            error = f"not finished within {self.timeout}s" if status == "timeout" else "cancelled by the caller"
+            for i in queries:
+                self._done[i] = QueryResult.failed(self.names[i], status, error)
         self.client.cancel(self._tasks(queries), reason=f"distsm-{status}", msg=error)
-        for i in queries:
-            self._done[i] = QueryResult.failed(self.names[i], status, error)
         self._log_end({self.names[i]: status for i in queries})
-        yield from (self._done[i] for i in queries)
 
     def _settle(self, i: int, fut: Any, value: Any) -> QueryResult:
         if fut.status == "finished":

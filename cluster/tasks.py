@@ -15,6 +15,7 @@ within one chunk once Dask releases its task (the batch was cancelled or timed o
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections import OrderedDict
@@ -68,6 +69,7 @@ class WorkerState(WorkerPlugin):
                     self.backend.release(value.graph)
             self._cache.clear()
             self._recent.clear()
+        gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
         release_device_memory(self.backend)
 
     def _cached(self, key: tuple, build: Any) -> Any:

@@ -244,9 +244,12 @@ def test_timeout_stops_the_work_and_the_workers_are_free(heavy_matcher, cluster)
     m, data, heavy, edge = heavy_matcher
     t = time.monotonic()
     batch = m.submit([heavy], names=["heavy"], timeout=1)
+    # nobody waits on the batch: its timeout still ends it, on the workers and in /distsm/status
+    ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
+    assert ended["ended"] == {"heavy": "timeout"} and not ended["in_flight"]
+    assert time.monotonic() - t < 20
     [r] = batch.results()
     assert r.status == "timeout" and r.count is None and "1" in r.error
-    assert time.monotonic() - t < 20
     t = time.monotonic()
     assert m.count(edge, timeout=60) == 2 * data.m  # not queued behind the abandoned join
     assert time.monotonic() - t < 20
@@ -254,8 +257,6 @@ def test_timeout_stops_the_work_and_the_workers_are_free(heavy_matcher, cluster)
     while any(_busy(cluster).values()) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_busy(cluster).values())
-    ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
-    assert ended["ended"] == {"heavy": "timeout"} and not ended["in_flight"]
     with pytest.raises(TimeoutError, match="timeout=1"):
         m.count(heavy, timeout=1)
 
