@@ -29,7 +29,7 @@ def hprd_check(n: int, cpu: bool) -> None:
     from distsm.cluster import local
 
     _, queries, expected = load_suite()
-    cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address=":0")
+    cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
     try:
         with Client(cluster) as client, distsm.Matcher(str(HPRD / "data_graph" / "HPRD.graph"), cluster=client,
                                                        partitions=n, backend="numpy" if cpu else "cupy",
@@ -61,7 +61,7 @@ def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespa
 
     from distsm.cluster import local
 
-    cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address=":0")
+    cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
     try:
         with Client(cluster) as client:
             t = time.perf_counter()
@@ -88,8 +88,8 @@ def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespa
             "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4), "finished": len(ok),
             "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
             "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
-            "strategies": {s: sum(r.plan.get("strategy") == s for r in ok) for s in ("pbe", "global")},
-            "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.plan.get("strategy"),
+            "strategies": {s: sum(r.strategy == s for r in ok) for s in ("pbe", "global")},
+            "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.strategy,
                                   "intra": sum(r.intra) if r.ok and r.intra is not None else None,
                                   "inter": r.inter, "gathered_bytes": r.gathered_bytes,
                                   "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}

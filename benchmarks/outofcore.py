@@ -78,8 +78,9 @@ def _run_batch(matcher: PartitionedMatcher, queries: list, budget: int, cupy: An
         peak.reset()
     results, batch_s = _time(lambda: matcher.count_batch(queries, Semantics(), budget), cupy)
     rows = [{"count": r.count, "seconds": r.seconds["plan"] + r.seconds["intra"] + r.seconds["inter"],
-             "intra": sum(r.intra), "inter": r.inter, "bytes_h2d": r.bytes_h2d, "intra_s": r.seconds["intra"],
-             "inter_s": r.seconds["inter"], "plan": r.plan.strategy} for r in results]
+             "intra": None if r.intra is None else sum(r.intra), "inter": r.inter, "bytes_h2d": r.bytes_h2d,
+             "intra_s": r.seconds["intra"],
+             "inter_s": r.seconds["inter"], "plan": r.strategy.value} for r in results]
     return {"batch_s": batch_s, "rows": rows, "peak_pool_bytes": None if peak is None else peak.peak,
             "bytes_h2d": sum(r["bytes_h2d"] for r in rows), "intra_s": sum(r["intra_s"] for r in rows),
             "inter_s": sum(r["inter_s"] for r in rows)}
@@ -113,7 +114,7 @@ def _save(args: Any, data: Any, rest: float, gen_s: float, budget: int, graph_by
         "bytes_h2d": {name: m["bytes_h2d"] for name, m in modes.items() if "bytes_h2d" in m},
         "intra_inter_s": {name: [round(m["intra_s"], 4), round(m["inter_s"], 4)] for name, m in modes.items()
                           if "intra_s" in m},
-        "inter_share_of_matches": round(sum(r["inter"] for r in ooc_rows) / total, 4) if total else None,
+        "inter_share_of_matches": round(sum(r["inter"] or 0 for r in ooc_rows) / total, 4) if total else None,
         "setup_s": {name: round(v, 2) for name, v in setup.items()},
     }
     graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,

@@ -1,8 +1,9 @@
 """Dask orchestration: starting or joining clusters, pinning partitions, query batches.  Installed as
 ``distsm.cluster``; the user-facing entry point is :class:`distsm.Matcher`."""
 
-from distsm.cluster.batch import Batch, QueryResult
+from distsm.cluster.batch import Batch
 from distsm.cluster.placement import Placement
 from distsm.cluster.start import ClusterError, connect, local
+from distsm.plan.execute import QueryResult
 
 __all__ = ["Batch", "ClusterError", "Placement", "QueryResult", "connect", "local"]

@@ -1,47 +1,34 @@
-"""A submitted batch of queries: one future per query, results as they complete, cancel and timeouts."""
+"""A submitted batch of queries: a sequence of :class:`~distsm.plan.execute.QueryResult` backed by Dask futures."""
 
 from __future__ import annotations
 
+import threading
 import time
+import traceback
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from distsm.cluster.start import ClusterError
+from distsm.plan.execute import QueryResult
 
-#: How often waiting loops look at the connection, so a lost scheduler is an error, never a hang.
-_POLL_SECONDS = 0.5
-
-
-@dataclass
-class QueryResult:
-    """The outcome of one query of a batch."""
-
-    query: str
-    status: str                          # "ok", "timeout", "cancelled" or "error"
-    count: int | None = None
-    rows: np.ndarray | None = None
-    semantics: dict[str, bool] = field(default_factory=dict)
-    plan: dict[str, Any] = field(default_factory=dict)
-    intra: list[int] | None = None       # per part; None when one global join counted everything
-    inter: int | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-    error: str | None = None
-    gathered_bytes: int = 0              # adjacency the spanning searches read (4 bytes per entry scanned)
-    partial_matches: int = 0             # partial matches the spanning searches produced (their work)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
+#: Topic of the event a batch logs on the scheduler for queries that ended without a result (see ``monitor``).
+END_TOPIC = "distsm-batch-end"
 
 
 class Batch:
-    """Futures of one ``Matcher.submit`` call, in query order.
+    """The queries of one ``Matcher.submit`` call, in submission order.
 
-    ``as_completed()`` yields :class:`QueryResult` objects as queries finish (timeouts and errors included, never
-    raised); ``results()`` waits for all and returns them in submission order; ``cancel()`` stops what is left.
+    A batch is a sequence of results: ``len(batch)``, ``batch[i]`` (waits for query ``i``) and ``for r in batch``
+    (submission order) give :class:`~distsm.plan.execute.QueryResult` objects; :meth:`as_completed` yields them in
+    the order queries finish.  Queries that time out, are cancelled or fail come back as results with that
+    ``status`` (an error keeps its exception and traceback), never raised.  ``futures`` holds one
+    ``distributed.Future`` per query resolving to its ``QueryResult`` (``client.gather``, ``distributed.wait``
+    and ``distributed.progress`` take them); :meth:`progress` shows every stage's tasks.  A lost scheduler raises
+    :class:`~distsm.cluster.ClusterError`.
+
+    ``timeout`` (seconds from ``submitted``, a ``time.monotonic()`` value) applies to the whole batch: queries
+    not finished by then are cancelled on the workers (their joins stop within a chunk) and report ``timeout``,
+    whether or not anyone is waiting for them.
     """
 
     def __init__(self, client: Any, batch_id: str, names: list[str], futures: list[Any], pieces: list[list[Any]],
@@ -53,70 +40,114 @@ class Batch:
         self._pieces = pieces
         self.timeout = timeout
         self.submitted = submitted
+        self._index = {f.key: i for i, f in enumerate(futures)}
         self._done: dict[int, QueryResult] = {}
+        self._lock = threading.RLock()
+        if timeout is not None:
+            timer = threading.Timer(max(submitted + timeout - time.monotonic(), 0), self._expire)
+            timer.daemon = True
+            timer.start()
 
+    # ------------------------------------------------------------------ sequence
     def __len__(self) -> int:
         return len(self.futures)
 
-    def cancel(self) -> None:
-        """Cancel every query not finished yet; their results say ``cancelled``."""
-        pending = [i for i in range(len(self.futures)) if i not in self._done]
-        self.client.cancel([f for i in pending for f in [self.futures[i], *self._pieces[i]]])
-        for i in pending:
-            self._done[i] = QueryResult(self.names[i], "cancelled")
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(len(self))[i]]
+        i = range(len(self))[i]
+        if i not in self._done:
+            for _ in self.as_completed():
+                if i in self._done:
+                    break
+        return self._done[i]
 
-    def _finish(self, i: int) -> QueryResult:
-        fut = self.futures[i]
-        if fut.status == "finished":
-            r = fut.result()
-            res = QueryResult(self.names[i], "ok", r["count"], r.get("rows"), r["semantics"], r["plan"],
-                              r["intra"], r["inter"], {**r["plan_seconds"], **r["seconds"]},
-                              gathered_bytes=r["gathered_bytes"], partial_matches=r["partial_matches"])
-        elif fut.status == "cancelled":
-            res = QueryResult(self.names[i], "cancelled")
-        else:
-            res = QueryResult(self.names[i], "error", error=repr(fut.exception()))
-        self._done[i] = res
-        return res
+    def __iter__(self) -> Iterator[QueryResult]:
+        for i in range(len(self)):
+            yield self[i]
 
-    def _check_connection(self) -> None:
-        if self.client.status not in ("running", "connecting"):
-            raise ClusterError(f"lost the connection to the Dask scheduler (client status {self.client.status!r}); "
-                               f"batch {self.id} did not finish")
+    def __repr__(self) -> str:
+        return f"<distsm.Batch {self.id}: {len(self._done)}/{len(self)} queries ended>"
 
+    # ------------------------------------------------------------------ waiting
     def as_completed(self) -> Iterator[QueryResult]:
-        """Yield each query's result as soon as it is known."""
-        from distributed import wait
+        """Yield each query's result as soon as it is known (those already known first)."""
+        from distributed import as_completed
 
-        yielded: set[int] = set()
-        while True:
-            for i in sorted(set(self._done) - yielded):
+        with self._lock:
+            known = sorted(self._done)
+            pending = self._pending()
+        yield from (self._done[i] for i in known)
+        yielded = set(known)
+        if not pending:
+            return
+        finished = as_completed([self.futures[i] for i in pending], with_results=True, raise_errors=False)
+        for fut, value in finished:
+            i = self._index[fut.key]
+            with self._lock:
+                if i not in self._done:  # else ended by cancel() or the timeout
+                    self._settle(i, fut, value)
+            if i not in yielded:
                 yielded.add(i)
                 yield self._done[i]
-            pending = [i for i in range(len(self.futures)) if i not in self._done]
-            if not pending:
-                return
-            wait_for = _POLL_SECONDS
-            if self.timeout is not None:
-                left = self.submitted + self.timeout - time.monotonic()
-                if left <= 0:
-                    self.client.cancel([f for i in pending for f in [self.futures[i], *self._pieces[i]]])
-                    for i in pending:
-                        self._done[i] = QueryResult(self.names[i], "timeout",
-                                                    error=f"not finished within {self.timeout}s")
-                    continue
-                wait_for = min(wait_for, left)
-            self._check_connection()
-            try:
-                wait([self.futures[i] for i in pending], timeout=wait_for, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                pass
-            for i in pending:
-                if self.futures[i].done():
-                    self._finish(i)
 
     def results(self) -> list[QueryResult]:
         """Every query's result, in submission order (waits for the batch)."""
-        for _ in self.as_completed():
-            pass
-        return [self._done[i] for i in range(len(self.futures))]
+        return list(self)
+
+    def cancel(self) -> None:
+        """Cancel every query not finished yet: their tasks are released, running joins stop within a chunk, and
+        their results say ``cancelled``."""
+        self._end("cancelled")
+
+    def _expire(self) -> None:
+        if self.client.status == "running":
+            self._end("timeout")
+
+    def progress(self, **kwargs: Any) -> Any:
+        """``distributed.progress`` over every task of the batch, one bar per stage (intra, inter, merge)."""
+        from distributed import progress
+
+        return progress([*self.futures, *(f for p in self._pieces for f in p)], multi=True, **kwargs)
+
+    # ------------------------------------------------------------------ internals
+    def _pending(self) -> list[int]:
+        return [i for i in range(len(self)) if i not in self._done]
+
+    def _tasks(self, queries: list[int]) -> list[Any]:
+        return [f for i in queries for f in [self.futures[i], *self._pieces[i]]]
+
+    def _end(self, status: str) -> None:
+        """End every pending query with ``status``: release their tasks and tell the scheduler's monitor."""
+        with self._lock:
+            queries = self._pending()
+            if not queries:
+                return
+            error = f"not finished within {self.timeout}s" if status == "timeout" else "cancelled by the caller"
+            for i in queries:
+                self._done[i] = QueryResult.failed(self.names[i], status, error)
+        self.client.cancel(self._tasks(queries), reason=f"distsm-{status}", msg=error)
+        self._log_end({self.names[i]: status for i in queries})
+
+    def _settle(self, i: int, fut: Any, value: Any) -> QueryResult:
+        if fut.status == "finished":
+            result = value
+        elif fut.status == "cancelled":
+            if getattr(value, "reason", None) == "scheduler-connection-lost" or self.client.status not in (
+                    "running", "connecting"):
+                raise ClusterError(f"lost the connection to the Dask scheduler (client status "
+                                   f"{self.client.status!r}); batch {self.id} did not finish")
+            result = QueryResult.failed(self.names[i], "cancelled", "cancelled outside the batch")
+        else:
+            typ, exc, tb = value
+            exc = exc.with_traceback(tb)
+            result = QueryResult.failed(self.names[i], "error", "".join(traceback.format_exception_only(typ, exc))
+                                        .strip(), exc)
+        self._done[i] = result
+        if not result.ok:
+            self._log_end({result.query: result.status})
+        return result
+
+    def _log_end(self, statuses: dict[str, str]) -> None:
+        if self.client.status == "running":
+            self.client.log_event(END_TOPIC, {"batch": self.id, "queries": statuses})

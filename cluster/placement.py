@@ -14,7 +14,9 @@ from distsm.cluster.start import ClusterError
 
 def alive_workers(client: Any) -> dict[Any, str]:
     """``{worker name: address}`` of the workers the scheduler knows now."""
-    info = client.scheduler_info(n_workers=-1)
+    # Asked directly: ``client.scheduler_info()`` returns a cache that the client's periodic refresh (which
+    # carries no workers) may overwrite between the fetch and the return.
+    info = client.sync(client.scheduler.identity, n_workers=-1)
     return {w.get("name", addr): addr for addr, w in info.get("workers", {}).items()}
 
 

@@ -15,6 +15,9 @@ import dask
 
 from distsm.kernels import cuda_device_count
 
+#: Where the dashboard of a cluster distsm starts listens: loopback only, unless the user asks otherwise.
+DEFAULT_DASHBOARD = "127.0.0.1:8787"
+
 #: Module served by the scheduler at ``/distsm/status`` (added to the scheduler's HTTP routes).
 HTTP_ROUTES_MODULE = "distsm.cluster.http"
 
@@ -31,18 +34,23 @@ def with_distsm_routes() -> Any:
     return dask.config.set({"distributed.scheduler.http.routes": routes})
 
 
-def local(gpus: str | int | None = "all", workers: int | None = None, *, dashboard_address: str | None = ":8787",
-          **kwargs: Any) -> Any:
+def local(gpus: str | int | None = "all", workers: int | None = None, *,
+          dashboard_address: str | None = DEFAULT_DASHBOARD, **kwargs: Any) -> Any:
     """Start a local cluster.
 
     Args:
         gpus: ``"all"`` (default) or a count: one dask-cuda worker per GPU when CUDA devices exist; ``None`` or 0
             forces CPU workers.
         workers: number of CPU worker processes (default: 2, at most the CPU count) when no GPU is used.
-        dashboard_address: where the dashboard listens (``None`` disables it; ``":0"`` picks a free port).
-        kwargs: passed to the cluster class.
+        dashboard_address: where the dashboard listens: ``127.0.0.1:8787`` by default, reachable from this host
+            only; ``":8787"`` listens on every interface (anyone who reaches it sees the cluster's tasks),
+            ``"127.0.0.1:0"`` picks a free port, ``None`` disables it.
+        kwargs: passed to the cluster class.  The scheduler and workers listen on 127.0.0.1 unless ``host`` (or
+            ``interface``) says otherwise.
     """
     devices = cuda_device_count() if gpus not in (None, 0) else 0
+    if "interface" not in kwargs:
+        kwargs.setdefault("host", "127.0.0.1")
     with with_distsm_routes():
         if devices:
             n = devices if gpus == "all" else min(int(gpus), devices)
@@ -59,7 +67,7 @@ def local(gpus: str | int | None = "all", workers: int | None = None, *, dashboa
 
 
 def connect(target: Any = None, *, gpus: str | int | None = "all", workers: int | None = None,
-            dashboard_address: str | None = ":8787", timeout: float = 30) -> tuple[Any, Any]:
+            dashboard_address: str | None = DEFAULT_DASHBOARD, timeout: float = 30) -> tuple[Any, Any]:
     """Return ``(client, owned_cluster)`` for ``target``.
 
     ``target`` may be a ``distributed.Client`` (used as is), a cluster object, a scheduler address

@@ -7,13 +7,17 @@ Public API::
     q = distsm.read_graph("query.graph")
     distsm.count(g, q)                  # number of embeddings (a Python int)
     distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
+    distsm.count_batch(g, [q], partitions=4)   # QueryResults of a part-major batch of queries
 """
 
-from distsm.api import Semantics, as_graph, count, explain, iter_matches, match
+from distsm.api import as_graph, count, count_batch, explain, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
+from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
+from distsm.plan.execute import QueryResult
+from distsm.plan.inter import Strategy
 
 __version__ = "0.1.0"
 
@@ -28,7 +32,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "Semantics", "as_graph",
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "QueryResult", "Semantics",
+    "Strategy", "as_graph", "count_batch",
     "automorphism_count", "count", "explain", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

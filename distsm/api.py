@@ -10,13 +10,15 @@ images are allowed and automorphic maps count separately.  Options change this:
 * ``unique=True``: count each matched subgraph once (embeddings / |Aut(Q)|); listing returns one embedding per
   subgraph.  Not defined together with ``homomorphism``.
 * ``limit=N`` (listing): stop after ``N`` rows.
+
+``timeout=S`` (seconds) bounds any call: the join stops between chunks, its device memory is freed and
+``TimeoutError`` is raised.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,8 +26,9 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.explain import Explanation
-from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import stabilizer_chain
+from distsm.plan.execute import QueryResult, deadline, timeout_error
+from distsm.semantics import Semantics
 
 GraphLike = Graph | str | os.PathLike | Any
 
@@ -41,31 +44,6 @@ def as_graph(obj: GraphLike, *, role: str = "graph") -> Graph:
     if hasattr(obj, "is_directed") and hasattr(obj, "nodes"):
         return Graph.from_networkx(obj)
     raise TypeError(f"{role} must be a distsm.Graph, a path or a networkx graph, not {type(obj).__name__}")
-
-
-@dataclass(frozen=True)
-class Semantics:
-    """The matching semantics a result was computed under; every result names it."""
-
-    induced: bool = False
-    homomorphism: bool = False
-    unique: bool = False
-
-    def __post_init__(self) -> None:
-        if self.unique and self.homomorphism:
-            raise ValueError("unique=True is not defined for homomorphisms (an automorphism may fix a "
-                             "non-injective map); use unique with injective matching only")
-
-    @property
-    def match_options(self) -> MatchOptions:
-        return MatchOptions(induced=self.induced, homomorphism=self.homomorphism)
-
-    def describe(self) -> str:
-        text = self.match_options.describe()
-        return text + (", unique subgraphs" if self.unique else ", automorphic maps counted separately")
-
-    def as_dict(self) -> dict[str, bool]:
-        return {"induced": self.induced, "homomorphism": self.homomorphism, "unique": self.unique}
 
 
 def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budget: int | None,
@@ -117,7 +95,7 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "me
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | None = None, backend: str = "auto",
           partitions: int | str | None = None, partition_method: str = "metis", partition_seed: int = 0,
-          adjacency: str = "device") -> int:
+          adjacency: str = "device", timeout: float | None = None) -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
     Args:
@@ -132,15 +110,19 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         adjacency: with ``partitions``, where spanning searches read the whole graph's adjacency: ``"device"``
             (resident), or out of core ``"host"`` (read in place from page-locked host memory) or ``"gather"``
             (copied per table chunk, as PBE does); parts are then loaded onto the device one at a time.
+        timeout: seconds the search may take; past it the work stops within one chunk, its device memory is freed
+            and ``TimeoutError`` is raised.
     """
     sem = Semantics(induced, homomorphism, unique)
+    control = deadline(timeout)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
-    if partitions is not None:
-        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
-                                      adjacency=adjacency, budget=budget)
-        return matcher.count(q, sem, budget).count
-    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than,
-                        automorphisms=_automorphisms(q, sem))
+    with timeout_error(timeout, be):
+        if partitions is not None:
+            matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed,
+                                          backend=backend, adjacency=adjacency, budget=budget)
+            return matcher.count(q, sem, budget, control=control).count
+        return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than, control=control,
+                            automorphisms=_automorphisms(q, sem))
 
 
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
@@ -159,33 +141,69 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
                  backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-                 partition_seed: int = 0, adjacency: str = "device") -> Iterator[np.ndarray]:
+                 partition_seed: int = 0, adjacency: str = "device", timeout: float | None = None
+                 ) -> Iterator[np.ndarray]:
     """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex of query vertex ``i``).
 
     Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows.
     ``partitions`` and ``adjacency`` as in :func:`count` (the rows are the same set, in another order).
+    ``timeout`` (seconds from this call) as in :func:`count`: the iterator raises ``TimeoutError`` past it.
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     sem = Semantics(induced, homomorphism, unique)
+    control = deadline(timeout)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
-        return matcher.iter_matches(q, sem, budget, limit)
-    return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than)
+        chunks = matcher.iter_matches(q, sem, budget, limit, control=control)
+    else:
+        chunks = engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than,
+                                     control=control)
+    return chunks if control is None else _timed(chunks, timeout, be)
+
+
+def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Any) -> Iterator[np.ndarray]:
+    with timeout_error(timeout, backend):
+        yield from chunks
 
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
           backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-          partition_seed: int = 0, adjacency: str = "device") -> np.ndarray:
+          partition_seed: int = 0, adjacency: str = "device", timeout: float | None = None) -> np.ndarray:
     """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array; see :func:`iter_matches`."""
     chunks = list(iter_matches(data, query, limit=limit, induced=induced, homomorphism=homomorphism,
                                unique=unique, memory_budget=memory_budget, backend=backend, partitions=partitions,
                                partition_method=partition_method, partition_seed=partition_seed,
-                               adjacency=adjacency))
+                               adjacency=adjacency, timeout=timeout))
     if not chunks:
         q = as_graph(query, role="query")
         return np.zeros((0, q.n), dtype=np.int64)
     return np.concatenate(chunks)
+
+
+def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
+                induced: bool = False, homomorphism: bool = False, unique: bool = False,
+                memory_budget: int | None = None, backend: str = "auto", partition_method: str = "metis",
+                partition_seed: int = 0, adjacency: str = "device", timeout: float | None = None) -> list[QueryResult]:
+    """Count several queries on ``data`` split into ``partitions`` parts, as one part-major batch: each part is
+    made resident once for every query's intra-partition join (out of core, each part is loaded once per batch,
+    not once per query), then each query's spanning searches run.
+
+    Returns one :class:`~distsm.plan.execute.QueryResult` per query, in order (``names`` name them; default
+    ``query0``, ...), with the count, the semantics, the plan and the intra/inter split; a :class:`distsm.Matcher`
+    batch on a cluster returns the same results.  Other arguments as in :func:`count`; ``timeout`` bounds the whole
+    batch.
+    """
+    if not queries:
+        return []
+    sem = Semantics(induced, homomorphism, unique)
+    control = deadline(timeout)
+    be, d, _, budget, _ = _setup(data, queries[0], sem, memory_budget, backend)
+    graphs = [as_graph(q, role="query") for q in queries]
+    with timeout_error(timeout, be):
+        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
+                                      adjacency=adjacency, budget=budget)
+        return matcher.count_batch(graphs, sem, budget, names=names, control=control)

@@ -12,17 +12,21 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from distsm import example
-from distsm.api import Semantics, count, iter_matches
+from distsm.api import count, iter_matches, partitioned_matcher
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs
 from distsm.graph import Graph
+from distsm.kernels import engine, get_backend
+from distsm.plan.execute import deadline
 from distsm.progress import ProgressBar
+from distsm.semantics import Semantics
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
           "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
@@ -111,8 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     dask.add_argument("--scheduler-file", default=None, metavar="FILE", help="connect through a scheduler file")
     dask.add_argument("--partition-dir", default=None, metavar="DIR",
                       help="partition store directory (must be readable by every worker)")
-    dask.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                      help="give up on queries not finished this long after submission")
+    dask.add_argument("--dashboard-address", default=None, metavar="HOST:PORT",
+                      help="where the dashboard of a cluster distsm starts listens (default 127.0.0.1:8787, this "
+                           "host only; ':8787' for every interface)")
+    c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop queries not finished this long after they started (on a cluster: after submission) "
+                        "and report them as timed out")
     dask.add_argument("--in-process", action="store_true", help="with --example: run without a cluster")
 
     m = sub.add_parser("match", help="list the matches of one query")
@@ -171,6 +179,8 @@ def _cmd_count(args: argparse.Namespace) -> int:
     sem = Semantics(args.induced, args.homomorphism, args.unique)
     if _wants_cluster(args):
         return _count_on_cluster(args, data_path, query_args, sem, expected)
+    if args.timeout is not None and not args.timeout > 0:
+        raise _UsageError(f"--timeout must be positive, got {args.timeout}")
     t0 = time.perf_counter()
     data = read_graph(data_path)
     queries = _load_queries(query_args)
@@ -178,19 +188,45 @@ def _cmd_count(args: argparse.Namespace) -> int:
           f"({time.perf_counter() - t0:.2f}s)", file=sys.stderr)
     failures = 0
     with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
-        for name, q in queries:
-            t = time.perf_counter()
-            n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
-                      memory_budget=args.memory_budget, backend=args.backend, partitions=args.partitions,
-                      partition_method=args.partition_method, adjacency=args.adjacency)
-            secs = time.perf_counter() - t
-            record: dict[str, Any] = {"query": name, "count": n, "seconds": round(secs, 6),
-                                      "semantics": sem.as_dict()}
-            failures += not _report(args, record, expected, sem, bar)
+        for record in _count_in_process(args, data, queries, sem):
+            failures += not _report(args, record, expected, sem, bar) or record["status"] != "ok"
     if failures:
-        print(f"{failures} queries disagree with their known counts", file=sys.stderr)
+        print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
         return 1
     return 0
+
+
+def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple[str, Graph]],
+                      sem: Semantics) -> Iterator[dict[str, Any]]:
+    """One report record per query.  With ``--partitions`` the queries run as one part-major batch (each part
+    loaded once for all of them); ``--timeout`` bounds each query (the batch, with partitions)."""
+    if args.partitions is None:
+        for name, q in queries:
+            t = time.perf_counter()
+            try:
+                n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
+                          memory_budget=args.memory_budget, backend=args.backend, timeout=args.timeout)
+            except TimeoutError as e:
+                yield {"query": name, "status": "timeout", "count": None, "error": str(e),
+                       "semantics": sem.as_dict()}
+                continue
+            yield {"query": name, "status": "ok", "count": n, "seconds": round(time.perf_counter() - t, 6),
+                   "semantics": sem.as_dict()}
+        return
+    budget = args.memory_budget or get_backend(args.backend).default_budget()
+    matcher = partitioned_matcher(data, args.partitions, method=args.partition_method, backend=args.backend,
+                                  adjacency=args.adjacency, budget=budget)
+    results = matcher.iter_batch([q for _, q in queries], sem, budget, names=[n for n, _ in queries],
+                                 control=deadline(args.timeout))
+    reported = 0
+    try:
+        for r in results:
+            reported += 1
+            yield r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
+    except engine.JoinCancelled:
+        for name, _ in queries[reported:]:
+            yield {"query": name, "status": "timeout", "count": None, "semantics": sem.as_dict(),
+                   "error": f"not finished within {args.timeout}s"}
 
 
 def _wants_cluster(args: argparse.Namespace) -> bool:
@@ -238,9 +274,10 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
     store = args.partition_dir
     if store is None and args.example:
         store = os.path.join(os.path.expanduser("~"), ".cache", "distsm", "example")  # not inside the package
+    dashboard = {} if args.dashboard_address is None else {"dashboard_address": args.dashboard_address}
     with Matcher(data_path, cluster=target, partitions=args.partitions, backend=args.backend,
                  memory_budget=args.memory_budget, partition_dir=store,
-                 partition_method=args.partition_method, gpus=gpus, workers=args.workers) as m:
+                 partition_method=args.partition_method, gpus=gpus, workers=args.workers, **dashboard) as m:
         print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
               f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
         failures = 0
@@ -248,13 +285,7 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
                          homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
         with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
             for r in batch.as_completed():
-                record: dict[str, Any] = {"query": r.query, "status": r.status, "count": r.count,
-                                          "seconds": round(sum(r.seconds.values()), 6), "semantics": sem.as_dict()}
-                if r.ok:
-                    record.update(intra=None if r.intra is None else sum(r.intra), inter=r.inter,
-                                  plan=r.plan["strategy"])
-                else:
-                    record["error"] = r.error
+                record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
                 failures += not _report(args, record, expected, sem, bar) or not r.ok
     if failures:
         print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)

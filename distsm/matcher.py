@@ -3,13 +3,16 @@
     with distsm.Matcher("data.graph", partitions=4) as m:      # starts a local cluster (one worker per GPU)
         m.count(query)                                         # one query, blocking
         batch = m.submit(queries, timeout=60)                   # one future per query, at once
-        for result in batch.as_completed():
-            print(result.query, result.count, result.plan["strategy"])
+        for result in batch.as_completed():                     # QueryResults as queries finish
+            print(result.query, result.count, result.strategy)
 
 The data graph is partitioned once (the store lives in a directory every worker can read); each part is loaded
 onto its worker (the GPU on dask-cuda workers) and kept there across queries.  Plans are made here, in the
-client, and shipped with the tasks.  Task keys are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task
-Stream and Progress show one group per stage, and each batch runs inside a ``distributed.span``.
+client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
+runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
+a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerState`) that :meth:`Matcher.close` tears down.  Task keys
+are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage,
+and each batch runs inside a ``distributed.span``.
 """
 
 from __future__ import annotations
@@ -20,20 +23,22 @@ import shutil
 import tempfile
 import time
 import uuid
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from distsm.api import GraphLike, Semantics, as_graph
+from distsm.api import GraphLike, as_graph
 from distsm.cluster import tasks
-from distsm.cluster.batch import Batch, QueryResult
+from distsm.cluster.batch import Batch
 from distsm.cluster.monitor import DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
-from distsm.cluster.start import ClusterError, connect
+from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
-from distsm.partitioned import plan_inter
+from distsm.plan.execute import QueryResult, jobs
+from distsm.plan.inter import Strategy
+from distsm.plan.search import plan_inter
+from distsm.semantics import Semantics
 
 _batches = itertools.count(1)
 
@@ -70,12 +75,14 @@ class Matcher:
         inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
             so the scheduler hands them to workers as they free up, which evens out skewed work).
         load_timeout: seconds the initial partition loads may take.
+        dashboard_address: where the dashboard of a cluster this matcher starts listens (default loopback only,
+            ``127.0.0.1:8787``; ``":8787"`` listens on every interface, ``None`` disables it).
     """
 
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | None = None, backend: str = "auto",
                  memory_budget: int | None = None, *, partition_dir: str | os.PathLike | None = None,
                  partition_method: str = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
-                 workers: int | None = None, dashboard_address: str | None = ":8787",
+                 workers: int | None = None, dashboard_address: str | None = DEFAULT_DASHBOARD,
                  inter_slices: int | None = None, load_timeout: float = 600.0):
         from distsm.partition import load_or_build
 
@@ -85,6 +92,7 @@ class Matcher:
         self.memory_budget = memory_budget
         self.data = as_graph(data, role="data")
         self._tmpdir = None
+        self._state: str | None = None
         self._owns_client = not (cluster is not None and type(cluster).__name__ == "Client")
         self.client, self._cluster = connect(cluster, gpus=gpus, workers=workers, dashboard_address=dashboard_address)
         try:
@@ -113,6 +121,10 @@ class Matcher:
             self.inter_slices = inter_slices or 4 * self.n_workers
             self.load_timeout = load_timeout
             self.placement = Placement(self.k)
+            # One plugin per matcher: its caches are this matcher's alone and go when it closes.
+            self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
+            self.client.register_plugin(tasks.WorkerState(self._state, self.store_dir, self.backend),
+                                        name=self._state)
             self.load_report = self.load()
         except BaseException:
             self.close()
@@ -144,7 +156,12 @@ class Matcher:
         self.close()
 
     def close(self) -> None:
-        """Close the client and cluster this matcher started and remove its temporary store."""
+        """Release what this matcher keeps on the workers (parts, indexes, device memory), close the client and
+        cluster it started and remove its temporary store."""
+        if self._state is not None:
+            if self.client.status == "running":
+                self.client.unregister_worker_plugin(self._state)
+            self._state = None
         if self._owns_client and getattr(self, "client", None) is not None:
             self.client.close()
         if self._cluster is not None:
@@ -163,7 +180,7 @@ class Matcher:
         addrs = self.placement.resolve(self.client)
         # Strict pins: a part must land on its own worker (work stealing may not move it); a worker dying
         # meanwhile shows up as a timeout rather than a hang.
-        futs = [self.client.submit(tasks.load_part, self.store_dir, p, self.backend, key=f"distsm-load-{_token()}",
+        futs = [self.client.submit(tasks.load_part, self._state, p, key=f"distsm-load-{_token()}",
                                    workers=[addrs[p]], allow_other_workers=False, pure=False)
                 for p in range(self.k)]
         from distributed import wait
@@ -178,15 +195,13 @@ class Matcher:
     # ------------------------------------------------------------------ queries
     def submit(self, queries: Any, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
                timeout: float | None = None, listing: bool = False, limit: int | None = None,
-               names: list[str] | None = None, strategy: str | None = None) -> Batch:
-        """Submit a batch; returns at once with one future per query (see :class:`~distsm.cluster.batch.Batch`).
+               names: list[str] | None = None, strategy: Strategy | str | None = None) -> Batch:
+        """Submit a batch; returns at once (see :class:`~distsm.cluster.batch.Batch`).
 
         ``queries`` is one query or a list (graphs, paths or networkx graphs); ``timeout`` (seconds, for the
-        whole batch from now) turns unfinished queries into ``timeout`` results; ``listing`` returns rows.
-        ``strategy`` (``"pbe"`` or ``"global"``) overrides the planner's choice.  A PBE plan runs every part's
-        intra-partition join plus the spanning searches (results carry the intra/inter split); a global plan
-        runs one join over the whole graph, sliced over the workers, that counts every match (the intra joins
-        would only repeat part of its work), so its results carry no split.
+        whole batch from now) stops unfinished queries on the workers and turns them into ``timeout`` results;
+        ``listing`` returns rows.  ``strategy`` (:class:`~distsm.plan.inter.Strategy` or ``"pbe"``/``"global"``)
+        overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
         """
         from distributed import span
 
@@ -198,8 +213,10 @@ class Matcher:
                      for i, q in enumerate(queries)]
         if len(names) != len(graphs):
             raise ValueError("names must have one entry per query")
-        if timeout is not None and timeout <= 0:
+        if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
+        if strategy is not None:
+            strategy = Strategy.parse(strategy)
         sem = Semantics(induced, homomorphism, unique)
         for q in graphs:
             engine.check_pair(self.data, q)
@@ -210,57 +227,46 @@ class Matcher:
         with span(f"distsm-batch-{batch_id}"):
             for name, q in zip(names, graphs):
                 t = time.perf_counter()
-                plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m)
-                if strategy is not None and strategy != plan.strategy:
-                    if strategy not in ("pbe", "global"):
-                        raise ValueError(f"strategy must be 'pbe' or 'global', got {strategy!r}")
-                    plan = replace(plan, strategy=strategy, reason=f"forced (the cost model chose {plan.strategy})")
-                whole = plan.strategy == "global" and self.k > 1 and self.cross_edge_count > 0
+                plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
+                                  strategy=strategy)
                 plan_s = time.perf_counter() - t
-                summary = {"strategy": plan.strategy, "reason": plan.reason, "shared": plan.shared,
-                           "groups": [list(g.prime_edges) for g in plan.groups],
-                           "spanning_fraction": plan.spanning_fraction, "partitions": self.k}
-                plans[name] = summary
-                intra = [] if whole else [
-                    self.client.submit(tasks.intra, self.store_dir, p, q, sem, self.memory_budget, self.backend,
-                                       listing, limit, key=f"distsm-intra-{_token()}", workers=[addrs[p]],
-                                       allow_other_workers=True, pure=False)
-                    for p in range(self.k)]
-                # Unpinned: every worker holds the whole graph's adjacency, and the scheduler's queue gives each
-                # slice to the next worker with a free thread (skewed slices balance themselves).
-                inter = [self.client.submit(tasks.inter, self.store_dir, q, sem, self.memory_budget, self.backend,
-                                            groups, start, listing, limit, whole, key=f"distsm-inter-{_token()}",
-                                            pure=False)
-                         for groups, start in self._inter_jobs(plan)]
-                meta = {"batch": batch_id, "query": name, "query_vertices": q.n, "semantics": sem.as_dict(),
-                        "plan": summary, "plan_seconds": {"plan": plan_s}, "listing": listing, "split": not whole}
-                merge_futs.append(self.client.submit(tasks.merge, meta, intra, inter, limit,
-                                                     key=f"distsm-merge-{_token()}", pure=False))
-                pieces.append(intra + inter)
+                plans[name] = {**plan.summary(), "partitions": self.k}
+                futs = []
+                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy)):
+                    # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker holds the
+                    # whole graph's adjacency, and the scheduler gives each slice to the next free worker thread.
+                    pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
+                    futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
+                                                   listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
+                                                   **pin))
+                merge_futs.append(self.client.submit(tasks.combine, name, q, sem, plan, self.k, batch_id, plan_s,
+                                                     listing, limit, *futs, key=f"distsm-merge-{_token()}",
+                                                     pure=False))
+                pieces.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
 
-    def _inter_jobs(self, plan: Any) -> list[tuple[list[Any] | None, range]]:
-        """(edge groups, or None for the global join; range of start vertex ids) of every spanning-search task
-        of a plan: one task per slice, balanced by cross-edge degree (by degree for the global join).  The ranges
-        cover every vertex id once."""
-        if self.k == 1 or self.cross_edge_count == 0:
-            return []
-        if plan.strategy == "global":
+    def _slices(self, strategy: Strategy) -> list[range]:
+        """Ranges of start vertex ids splitting a spanning search into tasks, balanced by cross-edge degree (by
+        degree for a global join); they cover every vertex id once."""
+        if strategy is Strategy.GLOBAL:
             # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
             # scheduler can even out the rest.
-            groups = None
             starts = balanced_starts(self._degree_weights, self.inter_slices)  # vertex ids are the indices
         else:
-            groups = list(plan.groups)
             starts = self._cross[balanced_starts(self._cross_weights, self.inter_slices)]
         cuts = [0, *starts[1:].tolist(), self.data.n]
-        return [(groups, range(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
+        return [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)
-        result = self.submit([query], timeout=timeout, **opts).results()[0]
+        result = self.submit([query], timeout=timeout, **opts)[0]
+        if result.status == "timeout":
+            raise TimeoutError(f"query {result.query} did not finish within timeout={timeout} seconds; its work "
+                               "was stopped")
+        if result.exception is not None:
+            raise result.exception
         if not result.ok:
             raise RuntimeError(f"query {result.query} ended {result.status}: {result.error}")
         return result

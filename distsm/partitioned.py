@@ -1,14 +1,10 @@
-"""Partitioned matching in one process: intra-partition joins plus inter-partition (spanning) searches.
+"""Partitioned matching in one process: the in-process executor of :mod:`distsm.plan.execute`.
 
-The work splits into independent tasks, which the Dask layer (``distsm.cluster``) ships to workers unchanged:
-
-* :func:`intra_task` — the engine on one part's induced subgraph.  Every match wholly inside the part is found
-  there, and only those (local ids are sorted like global ids, so symmetry-breaking comparisons carry over).
-* :func:`inter_task` — one spanning search over the whole graph's adjacency (in memory or memory-mapped): the
-  representative sequence of an edge group (PBE), or one global join restricted to spanning matches; its level-0
-  vertices may be a slice of the cross-edge endpoints so that the work spreads over workers.
-
-Intra plus inter is the unpartitioned answer for every partition count, query and option.
+:class:`PartitionedMatcher` partitions the data graph once and runs every query's jobs (intra-partition joins and
+spanning searches, :mod:`distsm.plan.search`) one after another in this process, as the Dask layer
+(:class:`distsm.Matcher`) runs the same jobs on workers; both merge them into the same
+:class:`~distsm.plan.execute.QueryResult`.  Intra plus inter is the unpartitioned answer for every partition count,
+query and option.
 """
 
 from __future__ import annotations
@@ -16,119 +12,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from distsm.api import Semantics
 from distsm.graph import Graph
 from distsm.kernels import engine
-from distsm.kernels.array_backend import Spanning
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
-from distsm.plan.automorphism import stabilizer_chain
-from distsm.plan.inter import EdgeGroup, InterPartitionPlan, inter_partition_plan
-
-
-@dataclass
-class PartitionedResult:
-    """Count (or number of listed rows) of a partitioned search, with its breakdown and timings."""
-
-    count: int
-    intra: list[int]
-    inter: int
-    plan: InterPartitionPlan | None
-    semantics: Semantics
-    seconds: dict[str, float] = field(default_factory=dict)
-    inter_partial_matches: int = 0     # partial matches the spanning searches produced (their work)
-    bytes_h2d: int = 0                 # out of core: part indexes and gathered adjacency copied to the device
-    #                                    (zero-copy reads of host memory are not counted)
-
-
-def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
-    return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
-
-
-def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
-               share: bool = True) -> InterPartitionPlan:
-    """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs)."""
-    cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
-    sizes = [int(c.shape[0]) for c in cands]
-    frac = cross_edges / total_edges if total_edges else 0.0
-    return inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
-                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique, share=share)
-
-
-def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
-               limit: int | None = None) -> Any:
-    """Matches wholly inside one part: an int, or an iterator of global-id rows."""
-    less = _less_than(query, sem)
-    if count_only:
-        return engine.count(backend, local.graph, query, sem.match_options, budget=budget, less_than=less)
-    rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=budget, limit=limit,
-                               less_than=less)
-    return (np.asarray(local.global_ids)[r] for r in rows)
-
-
-def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
-               group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
-               limit: int | None = None, stats: dict[str, int] | None = None,
-               candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None) -> Any:
-    """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
-    restricted to spanning matches.
-
-    ``start_vertices`` (None: no limit) restricts the images of one query vertex (the prime edge's first
-    endpoint, or vertex 0 for the global join); disjoint slices split the search into disjoint pieces, which is
-    how the work spreads over workers.
-
-    Returns the number of matches the search stands for (the representative's count times the group size when
-    results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
-    backend's candidate filter on ``index``) saves filtering again for every group of one query.
-    ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
-    skip the intra-partition searches.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
-    core is ``index``) gathers adjacency from host memory level by level instead of reading a resident index.
-    """
-    less = _less_than(query, sem)
-    part = backend.xp.asarray(assignment)
-    if group is not None:
-        anchor = group.representative.edge[0]
-    elif start_vertices is None:
-        anchor = 0
-    else:
-        # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
-        # join up to that vertex's level, and the slices would repeat each other's work.
-        if candidates is None:
-            candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
-        anchor = engine.start_vertex(index, query, sem.match_options, candidates, less, spanning_only)
-    restrict = None if start_vertices is None else {anchor: start_vertices}
-    prime = None if group is None else group.representative.prime_edge
-    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
-                              prime_edge=prime, spanning_only=group is None and spanning_only, candidates=candidates)
-    if prepared is None:
-        return 0 if count_only else iter(())
-    spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
-    if count_only:
-        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, adjacency))
-        return found * (len(group.sequences) if group is not None else 1)
-    return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency)
-
-
-def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
-                   limit: int | None, adjacency: Any) -> Iterator[np.ndarray]:
-    inv = prepared.plan.inverse_order
-    # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
-    remaps = [np.argsort(np.asarray(seq.remap)) for seq in group.sequences] if group is not None else []
-
-    def chunks() -> Iterator[np.ndarray]:
-        for table in engine.walk(backend, prepared, budget, False, spanning, adjacency=adjacency):
-            rows = backend.to_host(table)[:, inv].astype(np.int64)
-            if len(remaps) > 1:
-                yield from (rows[:, t_inv] for t_inv in remaps)
-            else:
-                yield rows
-
-    return engine.take(chunks(), limit)
+from distsm.plan.execute import QueryResult, job_rows, jobs, merge, run_job
+from distsm.plan.inter import InterPartitionPlan, Strategy
+from distsm.plan.search import plan_inter
+from distsm.semantics import Semantics
 
 
 #: Where inter-partition search reads the whole graph's adjacency (see :class:`PartitionedMatcher`).
@@ -167,7 +62,9 @@ class PartitionedMatcher:
         self.assignment = np.asarray(self.store.assignment)
         src, dst, _ = self.store.cross_edges()
         self.cross_edge_count = int(np.asarray(src).shape[0])
-        self.cross_vertices = self.store.cross_vertices()
+        self._cross = self.store.cross_vertices()
+        self._held: dict[int, Any] = {}   # parts kept resident for a batch (None until first used)
+        self.worker = "local"
         self.host: HostAdjacency | None = None
         self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         if adjacency == "gather":
@@ -216,17 +113,12 @@ class PartitionedMatcher:
     def k(self) -> int:
         return int(self.store.k)
 
-    def plan(self, query: Graph, sem: Semantics, strategy: str | None = None, share: bool = True
+    def plan(self, query: Graph, sem: Semantics, strategy: Strategy | str | None = None, share: bool = True
              ) -> InterPartitionPlan:
-        """The inter-partition plan; ``strategy`` (``"pbe"`` or ``"global"``) overrides the cost model's choice
-        and ``share=False`` turns shared execution off."""
+        """The inter-partition plan; ``strategy`` (:class:`~distsm.plan.inter.Strategy` or its value) overrides the
+        cost model's choice and ``share=False`` turns shared execution off."""
         engine.check_pair(self.data, query)
-        plan = plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m, share)
-        if strategy is not None and strategy != plan.strategy:
-            if strategy not in ("pbe", "global"):
-                raise ValueError(f"strategy must be 'pbe' or 'global', got {strategy!r}")
-            plan = replace(plan, strategy=strategy, reason=f"forced by the caller (cost model chose {plan.strategy})")
-        return plan
+        return plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m, share, strategy)
 
     def _budgets(self, budget: int) -> int:
         """The join's budget.  Out of core the whole graph's O(|V|) arrays come off ``budget`` first, and the
@@ -241,89 +133,103 @@ class PartitionedMatcher:
             self.host.set_cache(rest // 8)
         return max(rest // 2, 1)
 
+    # ------------------------------------------------------------------ the Site of distsm.plan.execute
     @contextmanager
-    def _resident(self, i: int) -> Iterator[Any]:
-        """Part ``i`` for its intra-partition search; out of core its device index is built on entry and released
-        on exit (gathering, its bytes count as moved host to device), so one part is resident at a time."""
+    def part(self, i: int) -> Iterator[Any]:
+        """Part ``i`` for its intra-partition search.  Out of core its device index is built on entry and released
+        on exit (its bytes count as moved host to device), so one part is resident at a time, unless a
+        :meth:`_keep` block holds it for several queries."""
+        if self._held.get(i) is not None:
+            yield self._held[i]
+            return
         local = self.store.part(i)
         if self.adjacency == "device":
             yield local
             return
         self.part_bytes_h2d += int(self.backend.index(local.graph).nbytes)
+        if i in self._held:
+            self._held[i] = local  # released when the _keep block ends
+            yield local
+            return
         try:
             yield local
         finally:
             self.backend.release(local.graph)
 
-    def count(self, query: Graph, sem: Semantics, budget: int, strategy: str | None = None,
-              share: bool = True) -> PartitionedResult:
-        """Count intra-partition and spanning matches; see :class:`PartitionedResult`."""
-        return self.count_batch([query], sem, budget, strategy, share)[0]
+    @contextmanager
+    def _keep(self, i: int) -> Iterator[None]:
+        """Keep part ``i`` resident from its first use until the block ends (part-major batches)."""
+        self._held[i] = None
+        try:
+            yield
+        finally:
+            local = self._held.pop(i)
+            if local is not None and self.adjacency != "device":
+                self.backend.release(local.graph)
 
-    def count_batch(self, queries: list[Graph], sem: Semantics, budget: int, strategy: str | None = None,
-                    share: bool = True) -> list[PartitionedResult]:
-        """:meth:`count` for several queries, part-major: each part is made resident once and every query's
-        intra-partition search runs on it before the next part (out of core this loads each part once per batch,
-        as PBE processes a partition for all its work).  ``bytes_h2d`` of the first result carries the part
-        loads; each result adds its own gathered adjacency."""
+    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
+        return self.index, self.assignment, self.host
+
+    def cross_vertices(self) -> np.ndarray:
+        return self._cross
+
+    def candidates(self, query: Graph, homomorphism: bool) -> list[Any]:
+        return self.backend.candidates(self.index, query, homomorphism=homomorphism)
+
+    def moved_bytes(self) -> int:
+        return self.part_bytes_h2d + (self.host.stats.bytes_h2d if self.host is not None else 0)
+
+    # ------------------------------------------------------------------ queries
+    def count(self, query: Graph, sem: Semantics, budget: int, strategy: Strategy | str | None = None,
+              share: bool = True, *, control: engine.Control | None = None) -> QueryResult:
+        """Count intra-partition and spanning matches (see :class:`~distsm.plan.execute.QueryResult`)."""
+        return self.count_batch([query], sem, budget, strategy, share, control=control)[0]
+
+    def count_batch(self, queries: list[Graph], sem: Semantics, budget: int, strategy: Strategy | str | None = None,
+                    share: bool = True, *, names: list[str] | None = None,
+                    control: engine.Control | None = None) -> list[QueryResult]:
+        """:meth:`count` for several queries, part-major (see :meth:`iter_batch`), in query order."""
+        return list(self.iter_batch(queries, sem, budget, strategy, share, names=names, control=control))
+
+    def iter_batch(self, queries: list[Graph], sem: Semantics, budget: int, strategy: Strategy | str | None = None,
+                   share: bool = True, *, names: list[str] | None = None,
+                   control: engine.Control | None = None) -> Iterator[QueryResult]:
+        """Count several queries part-major, yielding each query's result (in query order) as it completes.
+
+        Each part is made resident once and every query's intra-partition join runs on it before the next part
+        (out of core this loads each part once per batch, as PBE processes a partition for all its work); then each
+        query's spanning searches run and its result is yielded.  ``bytes_h2d`` of a result counts the part loads
+        its intra joins triggered (the first query needing a part pays for it) and the adjacency its spanning
+        searches gathered.  ``names`` name the results (default ``query0``, ``query1``, ...); ``control`` cancels
+        the batch between chunks (:class:`~distsm.kernels.engine.JoinCancelled`).
+        """
+        names = list(names) if names is not None else [f"query{i}" for i in range(len(queries))]
+        if len(names) != len(queries):
+            raise ValueError("names must have one entry per query")
         budget = self._budgets(budget)
-        nq = len(queries)
-        times: list[dict[str, float]] = [{} for _ in range(nq)]
-        plans = []
-        for q, tm in zip(queries, times):
+        plans, plan_seconds = [], []
+        for q in queries:
             t = time.perf_counter()
             plans.append(self.plan(q, sem, strategy, share))
-            tm["plan"] = time.perf_counter() - t
-            tm["intra"] = 0.0
-        intra = [[0] * self.k for _ in range(nq)]
-        parts0 = self.part_bytes_h2d
+            plan_seconds.append(time.perf_counter() - t)
+        work = [jobs(plan, self.k, self.cross_edge_count) for plan in plans]
+        pieces: list[list[Any]] = [[] for _ in queries]
         for i in range(self.k):
-            with self._resident(i) as local:
+            with self._keep(i):
                 for j, q in enumerate(queries):
-                    t = time.perf_counter()
-                    intra[j][i] = intra_task(self.backend, local, q, sem, budget, count_only=True)
-                    times[j]["intra"] += time.perf_counter() - t
-        results = []
+                    pieces[j].extend(run_job(self, job, q, sem, budget, control=control)
+                                     for job in work[j] if job.stage == "intra" and job.part == i)
         for j, q in enumerate(queries):
-            gathered0 = self.host.stats.bytes_h2d if self.host is not None else 0
-            t = time.perf_counter()
-            work: dict[str, int] = {}
-            cands = self.backend.candidates(self.index, q, homomorphism=sem.homomorphism)
-            inter = sum(inter_task(self.backend, self.index, self.assignment, q, sem, budget, group=group,
-                                   start_vertices=start, count_only=True, stats=work, candidates=cands,
-                                   adjacency=self.host)
-                        for group, start in self._inter_jobs(plans[j]))
-            times[j]["inter"] = time.perf_counter() - t
-            moved = (self.host.stats.bytes_h2d - gathered0) if self.host is not None else 0
-            if j == 0:
-                moved += self.part_bytes_h2d - parts0
-            results.append(PartitionedResult(sum(intra[j]) + inter, intra[j], inter, plans[j], sem, times[j],
-                                             work.get("partial", 0), moved))
-        return results
-
-    def _inter_jobs(self, plan: InterPartitionPlan) -> list[tuple[EdgeGroup | None, np.ndarray | None]]:
-        if self.k == 1 or self.cross_edge_count == 0:
-            return []
-        if plan.strategy == "global":
-            return [(None, None)]
-        return [(g, self.cross_vertices) for g in plan.groups]
+            pieces[j].extend(run_job(self, job, q, sem, budget, control=control)
+                             for job in work[j] if job.stage == "inter")
+            yield merge(names[j], q.n, sem, plans[j], self.k, pieces[j], plan_seconds=plan_seconds[j])
 
     def iter_matches(self, query: Graph, sem: Semantics, budget: int, limit: int | None = None,
-                     strategy: str | None = None) -> Iterator[np.ndarray]:
-        """Stream global-id rows: each part's matches, then the spanning ones."""
+                     strategy: Strategy | str | None = None, *,
+                     control: engine.Control | None = None) -> Iterator[np.ndarray]:
+        """Stream global-id rows, job by job (each part's matches, then the spanning ones)."""
         plan = self.plan(query, sem, strategy)
-
         budget = self._budgets(budget)
-
-        def part_rows(i: int) -> Iterator[np.ndarray]:
-            with self._resident(i) as local:
-                yield from intra_task(self.backend, local, query, sem, budget, count_only=False, limit=limit)
-
-        def streams() -> Iterator[Iterator[np.ndarray]]:
-            for i in range(self.k):
-                yield part_rows(i)
-            for group, start in self._inter_jobs(plan):
-                yield inter_task(self.backend, self.index, self.assignment, query, sem, budget, group=group,
-                                 start_vertices=start, count_only=False, limit=limit, adjacency=self.host)
-
-        yield from engine.take((rows for stream in streams() for rows in stream), limit)
+        streams = (job_rows(self, job, query, sem, budget, limit=limit, control=control)
+                   for job in jobs(plan, self.k, self.cross_edge_count))
+        yield from engine.take((rows for stream in streams for rows in stream), limit)

@@ -137,3 +137,27 @@ def make_case(seed: int, n: int, p: float, vl: int, el: int, directed: bool, qsi
     if query is None:
         query = random_connected_query(rng, data, qsize, 0.3, vl, el)
     return data, query
+
+
+def check_split(result, k):
+    """A partitioned result's breakdown: a PBE plan's ``sum(intra) + inter`` is its count (``intra`` per part); a
+    global plan counted every match in one join over the whole graph and carries no split."""
+    from distsm.plan import Strategy
+
+    if result.intra is None:
+        assert result.strategy is Strategy.GLOBAL and result.inter is None, result
+        assert result.runs == "one join over the whole graph counting every match"
+    else:
+        assert len(result.intra) == k and result.count == sum(result.intra) + result.inter, result
+
+
+def heavy_case():
+    """``(data, heavy, edge)``: a dense random graph (2000 vertices, 40000 edges), a 7-vertex path whose
+    embeddings (about 10^13) no test could finish counting, and a single edge (2m embeddings, a fraction of a
+    second)."""
+    import networkx as nx
+
+    from distsm import Graph
+
+    data = Graph.from_networkx(nx.gnm_random_graph(2000, 40000, seed=1))
+    return data, Graph.from_networkx(nx.path_graph(7)), Graph.from_networkx(nx.path_graph(2))

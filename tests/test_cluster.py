@@ -3,17 +3,17 @@
 import os
 import signal
 import time
-from types import SimpleNamespace
 
 import networkx as nx
 import numpy as np
 import pytest
 from hprd import DATA, expected_counts, query_path
-from oracles import random_graph
+from oracles import check_split, heavy_case, random_graph
 
 import distsm
-from distsm.cluster import ClusterError
+from distsm.cluster import ClusterError, QueryResult
 from distsm.matcher import balanced_slices
+from distsm.plan import Strategy
 
 EXPECTED = expected_counts()
 NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
@@ -23,7 +23,7 @@ NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
 def cluster():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as lc:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as lc:
         with Client(lc) as client:
             yield client
 
@@ -46,13 +46,10 @@ def test_batch_matches_single_process_answers(hprd_matcher):
         seen[r.query] = r
     assert {n: r.count for n, r in seen.items()} == {n: EXPECTED[n] for n in names}
     for r in seen.values():
-        assert r.plan["strategy"] in ("pbe", "global") and r.plan["reason"]
-        if r.plan["strategy"] == "pbe":
-            assert r.count == sum(r.intra) + r.inter and len(r.intra) == 4
-        else:
-            assert r.intra is None and r.inter is None
+        assert r.strategy in (Strategy.PBE, Strategy.GLOBAL) and r.plan.reason
+        check_split(r, 4)
     r = seen[names[0]]
-    assert r.semantics == {"induced": False, "homomorphism": False, "unique": False}
+    assert r.semantics == distsm.Semantics()
     assert {"plan", "intra", "inter", "merge"} <= set(r.seconds)
 
 
@@ -87,10 +84,8 @@ def test_symmetric_queries_on_a_random_graph(cluster, tmp_path):
             results = m.submit(queries, strategy=strategy).results()
             assert [r.count for r in results] == expected, strategy
             for r in results:
-                if r.plan["strategy"] == "pbe":
-                    assert sum(r.intra) + r.inter == r.count and len(r.intra) == 3
-                else:
-                    assert r.intra is None
+                check_split(r, 3)
+                assert strategy is None or r.strategy is Strategy(strategy)
             rows = m.submit(queries[:2], strategy=strategy, listing=True).results()
             for r, q in zip(rows, queries[:2]):
                 assert {tuple(x) for x in r.rows.tolist()} == {tuple(x) for x in distsm.match(data, q).tolist()}
@@ -161,8 +156,7 @@ def test_spanning_slices_are_id_ranges_covering_every_vertex_once(hprd_matcher):
     for strategy in ("pbe", "global"):
         plan = hprd_matcher.submit([q], strategy=strategy).results()[0]
         assert plan.ok and plan.count == EXPECTED["query_dense_16_2"]
-        jobs = hprd_matcher._inter_jobs(SimpleNamespace(strategy=strategy, groups=[]))
-        ranges = [r for _, r in jobs]
+        ranges = hprd_matcher._slices(Strategy(strategy))
         assert len(ranges) > 1 and all(isinstance(r, range) and len(r) for r in ranges)
         assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
         assert ranges[0].start == 0 and ranges[-1].stop == data.n
@@ -217,3 +211,202 @@ def _metrics(url):
             name, value = line.rsplit(" ", 1)
             out[name] = float(value)
     return out
+
+
+# ---------------------------------------------------------------------------- cancellation that stops the work
+@pytest.fixture(scope="module")
+def heavy_matcher(cluster, tmp_path_factory):
+    data, heavy, edge = heavy_case()
+    m = distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy",
+                       partition_dir=tmp_path_factory.mktemp("heavy") / "k2")
+    yield m, data, heavy, edge
+    m.close()
+
+
+def _busy(cluster):
+    """Keys of tasks still running (or abandoned but still running) on any worker."""
+    return cluster.run(lambda dask_worker: [str(ts.key) for ts in dask_worker.state.tasks.values()
+                                            if ts.state in ("executing", "cancelled", "long-running")])
+
+
+def _monitor_batch(cluster, batch_id, want):
+    """The monitor's status of ``batch_id`` once ``want(status)`` holds (events arrive asynchronously)."""
+    deadline = time.monotonic() + 20
+    while True:
+        status = cluster.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["distsm-monitor"].status())
+        batch = next((b for b in status["batches"] if b["batch"] == batch_id), None)
+        if batch is not None and want(batch) or time.monotonic() > deadline:
+            return batch
+        time.sleep(0.1)
+
+
+def test_timeout_stops_the_work_and_the_workers_are_free(heavy_matcher, cluster):
+    m, data, heavy, edge = heavy_matcher
+    t = time.monotonic()
+    batch = m.submit([heavy], names=["heavy"], timeout=1)
+    # nobody waits on the batch: its timeout still ends it, on the workers and in /distsm/status
+    ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
+    assert ended["ended"] == {"heavy": "timeout"} and not ended["in_flight"]
+    assert time.monotonic() - t < 20
+    [r] = batch.results()
+    assert r.status == "timeout" and r.count is None and "1" in r.error
+    t = time.monotonic()
+    assert m.count(edge, timeout=60) == 2 * data.m  # not queued behind the abandoned join
+    assert time.monotonic() - t < 20
+    deadline = time.monotonic() + 20
+    while any(_busy(cluster).values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_busy(cluster).values())
+    with pytest.raises(TimeoutError, match="timeout=1"):
+        m.count(heavy, timeout=1)
+
+
+def test_cancel_stops_running_joins(heavy_matcher, cluster):
+    m, data, heavy, edge = heavy_matcher
+    batch = m.submit([heavy, heavy], names=["a", "b"])
+    deadline = time.monotonic() + 20
+    while not any(_busy(cluster).values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(_busy(cluster).values()), "the heavy joins never started"
+    batch.cancel()
+    assert [r.status for r in batch] == ["cancelled", "cancelled"]
+    deadline = time.monotonic() + 20
+    while any(_busy(cluster).values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_busy(cluster).values())
+    assert m.count(edge) == 2 * data.m
+    ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
+    assert ended["ended"] == {"a": "cancelled", "b": "cancelled"}
+
+
+# ---------------------------------------------------------------------------- Dask-native batches
+def test_batch_is_a_sequence_of_query_results(hprd_matcher, cluster):
+    names = NAMES[:6]
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names)
+    assert len(batch) == 6
+    assert batch[2].query == names[2] and batch[-1].query == names[-1]
+    assert [r.query for r in batch] == names
+    assert [r.count for r in batch] == [EXPECTED[n] for n in names]
+    assert [r.query for r in batch[1:3]] == names[1:3]
+    with pytest.raises(IndexError):
+        batch[6]
+    gathered = cluster.gather(batch.futures)
+    assert all(isinstance(r, QueryResult) and r.ok for r in gathered)
+    assert [r.count for r in gathered] == [r.count for r in batch]
+    assert sorted(r.query for r in batch.as_completed()) == sorted(names)
+    batch.progress(notebook=False)  # returns at once: every task is done
+
+
+def test_errors_keep_their_exception_and_traceback(cluster):
+    rng = np.random.default_rng(3)
+    data = random_graph(rng, 40, 0.2, 1, 1, False)
+    m = distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy")
+    state = m._state
+    m.close()  # tears the worker state down: a task that still runs finds none
+    assert not any(state in names for names in cluster.run(lambda dask_worker: list(dask_worker.plugins)).values())
+    m._state = state
+    tri = distsm.Graph.from_networkx(nx.complete_graph(3))
+    [r] = m.submit([tri]).results()
+    m._state = None
+    assert r.status == "error" and isinstance(r.exception, RuntimeError)
+    assert "matcher was closed" in r.error and "Traceback" in r.traceback and "_state" in r.traceback
+
+
+# ---------------------------------------------------------------------------- one executor's answers
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_in_process_and_cluster_results_are_identical(cluster, tmp_path, k):
+    from distsm.kernels import get_backend
+    from distsm.partitioned import PartitionedMatcher
+
+    numpy = get_backend("numpy")
+    rng = np.random.default_rng(k)
+    hprd = NAMES[::40]
+    cases = [(distsm.read_graph(DATA), [distsm.read_graph(query_path(n)) for n in hprd], "metis",
+              {(distsm.Semantics(), i): EXPECTED[n] for i, n in enumerate(hprd)}),
+             (random_graph(rng, 60, 0.15, 2, 1, False),
+              [distsm.Graph.from_networkx(g) for g in [nx.complete_graph(3), nx.cycle_graph(4), nx.path_graph(4)]],
+              "random", {})]
+    runs = [(distsm.Semantics(), None), (distsm.Semantics(), "pbe"), (distsm.Semantics(), "global"),
+            (distsm.Semantics(induced=True), "pbe"), (distsm.Semantics(unique=True), "global")]
+    for c, (data, queries, method, oracle) in enumerate(cases):
+        store = tmp_path / f"case{c}"
+        local = PartitionedMatcher(data, k, method=method, directory=str(store), backend=numpy)
+        with distsm.Matcher(data, cluster=cluster, partitions=k, backend="numpy", partition_dir=store,
+                            partition_method=method) as m:
+            for sem, strategy in runs:
+                remote = m.submit(queries, strategy=strategy, **sem.as_dict()).results()
+                here = local.count_batch(queries, sem, 1 << 26, strategy)
+                for i, (a, b, q) in enumerate(zip(remote, here, queries)):
+                    assert a.ok and b.ok
+                    assert (a.count, a.semantics, a.strategy, a.intra, a.inter, a.partitions) == \
+                           (b.count, b.semantics, b.strategy, b.intra, b.inter, b.partitions), (k, c, sem)
+                    if (sem, i) not in oracle:
+                        oracle[sem, i] = distsm.count(data, q, backend="numpy", **sem.as_dict())
+                    assert a.count == oracle[sem, i]
+                    check_split(a, k)
+
+
+# ---------------------------------------------------------------------------- secure defaults
+def test_everything_a_default_matcher_starts_listens_on_loopback():
+    import psutil
+
+    rng = np.random.default_rng(1)
+    data = random_graph(rng, 30, 0.2, 1, 1, False)
+    with distsm.Matcher(data, gpus=None, workers=1, backend="numpy") as m:
+        assert m.dashboard_link.startswith("http://127.0.0.1:")
+        info = m.client.scheduler_info()
+        ports = {int(m.dashboard_link.split(":")[2].split("/")[0]), int(info["address"].rsplit(":", 1)[1])}
+        for addr, w in info["workers"].items():
+            ports |= {int(addr.rsplit(":", 1)[1]), int(w["nanny"].rsplit(":", 1)[1])}
+        me = psutil.Process()
+        listening = {c.laddr for p in [me, *me.children(recursive=True)] for c in p.net_connections("inet")
+                     if c.status == psutil.CONN_LISTEN and c.laddr.port in ports}
+        assert {a.port for a in listening} == ports, "a socket of the cluster was not found"
+        assert {a.ip for a in listening} == {"127.0.0.1"}, listening
+
+
+@pytest.mark.gpu
+def test_close_returns_device_memory_to_baseline(tmp_path):
+    """Every part, the whole graph's index and the candidate filters leave the GPU when the matcher closes,
+    though the cluster (the user's) stays up.  The baseline is taken after the same query ran once in each
+    worker process outside any matcher, so the backend's own per-process scratch (kernels, one-element
+    placeholders) is part of it."""
+    from distributed import Client
+
+    from distsm.cluster import local
+
+    name = NAMES[5]
+    data, query, want = str(DATA), str(query_path(name)), EXPECTED[name]  # plain values travel to the workers
+
+    def warm_up():
+        import cupy
+
+        import distsm
+
+        assert distsm.count(data, query, backend="cupy") == want
+        cupy.get_default_memory_pool().free_all_blocks()
+
+    def pool_bytes():
+        import gc
+
+        import cupy
+
+        gc.collect()
+        pool = cupy.get_default_memory_pool()
+        return pool.used_bytes(), pool.total_bytes()
+
+    lc = local(gpus="all", dashboard_address=None)
+    try:
+        with Client(lc) as client:
+            client.run(warm_up)
+            before = client.run(pool_bytes)
+            m = distsm.Matcher(data, cluster=client, partitions=2 * len(before), backend="cupy",
+                               partition_dir=tmp_path / "p")
+            assert m.count(query) == want
+            during = client.run(pool_bytes)
+            m.close()
+            after = client.run(pool_bytes)
+    finally:
+        lc.close()
+    assert all(during[w][0] > before[w][0] for w in before), (before, during)
+    assert after == before, (before, during, after)

@@ -785,7 +785,8 @@ def test_compose_services_reference_each_other():
     assert len(schedulers) == 1
     (sname, sched), = schedulers.items()
     ports = {str(p) for p in services[sname].get("ports", [])}
-    assert f"{sched['port']}:{sched['port']}" in ports and f"{sched['dashboard']}:{sched['dashboard']}" in ports
+    # published on the host's loopback only (secure by default)
+    assert {f"127.0.0.1:{sched[k]}:{sched[k]}" for k in ("port", "dashboard")} == ports
     declared = set(COMPOSE_DOC.get("volumes") or {})
     assert worker_services
     for name, svc in services.items():

@@ -349,7 +349,7 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
         r = m.count(query, sem, budget, strategy=strategy)
         rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, budget, strategy=strategy)
                 for row in chunk]
-        res[name] = (r.count, r.inter, r.inter_partial_matches, sorted(rows))
+        res[name] = (r.count, r.inter, r.partial_matches, sorted(rows))
     assert res["cupy"] == res["numpy"]
     assert res["cupy"][0] == distsm.count(data, query, backend="numpy", **sem.as_dict())
 

@@ -6,13 +6,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hprd import DATA, expected_counts, query_path
-from oracles import make_case, random_graph
+from oracles import check_split, make_case, random_graph
 
 import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.array_backend import restricted
-from distsm.partitioned import PartitionedMatcher, inter_task
+from distsm.partitioned import PartitionedMatcher
+from distsm.plan.search import inter_task
 
 KS = [1, 2, 3, 4, 8, 16]
 NUMPY = get_backend("numpy")
@@ -41,7 +42,7 @@ def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, s
     matcher = PartitionedMatcher(data, k, method=method, seed=seed % 1000, backend=NUMPY)
     result = matcher.count(query, sem, budget, strategy=strategy)
     assert result.count == len(expected_rows)
-    assert result.count == sum(result.intra) + result.inter
+    check_split(result, k)
     listed = [r for chunk in matcher.iter_matches(query, sem, budget, strategy=strategy) for r in chunk]
     assert rows_as_set(listed) == expected_rows
 
@@ -51,14 +52,13 @@ def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, s
 def test_hprd_all_queries(k, method):
     data = distsm.read_graph(DATA)
     matcher = PartitionedMatcher(data, k, method=method, backend=NUMPY)
-    wrong = {}
-    spanning = 0
-    for name, expected in sorted(expected_counts().items()):
-        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), 1 << 28)
-        spanning += r.inter
-        if r.count != expected:
-            wrong[name] = (r.count, expected)
-    assert wrong == {}
+    names = sorted(expected_counts())
+    results = matcher.count_batch([distsm.read_graph(query_path(n)) for n in names], Semantics(), 1 << 28,
+                                  names=names)
+    assert {r.query: r.count for r in results} == expected_counts()
+    for r in results:
+        check_split(r, k)
+    spanning = sum(r.inter for r in results if r.intra is not None)
     assert (spanning == 0) == (k == 1)
 
 
@@ -119,7 +119,7 @@ def test_shared_execution_does_less_work_for_the_same_answer():
     shared = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe")
     alone = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe", share=False)
     assert shared.count == alone.count == distsm.count(data, tri, backend="numpy")
-    assert shared.inter_partial_matches * 3 < alone.inter_partial_matches
+    assert shared.partial_matches * 3 < alone.partial_matches
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -142,7 +142,7 @@ def test_start_ranges_split_a_spanning_search_into_disjoint_pieces(seed, n, p, q
         whole = run(None)
         assert sum(run(r) for r in ranges) == whole
         if group is not None:
-            assert sum(run(restricted(np, matcher.cross_vertices, r)) for r in ranges) == whole
+            assert sum(run(restricted(np, matcher.cross_vertices(), r)) for r in ranges) == whole
 
 
 def test_restricted_by_range_equals_restricted_by_array():

@@ -9,14 +9,16 @@ member sequences are the images of the representative's sequence, i.e. strict-eq
 homomorphisms (two query edges may share a data edge, which breaks the bijection) and for ``unique`` listing
 (symmetry-breaking conditions are not invariant under ``s``).
 
-Beyond PBE: when the per-group searches are estimated to cost more than one join over the whole graph that keeps
-only spanning matches, the plan says so (``strategy == "global"``).  Both strategies are exact.
+Beyond PBE: when the per-group searches are estimated to cost more than one join over the whole graph, the plan
+says so (``strategy == Strategy.GLOBAL``); that join then counts every match once, in place of the intra-partition
+joins and the spanning searches (:func:`distsm.plan.execute.jobs`).  Both strategies are exact.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 from distsm.graph import Graph
 from distsm.kernels.order import gsi_order, query_adjacency
@@ -47,15 +49,43 @@ class EdgeGroup:
         return tuple(s.prime_edge for s in self.sequences)
 
 
+class Strategy(str, Enum):
+    """How a partitioned search finds its matches.
+
+    ``PBE``: every part's intra-partition join plus one spanning search per edge group.  ``GLOBAL``: one join over
+    the whole graph that counts every match once (the intra-partition joins would only repeat part of its work).
+    The values are the plain strings ``"pbe"`` and ``"global"``, so either form is accepted and compares equal.
+    """
+
+    PBE = "pbe"
+    GLOBAL = "global"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: Strategy | str) -> Strategy:
+        """``value`` as a :class:`Strategy`; a clear error names the accepted values."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"strategy must be 'pbe' or 'global', got {value!r}") from None
+
+
 @dataclass(frozen=True)
 class InterPartitionPlan:
     groups: tuple[EdgeGroup, ...]
     shared: bool
     automorphisms: int
-    strategy: str = "pbe"                       # "pbe" (per-group searches) or "global" (one restricted join)
+    strategy: Strategy = Strategy.PBE
     reason: str = ""
     spanning_fraction: float | None = None      # estimated share of matches that span partitions
     costs: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, object]:
+        """JSON-ready: strategy, why, sharing, the prime edges of every group, the spanning fraction."""
+        return {"strategy": self.strategy.value, "reason": self.reason, "shared": self.shared,
+                "groups": [list(g.prime_edges) for g in self.groups], "spanning_fraction": self.spanning_fraction}
 
 
 def _edge_key(query: Graph, a: int, b: int) -> tuple[int, int]:
@@ -168,11 +198,11 @@ def inter_partition_plan(query: Graph, *, candidate_sizes: list[int] | None = No
     global_cost = sum(estimated_level_rows(query, global_order, sizes, entries, n))
     spanning = 1.0 - (1.0 - frac) ** (query.n - 1)
     if global_cost < pbe_cost:
-        strategy = "global"
+        strategy = Strategy.GLOBAL
         reason = (f"{len(groups)} spanning searches are estimated at {pbe_cost:.3g} partial matches, more than "
-                  f"one global join restricted to spanning matches ({global_cost:.3g})")
+                  f"one global join ({global_cost:.3g})")
     else:
-        strategy = "pbe"
+        strategy = Strategy.PBE
         reason = (f"{len(groups)} spanning searches are estimated at {pbe_cost:.3g} partial matches, no more "
                   f"than one global join ({global_cost:.3g})")
     return InterPartitionPlan(plan.groups, shared, plan.automorphisms, strategy, reason,

@@ -1,0 +1,309 @@
+"""Executing a partitioned plan: which jobs a query runs, running one job, merging the jobs' results.
+
+Both executors go through this module.  :class:`~distsm.partitioned.PartitionedMatcher` runs the jobs one after
+another in this process; :class:`~distsm.Matcher` ships each job to a Dask worker
+(:func:`distsm.cluster.tasks.run_job`) and the merge to one more task.  A job runs on a :class:`Site`, which says
+where parts, the whole graph's adjacency and the candidate filter come from (this process, or one worker's
+cache), so the answer, its breakdown and its result type are the same on both.
+
+What a plan runs (:func:`jobs`) is decided here and only here:
+
+* :attr:`Strategy.PBE <distsm.plan.inter.Strategy>`: every part's intra-partition join, plus the spanning searches
+  of every edge group (one job, or one per slice of start vertices on a cluster).  ``intra + inter == count``.
+* :attr:`Strategy.GLOBAL <distsm.plan.inter.Strategy>`: one join over the whole graph that counts every match
+  once; the intra-partition joins would only repeat part of its work, so they do not run and the result carries
+  no intra/inter split (``intra is None``).  With one part or no cross edges there is nothing to span, and the
+  intra-partition joins are the whole answer under either strategy.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback as tb
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels import engine
+from distsm.kernels.array_backend import restricted
+from distsm.kernels.index import DataIndex
+from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
+from distsm.plan.search import inter_task, intra_task
+from distsm.semantics import Semantics
+
+#: The statuses a :class:`QueryResult` may have.
+STATUSES = ("ok", "timeout", "cancelled", "error")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One independent piece of a query's search.
+
+    ``stage == "intra"``: the intra-partition join of ``part``.  ``stage == "inter"``: the spanning searches of
+    ``groups`` (their representatives), or with ``groups=None`` one join over the whole graph counting every match;
+    ``start`` limits the ids of the vertices the searches start from (None: all), which is how one query's
+    spanning work is sliced over workers.
+    """
+
+    stage: str
+    part: int | None = None
+    groups: tuple[EdgeGroup, ...] | None = None
+    start: range | None = None
+
+
+@dataclass
+class Piece:
+    """What one :class:`Job` found: a count (or the rows it listed) and its cost."""
+
+    stage: str
+    part: int | None
+    count: int
+    rows: np.ndarray | None
+    seconds: float
+    worker: str
+    partial_matches: int = 0     # partial matches produced (the work measure PBE reports); spanning searches
+    gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
+    bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
+
+
+@dataclass
+class QueryResult:
+    """The outcome of one query, in process or on a cluster.
+
+    ``count`` is the number of matches (or of listed rows, with ``rows``).  A PBE plan's count is
+    ``sum(intra) + inter`` (``intra`` per part); a global plan counted every match in one join over the whole
+    graph, and then ``intra`` and ``inter`` are None (:attr:`runs` says which).  ``semantics`` and ``plan`` name
+    what was computed.  A query that did not finish has ``status`` ``"timeout"``, ``"cancelled"`` or ``"error"``
+    and no count; an error keeps its ``exception`` and formatted ``traceback``.
+    """
+
+    query: str
+    status: str = "ok"
+    count: int | None = None
+    rows: np.ndarray | None = None
+    semantics: Semantics | None = None
+    plan: InterPartitionPlan | None = None
+    partitions: int | None = None
+    intra: list[int] | None = None
+    inter: int | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    partial_matches: int = 0
+    gathered_bytes: int = 0
+    bytes_h2d: int = 0
+    workers: list[str] = field(default_factory=list)
+    error: str | None = None
+    exception: BaseException | None = None
+    traceback: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def strategy(self) -> Strategy | None:
+        return None if self.plan is None else self.plan.strategy
+
+    @property
+    def runs(self) -> str | None:
+        """What ran, in words (None for a query that did not finish)."""
+        if not self.ok:
+            return None
+        if self.intra is None:
+            return "one join over the whole graph counting every match"
+        return f"intra-partition joins of {len(self.intra)} parts plus spanning searches"
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready: the query, status, count, semantics, plan, split and timings (no rows)."""
+        out: dict[str, Any] = {"query": self.query, "status": self.status, "count": self.count,
+                               "seconds": {k: round(v, 6) for k, v in self.seconds.items()}}
+        if self.semantics is not None:
+            out["semantics"] = self.semantics.as_dict()
+        if self.ok:
+            out.update(strategy=None if self.strategy is None else self.strategy.value, runs=self.runs,
+                       intra=None if self.intra is None else sum(self.intra), inter=self.inter,
+                       partitions=self.partitions)
+        else:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def failed(cls, query: str, status: str, error: str, exception: BaseException | None = None) -> QueryResult:
+        """The result of a query that did not finish (``status`` ``"timeout"``, ``"cancelled"``, ``"error"``)."""
+        if status not in STATUSES[1:]:
+            raise ValueError(f"not a failure status: {status!r}")
+        trace = None
+        if exception is not None and exception.__traceback__ is not None:
+            trace = "".join(tb.format_exception(type(exception), exception, exception.__traceback__))
+        return cls(query, status, error=error, exception=exception, traceback=trace)
+
+
+class Site(Protocol):
+    """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
+    (:class:`~distsm.cluster.tasks.WorkerState`)."""
+
+    backend: Any
+    worker: str
+
+    def part(self, i: int) -> AbstractContextManager[Any]:
+        """Part ``i`` (a local part with its index usable by ``backend``) for the duration of the context."""
+
+    def whole_graph(self) -> tuple[DataIndex, Any, Any]:
+        """``(index, part of every vertex, host adjacency or None)`` of the whole graph."""
+
+    def cross_vertices(self) -> np.ndarray:
+        """Sorted ids of the vertices with a cross edge."""
+
+    def candidates(self, query: Graph, homomorphism: bool) -> list[Any]:
+        """The candidate filter of ``query`` on the whole graph's index."""
+
+    def moved_bytes(self) -> int:
+        """Bytes copied host to device so far (out of core; 0 where everything is resident)."""
+
+
+def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
+    """Whether ``plan`` runs one join over the whole graph in place of the intra-partition joins."""
+    return plan.strategy is Strategy.GLOBAL and k > 1 and cross_edges > 0
+
+
+def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[range] | None = None) -> list[Job]:
+    """The jobs of ``plan`` on ``k`` parts with ``cross_edges`` cross edges (see the module docstring).
+
+    ``slices`` (ranges of vertex ids covering every vertex once) splits the spanning work into one job per slice;
+    None runs it as one job.
+    """
+    whole = whole_graph_join(plan, k, cross_edges)
+    intra = [] if whole else [Job("intra", part=p) for p in range(k)]
+    if k == 1 or cross_edges == 0:
+        return intra
+    groups = None if whole else tuple(plan.groups)
+    return intra + [Job("inter", groups=groups, start=s) for s in (slices or [None])]
+
+
+def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
+               ) -> tuple[list[EdgeGroup | None], Any, DataIndex, Any, dict[str, Any]]:
+    """``(searches, start vertices, index, assignment, other inter_task keywords)`` of an inter job."""
+    index, assignment, adjacency = site.whole_graph()
+    if job.groups is None:
+        searches: list[EdgeGroup | None] = [None]
+        start: Any = job.start
+    else:
+        searches = list(job.groups)
+        cross = site.cross_vertices()
+        start = cross if job.start is None else restricted(np, cross, job.start)
+    extra = {"candidates": site.candidates(query, sem.homomorphism), "spanning_only": job.groups is not None,
+             "adjacency": adjacency}
+    return searches, start, index, assignment, extra
+
+
+def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
+              stats: dict[str, int] | None = None, control: engine.Control | None = None) -> int:
+    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work."""
+    if job.stage == "intra":
+        with site.part(job.part) as local:
+            return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
+    searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
+    return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
+                          count_only=True, stats=stats, control=control, **extra)
+               for group in searches)
+
+
+def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, limit: int | None = None,
+             control: engine.Control | None = None) -> Iterator[np.ndarray]:
+    """Stream the global-id rows ``job`` finds (at most ``limit``)."""
+
+    def chunks() -> Iterator[np.ndarray]:
+        if job.stage == "intra":
+            with site.part(job.part) as local:
+                yield from intra_task(site.backend, local, query, sem, budget, count_only=False, limit=limit,
+                                      control=control)
+            return
+        searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
+        for group in searches:
+            yield from inter_task(site.backend, index, assignment, query, sem, budget, group=group,
+                                  start_vertices=start, count_only=False, limit=limit, control=control, **extra)
+
+    return engine.take(chunks(), limit)
+
+
+def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, listing: bool = False,
+            limit: int | None = None, control: engine.Control | None = None) -> Piece:
+    """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost."""
+    t = time.perf_counter()
+    moved = site.moved_bytes()
+    stats: dict[str, int] = {}
+    rows = None
+    if listing:
+        rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
+        count = int(rows.shape[0])
+    else:
+        count = job_count(site, job, query, sem, budget, stats=stats, control=control)
+    return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
+                 4 * stats.get("gathered", 0), site.moved_bytes() - moved)
+
+
+def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
+    """One ``int64[rows, columns]`` array of row chunks (empty when there are none)."""
+    rows = list(chunks)
+    return np.concatenate(rows) if rows else np.zeros((0, columns), np.int64)
+
+
+def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPlan, k: int, pieces: list[Piece], *,
+          listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
+    """Combine the pieces of one query into its :class:`QueryResult`."""
+    t = time.perf_counter()
+    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part)
+    inter = [p for p in pieces if p.stage == "inter"]
+    seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
+               # the longest slice bounds how well the spanning search spreads over workers
+               "inter_slice_max": max((p.seconds for p in inter), default=0.0)}
+    result = QueryResult(query, "ok", semantics=sem, plan=plan, partitions=k, seconds=seconds,
+                         partial_matches=sum(p.partial_matches for p in inter),
+                         gathered_bytes=sum(p.gathered_bytes for p in inter),
+                         bytes_h2d=sum(p.bytes_h2d for p in pieces), workers=sorted({p.worker for p in pieces}))
+    if intra:
+        result.intra = [p.count for p in intra]
+        result.inter = sum(p.count for p in inter)
+    if listing:
+        rows = concat_rows((p.rows for p in intra + inter if p.rows is not None and p.rows.shape[0]), query_graph_n)
+        result.rows = rows if limit is None else rows[:limit]
+        result.count = int(result.rows.shape[0])
+    else:
+        result.count = sum(p.count for p in pieces)
+    seconds["merge"] = time.perf_counter() - t
+    return result
+
+
+def release_device_memory(backend: Any) -> None:
+    """Hand the device memory pool's free blocks back to the device (after a cancelled join, or when a worker's
+    cache is torn down); a no-op on the CPU backend."""
+    if backend.name == "cupy":
+        backend.xp.get_default_memory_pool().free_all_blocks()
+        backend.xp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def deadline(timeout: float | None) -> engine.Control | None:
+    """A :class:`~distsm.kernels.engine.Control` that cancels a join ``timeout`` seconds from now (None: none)."""
+    if timeout is None:
+        return None
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    end = time.monotonic() + timeout
+    return engine.Control(cancelled=lambda: time.monotonic() > end)
+
+
+@contextmanager
+def timeout_error(timeout: float | None, backend: Any) -> Iterator[None]:
+    """Turn a join cancelled by :func:`deadline` into a ``TimeoutError`` once its device tables are freed."""
+    try:
+        yield
+    except engine.JoinCancelled as e:
+        # The traceback's finished frames hold the cancelled join's device tables: clear them so that the pool
+        # can give their blocks back.
+        tb.clear_frames(e.__traceback__)
+        release_device_memory(backend)
+        raise TimeoutError(f"the search did not finish within timeout={timeout} seconds; its work was stopped "
+                           "and its device memory freed") from None

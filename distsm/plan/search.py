@@ -1,0 +1,123 @@
+"""One piece of a partitioned search: the intra-partition join of one part, or one spanning search.
+
+* :func:`intra_task` — the engine on one part's induced subgraph.  Every match wholly inside the part is found
+  there, and only those (local ids are sorted like global ids, so symmetry-breaking comparisons carry over).
+* :func:`inter_task` — one spanning search over the whole graph's adjacency (in memory or memory-mapped): the
+  representative sequence of an edge group (PBE), or one global join (restricted to spanning matches, or keeping
+  every match); its level-0 vertices may be a slice of the cross-edge endpoints so that the work spreads over
+  workers.
+
+Intra plus inter is the unpartitioned answer for every partition count, query and option.  Which pieces a query
+runs, and how their results combine, is :mod:`distsm.plan.execute`'s business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels import engine
+from distsm.kernels.array_backend import Spanning
+from distsm.kernels.index import DataIndex
+from distsm.plan.automorphism import stabilizer_chain
+from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy, inter_partition_plan
+from distsm.semantics import Semantics
+
+
+def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
+    return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
+
+
+def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
+               share: bool = True, strategy: Strategy | str | None = None) -> InterPartitionPlan:
+    """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs); ``strategy``
+    overrides the cost model's choice (the plan's reason says so) and ``share=False`` turns shared execution
+    off."""
+    forced = None if strategy is None else Strategy.parse(strategy)
+    cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
+    sizes = [int(c.shape[0]) for c in cands]
+    frac = cross_edges / total_edges if total_edges else 0.0
+    plan = inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
+                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique, share=share)
+    if forced is not None and forced is not plan.strategy:
+        plan = replace(plan, strategy=forced, reason=f"forced by the caller (the cost model chose {plan.strategy})")
+    return plan
+
+
+def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
+               limit: int | None = None, control: engine.Control | None = None) -> Any:
+    """Matches wholly inside one part: an int, or an iterator of global-id rows.  ``control`` cancels the join
+    between chunks (see :class:`~distsm.kernels.engine.Control`)."""
+    less = _less_than(query, sem)
+    if count_only:
+        return engine.count(backend, local.graph, query, sem.match_options, budget=budget, less_than=less,
+                            control=control)
+    rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=budget, limit=limit,
+                               less_than=less, control=control)
+    return (np.asarray(local.global_ids)[r] for r in rows)
+
+
+def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
+               group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
+               limit: int | None = None, stats: dict[str, int] | None = None,
+               candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None,
+               control: engine.Control | None = None) -> Any:
+    """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
+    restricted to spanning matches.
+
+    ``start_vertices`` (None: no limit) restricts the images of one query vertex (the prime edge's first
+    endpoint, or vertex 0 for the global join); disjoint slices split the search into disjoint pieces, which is
+    how the work spreads over workers.
+
+    Returns the number of matches the search stands for (the representative's count times the group size when
+    results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
+    backend's candidate filter on ``index``) saves filtering again for every group of one query.
+    ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
+    skip the intra-partition searches.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
+    core is ``index``) gathers adjacency from host memory level by level instead of reading a resident index.
+    ``control`` cancels the search between chunks.
+    """
+    less = _less_than(query, sem)
+    part = backend.xp.asarray(assignment)
+    if group is not None:
+        anchor = group.representative.edge[0]
+    elif start_vertices is None:
+        anchor = 0
+    else:
+        # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
+        # join up to that vertex's level, and the slices would repeat each other's work.
+        if candidates is None:
+            candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
+        anchor = engine.start_vertex(index, query, sem.match_options, candidates, less, spanning_only)
+    restrict = None if start_vertices is None else {anchor: start_vertices}
+    prime = None if group is None else group.representative.prime_edge
+    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
+                              prime_edge=prime, spanning_only=group is None and spanning_only, candidates=candidates)
+    if prepared is None:
+        return 0 if count_only else iter(())
+    spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
+    if count_only:
+        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, adjacency, control))
+        return found * (len(group.sequences) if group is not None else 1)
+    return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency, control)
+
+
+def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
+                   limit: int | None, adjacency: Any, control: engine.Control | None) -> Iterator[np.ndarray]:
+    inv = prepared.plan.inverse_order
+    # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].
+    remaps = [np.argsort(np.asarray(seq.remap)) for seq in group.sequences] if group is not None else []
+
+    def chunks() -> Iterator[np.ndarray]:
+        for table in engine.walk(backend, prepared, budget, False, spanning, adjacency=adjacency, control=control):
+            rows = backend.to_host(table)[:, inv].astype(np.int64)
+            if len(remaps) > 1:
+                yield from (rows[:, t_inv] for t_inv in remaps)
+            else:
+                yield rows
+
+    return engine.take(chunks(), limit)
