@@ -7,12 +7,15 @@ Public API::
     q = distsm.read_graph("query.graph")
     distsm.count(g, q)                  # number of embeddings (a Python int)
     distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
+    distsm.match(g, q, as_frame=True)   # a DataFrame in the graphs' node names
+    next(distsm.iter_mappings(g, q))    # {query node: data node}
 """
 
-from distsm.api import Semantics, as_graph, count, iter_matches, match
+from distsm.api import Semantics, as_graph, count, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
+from distsm.labels import LabelVocabulary
 from distsm.plan.automorphism import automorphism_count
 
 __version__ = "0.1.0"
@@ -28,7 +31,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "Semantics", "as_graph",
-    "automorphism_count", "count", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "Matcher",
+    "Semantics", "as_graph", "automorphism_count", "count", "iter_mappings", "iter_matches", "match", "read_graph",
+    "read_graphs", "write_graph",
     "__version__",
 ]

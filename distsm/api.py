@@ -10,23 +10,34 @@ images are allowed and automorphic maps count separately.  Options change this:
 * ``unique=True``: count each matched subgraph once (embeddings / |Aut(Q)|); listing returns one embedding per
   subgraph.  Not defined together with ``homomorphism``.
 * ``limit=N`` (listing): stop after ``N`` rows.
+* ``restrict={query node: allowed data nodes}``: only matches mapping each named query node into its allowed set
+  (igraph LAD's ``domains``); not combinable with ``unique`` (one embedding per subgraph need not satisfy it).
+
+Names: query and data graphs may name their nodes and label them with any hashable values
+(:meth:`Graph.from_networkx`, SNAP ids).  Labels are matched by value, whatever the two graphs' encodings
+(:func:`distsm.labels.reconcile`).  ``restrict`` takes the graphs' names; :func:`iter_mappings` and
+``match(..., as_frame=True)`` give results in them, while the arrays of :func:`match` and :func:`iter_matches`
+hold vertex positions (``0..n-1``; ``graph.node_ids[rows]`` maps them to names).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import BACKENDS, engine, get_backend
+from distsm.labels import reconcile
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import stabilizer_chain
 
 GraphLike = Graph | str | os.PathLike | Any
+Restrict = Mapping[Hashable, Iterable[Hashable]]
 
 
 def as_graph(obj: GraphLike, *, role: str = "graph") -> Graph:
@@ -51,6 +62,8 @@ class Semantics:
     unique: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("induced", "homomorphism", "unique"):
+            check_flag(name, getattr(self, name))
         if self.unique and self.homomorphism:
             raise ValueError("unique=True is not defined for homomorphisms (an automorphism may fix a "
                              "non-injective map); use unique with injective matching only")
@@ -69,15 +82,46 @@ class Semantics:
 
 def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budget: int | None,
            backend: str) -> tuple[Any, Graph, Graph, int, tuple[tuple[int, int], ...]]:
-    be = get_backend(backend)
+    """Check the arguments, load the graphs and put the query in the data graph's label codes."""
+    check_int("memory_budget", memory_budget, minimum=1)
+    be = get_backend(check_choice("backend", backend, BACKENDS))
     d = as_graph(data, role="data")
     q = as_graph(query, role="query")
     engine.check_pair(d, q)
-    if memory_budget is not None and memory_budget <= 0:
-        raise ValueError(f"memory_budget must be a positive number of bytes, got {memory_budget}")
+    q = reconcile(q, d)
     budget = memory_budget if memory_budget is not None else be.default_budget()
     less_than = stabilizer_chain(q).symmetry_breaking() if semantics.unique else ()
     return be, d, q, int(budget), less_than
+
+
+def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None,
+                       semantics: Semantics) -> dict[int, np.ndarray] | None:
+    """``restrict`` (query node name -> data node names) as positions (query vertex -> sorted data vertices).
+
+    Raises:
+        GraphError: a name that is no node of its graph.
+        TypeError: ``restrict`` is not a mapping of iterables.
+        ValueError: ``restrict`` together with ``unique``.
+    """
+    if restrict is None:
+        return None
+    if not isinstance(restrict, Mapping):
+        raise TypeError(f"restrict must be a dict {{query node: allowed data nodes}}, not {type(restrict).__name__}")
+    if semantics.unique:
+        raise ValueError("restrict cannot be combined with unique=True: the one embedding kept per subgraph "
+                         "need not be one that satisfies the restriction")
+    out: dict[int, np.ndarray] = {}
+    for name, allowed in restrict.items():
+        if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Iterable):
+            raise TypeError(f"restrict[{name!r}] must be a collection of data nodes, not {type(allowed).__name__}")
+        (u,) = query.positions([name], what="restrict names query node").tolist()
+        out[u] = np.unique(data.positions(allowed, what=f"restrict[{name!r}] names data node"))
+    return out
+
+
+def _check_partitioned(restrict: Restrict | None, partitions: int | str | None) -> None:
+    if restrict is not None and partitions is not None:
+        raise ValueError("restrict is not supported together with partitions; drop one of them")
 
 
 def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "metis", seed: int = 0,
@@ -111,7 +155,7 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "me
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | None = None, backend: str = "auto",
           partitions: int | str | None = None, partition_method: str = "metis", partition_seed: int = 0,
-          adjacency: str = "device") -> int:
+          adjacency: str = "device", restrict: Restrict | None = None) -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
     Args:
@@ -126,46 +170,95 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         adjacency: with ``partitions``, where spanning searches read the whole graph's adjacency: ``"device"``
             (resident), or out of core ``"host"`` (read in place from page-locked host memory) or ``"gather"``
             (copied per table chunk, as PBE does); parts are then loaded onto the device one at a time.
+        restrict: ``{query node: allowed data nodes}`` in the graphs' node names (module docstring); not with
+            ``partitions``.
     """
     sem = Semantics(induced, homomorphism, unique)
+    _check_partitioned(restrict, partitions)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    allowed = restrict_positions(d, q, restrict, sem)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
         return matcher.count(q, sem, budget).count
-    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than)
+    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than, restrict=allowed)
 
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
                  backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-                 partition_seed: int = 0, adjacency: str = "device") -> Iterator[np.ndarray]:
-    """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex of query vertex ``i``).
+                 partition_seed: int = 0, adjacency: str = "device",
+                 restrict: Restrict | None = None) -> Iterator[np.ndarray]:
+    """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex position of query vertex
+    ``i``; :func:`iter_mappings` gives node names instead).
 
     Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows.
-    ``partitions`` and ``adjacency`` as in :func:`count` (the rows are the same set, in another order).
+    ``partitions``, ``adjacency`` and ``restrict`` as in :func:`count` (with ``partitions`` the rows are the same
+    set, in another order).
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
+    check_int("limit", limit, minimum=0)
     sem = Semantics(induced, homomorphism, unique)
+    _check_partitioned(restrict, partitions)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    allowed = restrict_positions(d, q, restrict, sem)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
         return matcher.iter_matches(q, sem, budget, limit)
-    return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than)
+    return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than,
+                               restrict=allowed)
 
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
           backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-          partition_seed: int = 0, adjacency: str = "device") -> np.ndarray:
-    """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array; see :func:`iter_matches`."""
-    chunks = list(iter_matches(data, query, limit=limit, induced=induced, homomorphism=homomorphism,
-                               unique=unique, memory_budget=memory_budget, backend=backend, partitions=partitions,
+          partition_seed: int = 0, adjacency: str = "device", restrict: Restrict | None = None,
+          as_frame: bool = False) -> Any:
+    """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array of data vertex positions; see
+    :func:`iter_matches`.
+
+    With ``as_frame=True`` the result is a DataFrame instead: one column per query node, named by the query's
+    node names, holding the data graph's node names (networkx nodes, SNAP ids; positions for graphs without
+    names).  It is a cuDF DataFrame when the CuPy backend ran and cuDF is installed, else pandas.
+    """
+    check_flag("as_frame", as_frame)
+    d = as_graph(data, role="data")
+    q = as_graph(query, role="query")
+    chunks = list(iter_matches(d, q, limit=limit, induced=induced, homomorphism=homomorphism, unique=unique,
+                               memory_budget=memory_budget, backend=backend, partitions=partitions,
                                partition_method=partition_method, partition_seed=partition_seed,
-                               adjacency=adjacency))
-    if not chunks:
-        q = as_graph(query, role="query")
-        return np.zeros((0, q.n), dtype=np.int64)
-    return np.concatenate(chunks)
+                               adjacency=adjacency, restrict=restrict))
+    rows = np.concatenate(chunks) if chunks else np.zeros((0, q.n), dtype=np.int64)
+    if not as_frame:
+        return rows
+    return _frame(d, q, rows, get_backend(backend).name == "cupy")
+
+
+def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:
+    import pandas as pd
+
+    values = rows if data.node_ids is None else data.node_ids[rows]
+    frame = pd.DataFrame(values, columns=query.names())
+    if on_gpu:
+        try:
+            import cudf
+        except ImportError:
+            return frame
+        return cudf.DataFrame.from_pandas(frame)
+    return frame
+
+
+def iter_mappings(data: GraphLike, query: GraphLike, **options: Any) -> Iterator[dict[Hashable, Hashable]]:
+    """Yield every match as a dict ``{query node: data node}`` in the graphs' node names (as networkx's
+    ``GraphMatcher.subgraph_monomorphisms_iter`` does, with the query's nodes as keys).
+
+    ``options`` are those of :func:`iter_matches` (``limit``, ``induced``, ``restrict``, ...).  Matches are read
+    chunk by chunk, so memory stays bounded however many there are.
+    """
+    d = as_graph(data, role="data")
+    q = as_graph(query, role="query")
+    keys = q.names()
+    for rows in iter_matches(d, q, **options):
+        values = rows if d.node_ids is None else d.node_ids[rows]
+        for row in values.tolist():
+            yield dict(zip(keys, row))

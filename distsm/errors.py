@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
+
+def elide(text: str, limit: int = 60) -> str:
+    """``text`` cut in the middle to at most ``limit`` characters (errors quote user input, which may be huge)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) // 2
+    return f"{text[:head]}...{text[len(text) - (limit - 3 - head):]}"
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` elided to at most ``limit`` characters."""
+    return elide(repr(value), limit)
 
 
 class GraphError(ValueError):

@@ -355,7 +355,7 @@ def check_endpoints(recs: Records, e_rows: np.ndarray, src: np.ndarray, dst: np.
 
 def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarray, elab: np.ndarray | None,
                 vlab: np.ndarray | None, directed: bool, dedupe: bool, e_rows: np.ndarray,
-                v_rows: np.ndarray | None, header: int) -> Graph:
+                v_rows: np.ndarray | None, header: int, node_ids: np.ndarray | None = None) -> Graph:
     """:meth:`Graph.from_edges`, with a :class:`GraphError` re-raised as a :class:`GraphFormatError`.
 
     ``e_rows[i]`` / ``v_rows[i]`` are the records that gave edge ``i`` / vertex ``i``; an error naming no
@@ -363,7 +363,8 @@ def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarra
     """
     try:
         return Graph.from_edges(np.column_stack((src, dst)) if src.size else np.zeros((0, 2), np.int64), n=n,
-                                edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe)
+                                edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe,
+                                node_ids=node_ids)
     except GraphError as exc:
         if exc.edge_index is not None:
             i = int(exc.edge_index)
