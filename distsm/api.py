@@ -23,7 +23,7 @@ hold vertex positions (``0..n-1``; ``graph.node_ids[rows]`` maps them to names).
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,6 +119,19 @@ def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None,
     return out
 
 
+#: The smallest budget :func:`listing_budget` gives: chunks small enough to answer at once, big enough to keep
+#: the per-chunk overhead low.
+MIN_LISTING_BUDGET = 32 << 20
+
+
+def listing_budget(budget: int, limit: int, columns: int) -> int:
+    """The budget for listing the first ``limit`` rows of a ``columns``-vertex query: the join runs depth first
+    over chunks, so chunks sized for a few times ``limit`` rows per level reach the first rows sooner than
+    chunks sized by the whole default ``budget`` (never more than ``budget``)."""
+    wanted = 4 * max(limit, 1) * columns * engine.entry_bytes(columns)
+    return int(min(budget, max(wanted, MIN_LISTING_BUDGET)))
+
+
 def _check_partitioned(restrict: Restrict | None, partitions: int | str | None) -> None:
     if restrict is not None and partitions is not None:
         raise ValueError("restrict is not supported together with partitions; drop one of them")
@@ -155,7 +168,8 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "me
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | None = None, backend: str = "auto",
           partitions: int | str | None = None, partition_method: str = "metis", partition_seed: int = 0,
-          adjacency: str = "device", restrict: Restrict | None = None) -> int:
+          adjacency: str = "device", restrict: Restrict | None = None,
+          progress: Callable[[int, int], None] | None = None) -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
     Args:
@@ -172,16 +186,22 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
             (copied per table chunk, as PBE does); parts are then loaded onto the device one at a time.
         restrict: ``{query node: allowed data nodes}`` in the graphs' node names (module docstring); not with
             ``partitions``.
+        progress: called as ``progress(done, total)`` while the join runs, in rows of its first level (the
+            engine cuts that level into at least 32 chunks); without ``partitions`` only.
     """
     sem = Semantics(induced, homomorphism, unique)
     _check_partitioned(restrict, partitions)
+    if progress is not None and partitions is not None:
+        raise ValueError("progress reports a single join's work: it is not available together with partitions")
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     allowed = restrict_positions(d, q, restrict, sem)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
         return matcher.count(q, sem, budget).count
-    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than, restrict=allowed)
+    control = None if progress is None else engine.Control(progress=progress)
+    return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than, restrict=allowed,
+                        control=control)
 
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
@@ -192,7 +212,8 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex position of query vertex
     ``i``; :func:`iter_mappings` gives node names instead).
 
-    Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows.
+    Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows
+    (and, without a ``memory_budget``, sizes the join's chunks for that many rows: see :func:`listing_budget`).
     ``partitions``, ``adjacency`` and ``restrict`` as in :func:`count` (with ``partitions`` the rows are the same
     set, in another order).
     """
@@ -201,6 +222,8 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     _check_partitioned(restrict, partitions)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     allowed = restrict_positions(d, q, restrict, sem)
+    if memory_budget is None and limit is not None:
+        budget = listing_budget(budget, limit, q.n)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
