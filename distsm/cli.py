@@ -425,11 +425,20 @@ def _cmd_sparql(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 0:
         raise _UsageError("--limit must be >= 0")
-    text = sys.stdin.read() if args.query == "-" else Path(args.query).read_text(encoding="utf-8")
+    from distsm.rdf.sparql import SparqlSyntaxError, parse_sparql
+
+    source = "<stdin>" if args.query == "-" else args.query
+    try:
+        text = sys.stdin.read() if args.query == "-" else Path(args.query).read_bytes().decode("utf-8")
+        query = parse_sparql(text)
+    except UnicodeDecodeError as e:
+        raise GraphFormatError(source, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except SparqlSyntaxError as e:
+        raise GraphFormatError(source, e.line, e.problem, column=e.column) from None
     t0 = time.perf_counter()
     g = read_ntriples(args.data, fold_types=args.fold_types)
     t1 = time.perf_counter()
-    res = evaluate(g, text, isomorphic=args.isomorphic, limit=args.limit)
+    res = evaluate(g, query, isomorphic=args.isomorphic, limit=args.limit)
     t2 = time.perf_counter()
     if args.json:
         for row in res.decoded():

@@ -35,15 +35,18 @@ class GraphError(ValueError):
 
 
 class GraphFormatError(ValueError):
-    """A graph file cannot be read.  The message names the file, the line (1-based) and the problem."""
+    """A graph file (or query file) cannot be read.  The message names the file, the line (1-based; and the
+    column where one is known) and the problem: ``path:line[:column]: problem``."""
 
-    def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str):
+    def __init__(self, path: str | os.PathLike | None, line: int | None, problem: str, *,
+                 column: int | None = None):
         self.path = None if path is None else os.fspath(path)
         self.line = line
+        self.column = column
         self.problem = problem
         where = self.path or "<input>"
         if line is not None:
-            where = f"{where}:{line}"
+            where = f"{where}:{line}" if column is None else f"{where}:{line}:{column}"
         super().__init__(f"{where}: {problem}")
 
 
