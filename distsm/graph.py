@@ -397,8 +397,8 @@ def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: i
     earlier = order[rep - 1]
     if not dedupe:
         i = int(later.min())
-        raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True to merge repeats)",
-                         edge_index=i)
+        raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True, or --dedupe to the "
+                         "distsm command, to merge repeats)", edge_index=i)
     conflict = labels[later] != labels[earlier]
     if conflict.any():
         i = int(later[conflict].min())
