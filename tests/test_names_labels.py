@@ -185,3 +185,35 @@ def test_restrict_errors_name_the_culprit():
         distsm.count(data, query, restrict={"x": ["a"]}, partitions=2)
     assert distsm.count(data, query, restrict={"x": []}) == 0
     assert distsm.count(data, query, restrict={"x": ["b"]}) == 2
+
+
+def test_cluster_matcher_reconciles_query_labels(tmp_path):
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(21)
+    dnx = labelled_nx(rng, 30, 0.2)
+    queries = [connected_query(rng, dnx, size) for size in (2, 3, 4)]
+    expected = [len(oracle_mappings(dnx, q)) for q in queries]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as lc, \
+            Client(lc) as client, \
+            distsm.Matcher(dnx, cluster=client, partitions=2, backend="numpy", partition_method="random") as m:
+        # Each networkx query gets its own vocabulary; the matcher re-encodes it into the data graph's.
+        assert [r.count for r in m.submit(queries).results()] == expected
+
+
+@pytest.mark.gpu
+def test_frames_on_the_gpu_backend():
+    rng = np.random.default_rng(5)
+    dnx = labelled_nx(rng, 20, 0.3)
+    qnx = connected_query(rng, dnx, 3)
+    qnx = nx.relabel_nodes(qnx, {v: f"u{v[1]}" for v in qnx})
+    frame = distsm.match(dnx, qnx, as_frame=True, backend="cupy")
+    try:
+        import cudf
+    except ImportError:
+        assert isinstance(frame, pd.DataFrame)
+    else:
+        assert isinstance(frame, cudf.DataFrame)
+        frame = frame.to_pandas()
+    assert list(frame.columns) == list(qnx)
+    assert {frozenset(zip(frame.columns, r)) for r in frame.itertuples(index=False)} == oracle_mappings(dnx, qnx)
