@@ -61,7 +61,8 @@ def _load_queries(paths: list[str], reading: dict[str, Any]) -> list[tuple[str, 
     is skipped with a note; a query that cannot be matched (empty, disconnected) is an error naming its file."""
     out = []
     for f, listed in _query_files(paths):
-        if listed and reading["format"] == "auto":
+        if listed:
+            # A file whose first line fits no format is no graph in any format (whatever --format says).
             try:
                 detect_format(f)
             except GraphFormatError as e:

@@ -143,3 +143,15 @@ def test_dashboard_is_held_until_enter(monkeypatch, capsys):
     monkeypatch.setattr(stdin, "isatty", lambda: True)
     cli._hold_dashboard(args, "http://127.0.0.1:8787/status")
     assert stdin.read() == "\n"
+
+
+def test_non_graph_files_are_skipped_whatever_the_format(tmp_path, capsys):
+    data = tmp_path / "data.txt"
+    data.write_text("0 1\n1 2\n2 0\n")
+    queries = tmp_path / "queries"
+    queries.mkdir()
+    (queries / "NOTES.md").write_text("# notes\n")
+    (queries / "edge.txt").write_text("7 8\n")
+    assert main(["count", str(data), str(queries), "--format", "snap", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["count"] == 6 and "skipping" in captured.err and "NOTES.md" in captured.err
