@@ -32,8 +32,8 @@ import numpy as np
 from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
 from distsm.kernels import BACKENDS, engine, get_backend
-from distsm.labels import reconcile
 from distsm.kernels.query_plan import MatchOptions
+from distsm.labels import reconcile
 from distsm.plan.automorphism import stabilizer_chain
 
 GraphLike = Graph | str | os.PathLike | Any
@@ -213,7 +213,8 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     ``i``; :func:`iter_mappings` gives node names instead).
 
     Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows
-    (and, without a ``memory_budget``, sizes the join's chunks for that many rows: see :func:`listing_budget`).
+    (and, without a ``memory_budget`` or ``partitions``, sizes the join's chunks for that many rows: see
+    :func:`listing_budget`).
     ``partitions``, ``adjacency`` and ``restrict`` as in :func:`count` (with ``partitions`` the rows are the same
     set, in another order).
     """
@@ -222,12 +223,12 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     _check_partitioned(restrict, partitions)
     be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
     allowed = restrict_positions(d, q, restrict, sem)
-    if memory_budget is None and limit is not None:
-        budget = listing_budget(budget, limit, q.n)
     if partitions is not None:
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
         return matcher.iter_matches(q, sem, budget, limit)
+    if memory_budget is None and limit is not None:
+        budget = listing_budget(budget, limit, q.n)
     return engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than,
                                restrict=allowed)
 
