@@ -127,13 +127,18 @@ def write_snap(graph: Graph, path: PathLike) -> None:
     """Write ``graph`` as an edge list (``.gz`` names are compressed).
 
     Writes ``# distsm edge list: n=<n> m=<m> directed=<True|False>``, then ``u v`` per edge (``u < v`` for
-    undirected graphs), with a third ``label`` column when any edge label is not 0.  Isolated vertices and
+    undirected graphs), with a third ``label`` column when any edge label is not 0.  Vertices are written by
+    their ``node_ids`` when those are non-negative integers (a SNAP list read back keeps its ids), else by
+    position.  Isolated vertices and
     vertex labels cannot be represented and are lost (a warning is issued when a vertex label is not 0).
     """
     if graph.vertex_labels.any():
         warnings.warn("the SNAP edge-list format has no vertex labels: the graph's vertex labels are not written",
                       stacklevel=2)
     cols = [graph.edge_src, graph.edge_dst]
+    names = graph.node_ids
+    if names is not None and names.dtype == np.int64 and (names.size == 0 or names.min() >= 0):
+        cols = [names[graph.edge_src], names[graph.edge_dst]]  # the ids the graph was read with
     if graph.edge_labels.any():
         cols.append(graph.edge_labels)
     with open_output(path) as f:
