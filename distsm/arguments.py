@@ -10,7 +10,8 @@ import numpy as np
 from distsm.errors import short_repr
 
 
-def _is_int(value: Any) -> bool:
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` is a Python or NumPy integer (bools, which are ints to Python, are not)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -23,7 +24,7 @@ def check_int(name: str, value: Any, *, minimum: int, optional: bool = True) -> 
     """
     if value is None and optional:
         return None
-    if not _is_int(value):
+    if not is_integer(value):
         hint = " (a number of bytes, e.g. 256 << 20)" if "budget" in name else ""
         raise TypeError(f"{name} must be an integer{hint}, not {type(value).__name__} {short_repr(value)}")
     if value < minimum:

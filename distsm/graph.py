@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.arguments import is_integer
 from distsm.errors import GraphError, short_repr
 from distsm.labels import LabelVocabulary, is_plain_label
 
@@ -238,8 +239,7 @@ class Graph:
         """
         if self.node_ids is None:
             names = list(names)
-            good = [isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) and 0 <= x < self.n
-                    for x in names]
+            good = [is_integer(x) and 0 <= x < self.n for x in names]
             if not all(good):
                 bad = names[good.index(False)]
                 raise GraphError(f"{what} {short_repr(bad)} is not a vertex of this graph (vertices are "
@@ -353,7 +353,9 @@ def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
     """``node_ids`` as a read-only array (``int64`` for integer names, else ``object``), checked; None stays."""
     if node_ids is None:
         return None
-    if isinstance(node_ids, np.ndarray) and node_ids.dtype.kind in "iu" and node_ids.ndim == 1:
+    if isinstance(node_ids, np.ndarray) and node_ids.ndim == 1 and (
+            node_ids.dtype.kind == "i" or node_ids.dtype.kind == "u" and (node_ids.size == 0
+                                                                            or node_ids.max() < 2**63)):
         # Vectorised checks: readers pass the ids of graphs with millions of vertices.
         if node_ids.shape[0] != n:
             raise GraphError(f"node_ids has {node_ids.shape[0]} entries, expected n = {n}")
@@ -373,8 +375,7 @@ def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
         seen: set[Any] = set()
         dup = next(x for x in names if x in seen or seen.add(x))
         raise GraphError(f"node_ids names {short_repr(dup)} more than once")
-    if all(isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)) for x in names) \
-            and all(-2**63 <= int(x) < 2**63 for x in names):
+    if all(is_integer(x) and -2**63 <= x < 2**63 for x in names):
         arr = np.asarray(names, dtype=np.int64)
     else:
         arr = np.empty(n, dtype=object)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from distsm.arguments import is_integer
 from distsm.errors import short_repr
 
 if TYPE_CHECKING:
@@ -33,8 +34,7 @@ MAX_PLAIN_LABEL = 2**30 - 1
 def is_plain_label(value: Any) -> bool:
     """Whether ``value`` is a label an identity-coded graph can carry (a small non-negative integer, not a
     bool)."""
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            and 0 <= value <= MAX_PLAIN_LABEL)
+    return is_integer(value) and 0 <= value <= MAX_PLAIN_LABEL
 
 
 class LabelVocabulary:
