@@ -34,10 +34,10 @@ def parse_bytes(text: str) -> int:
     """``"512MiB"`` -> 536870912; plain integers are bytes."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in _UNITS:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 100000000, 512MiB, 2GB)")
+        raise argparse.ArgumentTypeError(f"not a size: {elide(repr(text))} (examples: 100000000, 512MiB, 2GB)")
     value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+        raise argparse.ArgumentTypeError(f"size must be positive: {elide(repr(text))}")
     return value
 
 
