@@ -8,12 +8,15 @@ Public API::
     distsm.count(g, q)                  # number of embeddings (a Python int)
     distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
     distsm.count_batch(g, [q], partitions=4)   # QueryResults of a part-major batch of queries
+    distsm.match(g, q, as_frame=True)   # a DataFrame in the graphs' node names
+    next(distsm.iter_mappings(g, q))    # {query node: data node}
 """
 
-from distsm.api import as_graph, count, count_batch, explain, iter_matches, match
+from distsm.api import as_graph, count, count_batch, explain, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
+from distsm.labels import LabelVocabulary
 from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
 from distsm.plan.execute import QueryResult
@@ -32,8 +35,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "Matcher", "QueryResult", "Semantics",
-    "Strategy", "as_graph", "count_batch",
-    "automorphism_count", "count", "explain", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "Matcher",
+    "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count", "count_batch", "explain",
+    "iter_mappings", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

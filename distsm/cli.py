@@ -1,7 +1,7 @@
 """The ``distsm`` command: ``count``, ``match`` and ``info``.
 
-Errors in the user's input (unreadable files, bad options) are printed as one line on stderr with exit code 2;
-nothing the user typed produces a traceback.
+Errors in the user's input (unreadable files, bad options, an unreachable cluster) are printed as one line on
+stderr with exit code 2; nothing the user typed produces a traceback.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ import numpy as np
 
 from distsm import example
 from distsm.api import count, iter_matches, partitioned_matcher
-from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
-from distsm.formats import read_graph, read_graphs
+from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
+from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.npy_stream import NpyRowWriter
 from distsm.plan.execute import deadline
 from distsm.progress import ProgressBar
 from distsm.semantics import Semantics
@@ -36,36 +37,69 @@ def parse_bytes(text: str) -> int:
     """``"512MiB"`` -> 536870912; plain integers are bytes."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
     if not m or m.group(2).lower() not in _UNITS:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 100000000, 512MiB, 2GB)")
+        raise argparse.ArgumentTypeError(f"not a size: {elide(repr(text))} (examples: 100000000, 512MiB, 2GB)")
     value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"size must be positive: {text!r}")
+        raise argparse.ArgumentTypeError(f"size must be positive: {elide(repr(text))}")
     return value
 
 
-def _query_files(paths: list[str]) -> list[Path]:
-    files: list[Path] = []
+def _query_files(paths: list[str]) -> list[tuple[Path, bool]]:
+    """Every query file named, directories expanded: ``(file, whether it was found in a directory)``."""
+    files: list[tuple[Path, bool]] = []
     for p in map(Path, paths):
         if p.is_dir():
             inner = sorted((f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")),
                            key=lambda f: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", f.name)])
             if not inner:
                 raise GraphFormatError(p, None, "directory holds no query files")
-            files.extend(inner)
+            files.extend((f, True) for f in inner)
         else:
-            files.append(p)
+            files.append((p, False))
     return files
 
 
-def _load_queries(paths: list[str]) -> list[tuple[str, Graph]]:
+def _load_queries(paths: list[str], reading: dict[str, Any]) -> list[tuple[str, Path, Graph]]:
+    """``(name, file, graph)`` of every query.  A file in a directory that is not a graph file (a README, say)
+    is skipped with a note; a query that cannot be matched (empty, disconnected) is an error naming its file."""
     out = []
-    for f in _query_files(paths):
-        graphs = read_graphs(f)
-        if len(graphs) == 1:
-            out.append((f.stem, graphs[0]))
-        else:
-            out.extend((f"{f.stem}#{i}", g) for i, g in enumerate(graphs))
+    for f, listed in _query_files(paths):
+        if listed:
+            # A file whose first line fits no format is no graph in any format (whatever --format says).
+            try:
+                detect_format(f)
+            except GraphFormatError as e:
+                print(f"distsm: note: skipping {f}: not a graph file ({e.problem})", file=sys.stderr)
+                continue
+        graphs = read_graphs(f, **reading)
+        names = [f.stem] if len(graphs) == 1 else [f"{f.stem}#{i}" for i in range(len(graphs))]
+        for name, g in zip(names, graphs):
+            _check_query(f, name, g, g)  # against itself: the query's own problems, before any cluster starts
+            out.append((name, f, g))
     return out
+
+
+def _check_query(path: Path, name: str, query: Graph, data: Graph) -> None:
+    """Raise a GraphFormatError naming ``path`` when ``query`` cannot be matched against ``data``."""
+    try:
+        engine.check_pair(data, query)
+    except ValueError as e:
+        raise GraphFormatError(path, None, f"query {name}: {e}") from None
+
+
+def _add_reading(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("reading graph files")
+    g.add_argument("--format", default="auto", choices=["auto", *FORMATS],
+                   help="graph file format (default: detected from the first line)")
+    g.add_argument("--directed", action=argparse.BooleanOptionalAction, default=None,
+                   help="read edges as arcs (default: the format's own; sm and snap undirected, gsi directed)")
+    g.add_argument("--dedupe", action="store_true",
+                   help="merge repeated edges with equal labels instead of refusing them (e.g. a SNAP list with "
+                        "reciprocal arcs read undirected)")
+
+
+def _reading(args: argparse.Namespace) -> dict[str, Any]:
+    return {"format": args.format, "directed": args.directed, "dedupe": args.dedupe}
 
 
 def _add_semantics(p: argparse.ArgumentParser) -> None:
@@ -88,9 +122,29 @@ def _partitions_arg(text: str) -> int | str:
     if text == "auto":
         return text
     try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {text!r}") from None
+        return _positive(int)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', got {elide(repr(text))}") from None
+
+
+def _positive(kind: type) -> Any:
+    """An argparse type: a positive ``kind`` (int or float)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not value > 0 or value != value or value == float("inf"):
+            noun = "integer" if kind is int else "number"
+            raise argparse.ArgumentTypeError(f"expected a positive {noun}, got {elide(repr(text))}")
+        return value
+
+    return parse
+
+
+def _gpus_arg(text: str) -> str | int:
+    return text if text == "all" else _positive(int)(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,34 +160,46 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run on the bundled example (HPRD and 4 queries with known answers) and check them")
     c.add_argument("--json", action="store_true", help="one JSON object per line")
     c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+                   help="progress bar on stderr, advancing within each query (default: when stderr is a terminal)")
     _add_semantics(c)
+    _add_reading(c)
     dask = c.add_argument_group("cluster", "run on a Dask cluster (any of these options, or --example)")
-    dask.add_argument("--workers", type=int, default=None, metavar="N", help="start a local cluster of N CPU workers")
-    dask.add_argument("--gpus", default=None, metavar="all|N", help="start a local cluster with one worker per GPU")
+    dask.add_argument("--workers", type=_positive(int), default=None, metavar="N",
+                      help="start a local cluster of N CPU workers")
+    dask.add_argument("--gpus", type=_gpus_arg, default=None, metavar="all|N",
+                      help="start a local cluster with one worker per GPU")
     dask.add_argument("--scheduler", default=None, metavar="ADDR", help="connect to a running scheduler")
     dask.add_argument("--scheduler-file", default=None, metavar="FILE", help="connect through a scheduler file")
     dask.add_argument("--partition-dir", default=None, metavar="DIR",
                       help="partition store directory (must be readable by every worker)")
+    dask.add_argument("--connect-timeout", type=_positive(float), default=30.0, metavar="SECONDS",
+                      help="how long to try reaching --scheduler / --scheduler-file (default 30)")
     dask.add_argument("--dashboard-address", default=None, metavar="HOST:PORT",
                       help="where the dashboard of a cluster distsm starts listens (default 127.0.0.1:8787, this "
                            "host only; ':8787' for every interface)")
-    c.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    c.add_argument("--timeout", type=_positive(float), default=None, metavar="SECONDS",
                    help="stop queries not finished this long after they started (on a cluster: after submission) "
                         "and report them as timed out")
     dask.add_argument("--in-process", action="store_true", help="with --example: run without a cluster")
+    dask.add_argument("--keep-dashboard", action=argparse.BooleanOptionalAction, default=None,
+                      help="after the results, keep the cluster and its dashboard up until Enter is pressed "
+                           "(default: with --example on a terminal)")
 
     m = sub.add_parser("match", help="list the matches of one query")
     m.add_argument("data")
     m.add_argument("query")
-    m.add_argument("--limit", type=int, default=None, help="stop after N matches")
+    m.add_argument("--limit", type=int, default=None,
+                   help="stop after N matches (without --memory-budget, the join is sized for N rows)")
     m.add_argument("--output", "-o", default=None,
-                   help="write rows to FILE (.npy for NumPy, else text) instead of stdout")
+                   help="write rows to FILE (.npy for NumPy, else text) instead of stdout; streamed, so any number "
+                        "of rows fits")
     _add_semantics(m)
+    _add_reading(m)
 
     i = sub.add_parser("info", help="sizes, labels and degree statistics of a graph")
     i.add_argument("data")
     i.add_argument("--json", action="store_true")
+    _add_reading(i)
 
     pa = sub.add_parser("partition", help="split a graph into k parts (METIS) and save the partition store",
                         description="Partition DATA into K parts; with --out, save the store there (a fresh store "
@@ -144,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--method", default="metis", choices=["metis", "random", "contiguous"])
     pa.add_argument("--seed", type=int, default=0, help="seed for metis and random (default 0)")
     pa.add_argument("--json", action="store_true", help="one JSON object")
+    _add_reading(pa)
 
     sq = sub.add_parser("sparql", help="answer a SPARQL basic-graph-pattern SELECT query over N-Triples data",
                         description="Evaluate the SELECT query in QUERY (a small SPARQL subset: PREFIX, SELECT "
@@ -179,16 +246,18 @@ def _cmd_count(args: argparse.Namespace) -> int:
     sem = Semantics(args.induced, args.homomorphism, args.unique)
     if _wants_cluster(args):
         return _count_on_cluster(args, data_path, query_args, sem, expected)
-    if args.timeout is not None and not args.timeout > 0:
-        raise _UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.keep_dashboard:
+        raise _UsageError("--keep-dashboard needs a cluster (drop --in-process, or give --workers/--gpus/--scheduler)")
     t0 = time.perf_counter()
-    data = read_graph(data_path)
-    queries = _load_queries(query_args)
+    data = read_graph(data_path, **_reading(args))
+    queries = _load_queries(query_args, _reading(args))
+    for name, path, q in queries:
+        _check_query(path, name, q, data)
     print(f"loaded {data_path}: {data.n} vertices, {data.m} edges; {len(queries)} queries "
           f"({time.perf_counter() - t0:.2f}s)", file=sys.stderr)
     failures = 0
     with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
-        for record in _count_in_process(args, data, queries, sem):
+        for record in _count_in_process(args, data, queries, sem, bar):
             failures += not _report(args, record, expected, sem, bar) or record["status"] != "ok"
     if failures:
         print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
@@ -196,16 +265,19 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple[str, Graph]],
-                      sem: Semantics) -> Iterator[dict[str, Any]]:
+def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple[str, Any, Graph]],
+                      sem: Semantics, bar: ProgressBar) -> Iterator[dict[str, Any]]:
     """One report record per query.  With ``--partitions`` the queries run as one part-major batch (each part
-    loaded once for all of them); ``--timeout`` bounds each query (the batch, with partitions)."""
+    loaded once for all of them); ``--timeout`` bounds each query (the batch, with partitions).  Without
+    partitions the bar also advances within a query, over the engine's first-level chunks."""
     if args.partitions is None:
-        for name, q in queries:
+        within = bar.within if bar.enabled else None
+        for name, _, q in queries:
             t = time.perf_counter()
             try:
                 n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
-                          memory_budget=args.memory_budget, backend=args.backend, timeout=args.timeout)
+                          memory_budget=args.memory_budget, backend=args.backend, timeout=args.timeout,
+                          progress=within)
             except TimeoutError as e:
                 yield {"query": name, "status": "timeout", "count": None, "error": str(e),
                        "semantics": sem.as_dict()}
@@ -216,7 +288,7 @@ def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple
     budget = args.memory_budget or get_backend(args.backend).default_budget()
     matcher = partitioned_matcher(data, args.partitions, method=args.partition_method, backend=args.backend,
                                   adjacency=args.adjacency, budget=budget)
-    results = matcher.iter_batch([q for _, q in queries], sem, budget, names=[n for n, _ in queries],
+    results = matcher.iter_batch([q for _, _, q in queries], sem, budget, names=[n for n, _, _ in queries],
                                  control=deadline(args.timeout))
     reported = 0
     try:
@@ -224,7 +296,7 @@ def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple
             reported += 1
             yield r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
     except engine.JoinCancelled:
-        for name, _ in queries[reported:]:
+        for name, _, _ in queries[reported:]:
             yield {"query": name, "status": "timeout", "count": None, "semantics": sem.as_dict(),
                    "error": f"not finished within {args.timeout}s"}
 
@@ -258,55 +330,101 @@ def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str
 
 def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list[str], sem: Semantics,
                       expected: dict[str, int]) -> int:
-    from distsm.matcher import Matcher
+    from distsm.cluster.start import ClusterError
 
     if args.partitions == "auto" or args.adjacency != "device":
         raise _UsageError("--partitions auto and --adjacency host/gather run in-process; on a cluster each worker "
                           "holds its parts (drop --workers/--gpus/--scheduler, or give --partitions K)")
-    target = args.scheduler or args.scheduler_file
+    if args.scheduler and args.scheduler_file:
+        raise _UsageError("give --scheduler or --scheduler-file, not both")
+    if args.scheduler_file and not os.path.isfile(args.scheduler_file):
+        raise _CommandError(f"{args.scheduler_file}: scheduler file not found")
+    queries = _load_queries(query_args, _reading(args))
+    reading_given = _reading(args) != {"format": "auto", "directed": None, "dedupe": False}
+    # With reading options the graph is read here; a plain path lets the Matcher keep its store beside the file.
+    data: Any = read_graph(data_path, **_reading(args)) if reading_given else data_path
+    try:
+        return _run_on_cluster(args, data, queries, sem, expected)
+    except ClusterError as e:
+        raise _CommandError(f"cluster: {e}") from None
+
+
+def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str, Path, Graph]], sem: Semantics,
+                    expected: dict[str, int]) -> int:
+    from distsm.cluster.start import connect
+    from distsm.matcher import Matcher
+
     gpus: str | int | None = "all"
     if args.gpus is not None:
-        gpus = "all" if args.gpus == "all" else int(args.gpus)
+        gpus = args.gpus
     elif args.workers is not None:
         gpus = None
-    queries = _load_queries(query_args)
-    t0 = time.perf_counter()
     store = args.partition_dir
     if store is None and args.example:
         store = os.path.join(os.path.expanduser("~"), ".cache", "distsm", "example")  # not inside the package
-    dashboard = {} if args.dashboard_address is None else {"dashboard_address": args.dashboard_address}
-    with Matcher(data_path, cluster=target, partitions=args.partitions, backend=args.backend,
-                 memory_budget=args.memory_budget, partition_dir=store,
-                 partition_method=args.partition_method, gpus=gpus, workers=args.workers, **dashboard) as m:
-        print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
-              f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
-        failures = 0
-        batch = m.submit([q for _, q in queries], names=[n for n, _ in queries], induced=sem.induced,
-                         homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
-        with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
-            for r in batch.as_completed():
-                record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
-                failures += not _report(args, record, expected, sem, bar) or not r.ok
+    target = args.scheduler or args.scheduler_file
+    client = None
+    if target is not None:
+        client, _ = connect(target, timeout=args.connect_timeout)
+    t0 = time.perf_counter()
+    try:
+        dashboard = {} if args.dashboard_address is None else {"dashboard_address": args.dashboard_address}
+        with Matcher(data, cluster=client, partitions=args.partitions, backend=args.backend,
+                     memory_budget=args.memory_budget, partition_dir=store, partition_method=args.partition_method,
+                     gpus=gpus, workers=args.workers, **dashboard) as m:
+            for name, path, q in queries:
+                _check_query(path, name, q, m.data)
+            print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
+                  f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
+            failures = 0
+            batch = m.submit([q for _, _, q in queries], names=[n for n, _, _ in queries], induced=sem.induced,
+                             homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
+            with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
+                for r in batch.as_completed():
+                    record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
+                    failures += not _report(args, record, expected, sem, bar) or not r.ok
+            _hold_dashboard(args, m.dashboard_link)
+    finally:
+        if client is not None:
+            client.close()
     if failures:
         print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
         return 1
     return 0
 
 
+def _hold_dashboard(args: argparse.Namespace, link: str | None) -> None:
+    """Keep the cluster (and its dashboard) up until Enter when asked, or by default for --example on a
+    terminal: the link printed at the start would otherwise be dead by the time it is opened."""
+    keep = args.keep_dashboard
+    if keep is None:
+        keep = args.example and sys.stdin.isatty() and sys.stderr.isatty()
+    if not keep or not link:
+        return
+    print(f"the dashboard stays up at {link}; press Enter to stop the cluster", file=sys.stderr, flush=True)
+    try:
+        sys.stdin.readline()
+    except (KeyboardInterrupt, OSError, ValueError):
+        # Ctrl-C or no usable stdin: stop as Enter would.
+        pass
+
+
 def _cmd_match(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise _UsageError("--limit must be >= 0")
-    data, query = read_graph(args.data), read_graph(args.query)
+    data = read_graph(args.data, **_reading(args))
+    query = read_graph(args.query, **_reading(args))
+    _check_query(Path(args.query), Path(args.query).stem, query, data)
     chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
                           unique=args.unique, memory_budget=args.memory_budget, backend=args.backend,
                           partitions=args.partitions, partition_method=args.partition_method,
                           adjacency=args.adjacency)
     total = 0
     if args.output and args.output.endswith(".npy"):
-        rows = list(chunks)
-        arr = np.concatenate(rows) if rows else np.zeros((0, query.n), np.int64)
-        np.save(args.output, arr)
-        total = arr.shape[0]
+        with NpyRowWriter(args.output, query.n) as out:
+            for rows in chunks:
+                out.write(rows)
+        total = out.rows
     else:
         out = open(args.output, "w") if args.output else sys.stdout
         try:
@@ -321,7 +439,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    g = read_graph(args.data)
+    g = read_graph(args.data, **_reading(args))
     info = {"file": args.data, **g.summary()}
     if args.json:
         print(json.dumps(info))
@@ -336,11 +454,20 @@ def _cmd_sparql(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 0:
         raise _UsageError("--limit must be >= 0")
-    text = sys.stdin.read() if args.query == "-" else Path(args.query).read_text(encoding="utf-8")
+    from distsm.rdf.sparql import SparqlSyntaxError, parse_sparql
+
+    source = "<stdin>" if args.query == "-" else args.query
+    try:
+        text = sys.stdin.read() if args.query == "-" else Path(args.query).read_bytes().decode("utf-8")
+        query = parse_sparql(text)
+    except UnicodeDecodeError as e:
+        raise GraphFormatError(source, None, f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except SparqlSyntaxError as e:
+        raise GraphFormatError(source, e.line, e.problem, column=e.column) from None
     t0 = time.perf_counter()
     g = read_ntriples(args.data, fold_types=args.fold_types)
     t1 = time.perf_counter()
-    res = evaluate(g, text, isomorphic=args.isomorphic, limit=args.limit)
+    res = evaluate(g, query, isomorphic=args.isomorphic, limit=args.limit)
     t2 = time.perf_counter()
     if args.json:
         for row in res.decoded():
@@ -359,7 +486,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise _UsageError(f"-k must be >= 1, got {args.k}")
     t0 = time.perf_counter()
-    g = read_graph(args.data)
+    g = read_graph(args.data, **_reading(args))
     t1 = time.perf_counter()
     try:
         store = load_or_build(g, args.k, directory=args.out, method=args.method, seed=args.seed,
@@ -388,7 +515,16 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 
 
 class _UsageError(Exception):
-    pass
+    """Options that do not go together: argparse's usage message, exit 2."""
+
+
+class _CommandError(Exception):
+    """A problem outside the user's files (an unreachable cluster, say): one line, exit 2."""
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message on one line, elided if huge (a message may quote the user's input)."""
+    return elide(" ".join(str(exc).split()), 2000)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,8 +540,8 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         sys.stdout = open(os.devnull, "w")
         return 0
-    except (GraphFormatError, GraphError, BackendUnavailableError, ValueError, OSError) as e:
-        print(f"distsm: error: {e}", file=sys.stderr)
+    except (GraphFormatError, GraphError, BackendUnavailableError, ValueError, OSError, _CommandError) as e:
+        print(f"distsm: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("distsm: interrupted", file=sys.stderr)

@@ -14,11 +14,14 @@ works the same for both kinds of graph: a query adjacency ``w in N(u, e)`` must 
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
 
-from distsm.errors import GraphError
+from distsm.arguments import is_integer
+from distsm.errors import GraphError, short_repr
+from distsm.labels import LabelVocabulary, is_plain_label
 
 VERTEX_DTYPE = np.int32
 LABEL_DTYPE = np.int32
@@ -58,7 +61,15 @@ class Graph:
 
     Build one with :meth:`from_edges`, :meth:`from_networkx` or :func:`distsm.read_graph`.
 
-    Attributes (all read-only NumPy arrays):
+    Vertices are numbered ``0..n-1`` (the *positions* every array below uses).  A graph may also keep
+    ``node_ids``, the name each vertex had where it came from (a networkx node, a SNAP id), and a
+    ``vocabulary`` (:class:`~distsm.labels.LabelVocabulary`) when its labels are not plain non-negative integers;
+    results can be given in those names (:func:`distsm.iter_mappings`, ``match(..., as_frame=True)``).
+
+    Attributes (all read-only NumPy arrays unless noted):
+        node_ids: None (the names are the positions) or an array of ``n`` distinct names (``int64``, or
+            ``object`` for other hashables).
+        vocabulary: None (the labels are the integers stored) or the graph's label vocabulary.
         vertex_labels: ``int32[n]``.
         edge_src, edge_dst, edge_labels: ``int32[m]``; undirected edges have ``src < dst``.
         indptr: ``int64[n+1]``; ``neighbors[indptr[v]:indptr[v+1]]`` is the row of ``v``.
@@ -67,12 +78,15 @@ class Graph:
     """
 
     __slots__ = ("n", "m", "directed", "vertex_labels", "edge_src", "edge_dst", "edge_labels", "indptr",
-                 "neighbors", "neighbor_labels", "_derived", "__weakref__")
+                 "neighbors", "neighbor_labels", "node_ids", "vocabulary", "_derived", "__weakref__")
 
     def __init__(self, n: int, edge_src: np.ndarray, edge_dst: np.ndarray, edge_labels: np.ndarray,
-                 vertex_labels: np.ndarray, directed: bool):
+                 vertex_labels: np.ndarray, directed: bool, *, node_ids: np.ndarray | None = None,
+                 vocabulary: LabelVocabulary | None = None):
         # Private: callers go through from_edges, which validates.
         self.n = int(n)
+        self.node_ids = node_ids
+        self.vocabulary = vocabulary
         self.m = int(edge_src.shape[0])
         self.directed = bool(directed)
         self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE))
@@ -101,7 +115,7 @@ class Graph:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_edges(cls, edges: Any, *, n: int | None = None, edge_labels: Any = None, vertex_labels: Any = None,
-                   directed: bool = False, dedupe: bool = False) -> Graph:
+                   directed: bool = False, dedupe: bool = False, node_ids: Any = None) -> Graph:
         """Build a graph from an edge list.
 
         Args:
@@ -111,6 +125,7 @@ class Graph:
             vertex_labels: ``n`` non-negative integers; default all 0.
             directed: treat each pair as an arc ``src -> dst``.
             dedupe: merge repeated edges (same endpoints, same label) instead of raising.
+            node_ids: ``n`` distinct hashable names of the vertices (kept as :attr:`node_ids`); default: none.
 
         Raises:
             GraphError: ids out of range, negative labels, a self loop, or a duplicate edge (when ``dedupe`` is
@@ -156,34 +171,90 @@ class Graph:
         keep = _duplicate_filter(src, dst, labels, n, dedupe)
         if keep is not None:
             src, dst, labels = src[keep], dst[keep], labels[keep]
-        return cls(n, src, dst, labels, vlab, directed)
+        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n))
 
     @classmethod
-    def from_networkx(cls, g: Any, *, label: str = "label") -> Graph:
-        """Build from a networkx ``Graph`` or ``DiGraph``; node and edge attribute ``label`` (missing = 0).
+    def from_networkx(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
+                      default_label: Hashable = None, labels: LabelVocabulary | None = None) -> Graph:
+        """Build from a networkx ``Graph`` or ``DiGraph``, keeping its node names and label values.
 
-        Nodes are numbered in ``g``'s node order; ``Graph.node_ids`` is not kept, use
-        ``list(g.nodes)`` to map back.  Multigraphs are refused.
+        Args:
+            g: the networkx graph (multigraphs are refused).  Nodes may be any hashable; they become
+                :attr:`node_ids`, in ``g``'s node order.
+            node_label, edge_label: the node and edge attribute holding the label (None: unlabelled).  Labels may
+                be any hashable (``"C"``, ``("x", 1)``, ``3``).
+            default_label: the label of a node or edge without the attribute; None means the label unlabelled
+                graphs have (``0``).
+            labels: a :class:`~distsm.labels.LabelVocabulary` to encode labels through, e.g. one shared by a
+                data graph and its queries.  Without one, non-negative integer labels are kept as they are and
+                any other labels get a vocabulary of their own.  Queries and data graphs with different
+                vocabularies still match by label value (see :func:`distsm.labels.reconcile`).
         """
         if g.is_multigraph():
             raise GraphError("multigraphs are not supported")
         nodes = list(g.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        vlab = [g.nodes[v].get(label, 0) for v in nodes]
-        pairs = [(index[u], index[v]) for u, v in g.edges]
-        elab = [d.get(label, 0) for _, _, d in g.edges(data=True)]
-        return cls.from_edges(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), n=len(nodes), edge_labels=elab,
-                              vertex_labels=vlab, directed=g.is_directed())
+        default = 0 if default_label is None else default_label
+        vvals = [default if node_label is None else g.nodes[v].get(node_label, default) for v in nodes]
+        edges = list(g.edges(data=True))
+        evals = [default if edge_label is None else d.get(edge_label, default) for _, _, d in edges]
+        vocab = labels
+        if vocab is None and not all(is_plain_label(x) for x in (*vvals, *evals)):
+            vocab = LabelVocabulary()
+        vlab = vvals if vocab is None else vocab.encode("vertex", vvals)
+        elab = evals if vocab is None else vocab.encode("edge", evals)
+        pairs = np.asarray([(index[u], index[v]) for u, v, _ in edges], dtype=np.int64).reshape(-1, 2)
+        names = None if nodes == list(range(len(nodes))) else nodes
+        graph = cls.from_edges(pairs, n=len(nodes), edge_labels=elab, vertex_labels=vlab, directed=g.is_directed(),
+                               node_ids=names)
+        graph.vocabulary = vocab
+        return graph
 
     def to_networkx(self) -> Any:
-        """Return a networkx ``Graph``/``DiGraph`` with ``label`` attributes on nodes and edges."""
+        """A networkx ``Graph``/``DiGraph`` with this graph's node names and ``label`` values on nodes and edges."""
         import networkx as nx
 
+        from distsm.labels import label_value
+
+        names = self.names()
         g = nx.DiGraph() if self.directed else nx.Graph()
-        g.add_nodes_from((i, {"label": int(lab)}) for i, lab in enumerate(self.vertex_labels))
-        g.add_edges_from((int(u), int(v), {"label": int(lab)})
-                         for u, v, lab in zip(self.edge_src, self.edge_dst, self.edge_labels))
+        g.add_nodes_from((names[i], {"label": label_value(self, "vertex", lab)})
+                         for i, lab in enumerate(self.vertex_labels.tolist()))
+        g.add_edges_from((names[u], names[v], {"label": label_value(self, "edge", lab)})
+                         for u, v, lab in zip(self.edge_src.tolist(), self.edge_dst.tolist(),
+                                              self.edge_labels.tolist()))
         return g
+
+    # ------------------------------------------------------------------ names
+    def names(self) -> list[Hashable]:
+        """The name of every vertex, in position order (the positions themselves when there are no
+        :attr:`node_ids`)."""
+        return list(range(self.n)) if self.node_ids is None else self.node_ids.tolist()
+
+    def positions(self, names: Iterable[Hashable], *, what: str = "node") -> np.ndarray:
+        """Positions (``int64``) of the vertices with these names.
+
+        Raises:
+            GraphError: a name that is no vertex of this graph (the message names it).
+        """
+        if self.node_ids is None:
+            names = list(names)
+            good = [is_integer(x) and 0 <= x < self.n for x in names]
+            if not all(good):
+                bad = names[good.index(False)]
+                raise GraphError(f"{what} {short_repr(bad)} is not a vertex of this graph (vertices are "
+                                 f"0..{self.n - 1})")
+            return np.asarray(names, dtype=np.int64).reshape(-1)
+        lookup = self._derived.get("positions")
+        if lookup is None:
+            lookup = self._derived["positions"] = {name: i for i, name in enumerate(self.names())}
+        out = []
+        for name in names:
+            try:
+                out.append(lookup[name])
+            except (KeyError, TypeError):
+                raise GraphError(f"{what} {short_repr(name)} is not a vertex of this graph") from None
+        return np.asarray(out, dtype=np.int64)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -247,7 +318,7 @@ class Graph:
             "directed": self.directed,
             "vertex_labels": len(self.vertex_label_counts()),
             "edge_labels": len(self.edge_label_counts()),
-            "degree_min": int(deg.min(initial=0)),
+            "degree_min": int(deg.min()) if self.n else 0,
             "degree_max": int(deg.max(initial=0)),
             "degree_mean": float(deg.mean()) if self.n else 0.0,
         }
@@ -269,11 +340,47 @@ class Graph:
 
     def __getstate__(self) -> dict[str, Any]:
         return {"n": self.n, "src": self.edge_src, "dst": self.edge_dst, "elab": self.edge_labels,
-                "vlab": self.vertex_labels, "directed": self.directed}
+                "vlab": self.vertex_labels, "directed": self.directed, "node_ids": self.node_ids,
+                "vocabulary": self.vocabulary}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         Graph.__init__(self, state["n"], np.asarray(state["src"], np.int64), np.asarray(state["dst"], np.int64),
-                       np.asarray(state["elab"], np.int64), np.asarray(state["vlab"], np.int64), state["directed"])
+                       np.asarray(state["elab"], np.int64), np.asarray(state["vlab"], np.int64), state["directed"],
+                       node_ids=state.get("node_ids"), vocabulary=state.get("vocabulary"))
+
+
+def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
+    """``node_ids`` as a read-only array (``int64`` for integer names, else ``object``), checked; None stays."""
+    if node_ids is None:
+        return None
+    if isinstance(node_ids, np.ndarray) and node_ids.ndim == 1 and (
+            node_ids.dtype.kind == "i" or node_ids.dtype.kind == "u" and (node_ids.size == 0
+                                                                            or node_ids.max() < 2**63)):
+        # Vectorised checks: readers pass the ids of graphs with millions of vertices.
+        if node_ids.shape[0] != n:
+            raise GraphError(f"node_ids has {node_ids.shape[0]} entries, expected n = {n}")
+        ordered = np.sort(node_ids)
+        dup = np.flatnonzero(ordered[1:] == ordered[:-1])
+        if dup.size:
+            raise GraphError(f"node_ids names {int(ordered[dup[0]])} more than once")
+        return _readonly(node_ids.astype(np.int64))
+    names = list(node_ids)
+    if len(names) != n:
+        raise GraphError(f"node_ids has {len(names)} entries, expected n = {n}")
+    try:
+        distinct = len(set(names))
+    except TypeError as e:
+        raise GraphError(f"node_ids must be hashable: {e}") from None
+    if distinct != n:
+        seen: set[Any] = set()
+        dup = next(x for x in names if x in seen or seen.add(x))
+        raise GraphError(f"node_ids names {short_repr(dup)} more than once")
+    if all(is_integer(x) and -2**63 <= x < 2**63 for x in names):
+        arr = np.asarray(names, dtype=np.int64)
+    else:
+        arr = np.empty(n, dtype=object)
+        arr[:] = names
+    return _readonly(arr)
 
 
 def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int,
@@ -291,8 +398,8 @@ def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: i
     earlier = order[rep - 1]
     if not dedupe:
         i = int(later.min())
-        raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True to merge repeats)",
-                         edge_index=i)
+        raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True, or --dedupe to the "
+                         "distsm command, to merge repeats)", edge_index=i)
     conflict = labels[later] != labels[earlier]
     if conflict.any():
         i = int(later[conflict].min())

@@ -28,13 +28,15 @@ from typing import Any
 import numpy as np
 
 from distsm.api import GraphLike, as_graph
+from distsm.arguments import check_choice, check_int
 from distsm.cluster import tasks
 from distsm.cluster.batch import Batch
 from distsm.cluster.monitor import DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import BACKENDS, engine, get_backend
+from distsm.labels import reconcile
 from distsm.plan.execute import QueryResult, jobs
 from distsm.plan.inter import Strategy
 from distsm.plan.search import plan_inter
@@ -86,8 +88,10 @@ class Matcher:
                  inter_slices: int | None = None, load_timeout: float = 600.0):
         from distsm.partition import load_or_build
 
-        if backend not in ("auto", "numpy", "cupy"):
-            raise ValueError(f"unknown backend {backend!r}")
+        # Every argument is checked before a cluster starts: a typo must not cost a cluster's start-up time.
+        check_choice("backend", backend, BACKENDS)
+        check_int("partitions", partitions, minimum=1)
+        check_int("memory_budget", memory_budget, minimum=1)
         self.backend = backend
         self.memory_budget = memory_budget
         self.data = as_graph(data, role="data")
@@ -207,7 +211,7 @@ class Matcher:
 
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
-        graphs = [as_graph(q, role="query") for q in queries]
+        graphs = [reconcile(as_graph(q, role="query"), self.data) for q in queries]
         if names is None:
             names = [os.path.basename(os.fspath(q)) if isinstance(q, (str, os.PathLike)) else f"query{i}"
                      for i, q in enumerate(queries)]

@@ -10,8 +10,8 @@ from typing import TextIO
 class ProgressBar:
     """``with ProgressBar(total, "counting") as bar: ... bar.advance()``.
 
-    Draws only when ``enabled`` (default: the stream is a terminal and there is more than one item), so logs and
-    pipes stay clean.
+    Draws only when ``enabled`` (default: the stream is a terminal), so logs and pipes stay clean.
+    :meth:`within` shows progress inside the current item (one long query advances the bar too).
     """
 
     def __init__(self, total: int, label: str, *, stream: TextIO | None = None, enabled: bool | None = None,
@@ -20,10 +20,11 @@ class ProgressBar:
         self.label = label
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
-            enabled = self.total > 1 and hasattr(self.stream, "isatty") and self.stream.isatty()
+            enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.enabled = enabled
         self.width = width
         self.done = 0
+        self.part = 0.0  # fraction of the current item done
         self.started = time.perf_counter()
         self._last_draw = 0.0
 
@@ -39,6 +40,12 @@ class ProgressBar:
 
     def advance(self, k: int = 1) -> None:
         self.done += k
+        self.part = 0.0
+        self._draw()
+
+    def within(self, done: int, total: int) -> None:
+        """Progress inside the current item: ``done`` of ``total`` units (a ``progress(done, total)`` callback)."""
+        self.part = min(max(done / total, 0.0), 1.0) if total > 0 else 0.0
         self._draw()
 
     def _draw(self, force: bool = False) -> None:
@@ -48,9 +55,10 @@ class ProgressBar:
         if not force and now - self._last_draw < 0.1 and self.done < self.total:
             return
         self._last_draw = now
-        frac = self.done / self.total if self.total else 1.0
+        frac = min((self.done + self.part) / self.total, 1.0) if self.total else 1.0
         fill = int(frac * self.width)
         elapsed = now - self.started
-        self.stream.write(f"\r{self.label} [{'#' * fill}{'.' * (self.width - fill)}] "
-                          f"{self.done}/{self.total} {elapsed:6.1f}s")
+        current = f" ({self.part:4.0%} of the current)" if self.part and self.done < self.total else ""
+        self.stream.write(f"\r\033[K{self.label} [{'#' * fill}{'.' * (self.width - fill)}] "
+                          f"{self.done}/{self.total}{current} {elapsed:6.1f}s")
         self.stream.flush()

@@ -44,6 +44,27 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def confined(root: str | os.PathLike, name: Any) -> Path:
+    """The file ``root/name`` named by a manifest, after checking that it stays inside ``root``.
+
+    ``name`` must be a relative path without ``..`` parts, and the path must still lie inside ``root`` once
+    symbolic links are resolved; where it exists it must be a regular file (never a device or a pipe, which a
+    checksum would read forever).  Raises ValueError otherwise, before anything is read.
+    """
+    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
+        raise ValueError(f"manifest file name {name!r} is not a relative path")
+    parts = name.split("/")
+    if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"manifest file name {name!r} leaves the store (absolute, empty or '..' parts)")
+    base = Path(root).resolve()
+    path = (base / name).resolve()
+    if not path.is_relative_to(base):
+        raise ValueError(f"manifest file name {name!r} resolves to {path}, outside the store {base}")
+    if path.exists() and not path.is_file():
+        raise ValueError(f"manifest file name {name!r} is not a regular file")
+    return path
+
+
 def save_npy(directory: Path, name: str, array: Any) -> dict[str, Any]:
     """Write ``directory/name`` (a .npy file); returns its manifest entry ``{"sha256", "bytes"}``."""
     path = directory / name
@@ -115,9 +136,10 @@ def load_index(directory: str | os.PathLike, mmap: bool = True, *, verify: bool 
         raise ValueError(f"{d} holds DataIndex format version {meta.get('version')!r}; this distsm reads "
                          f"version {INDEX_VERSION}")
     files = meta["files"]
+    paths = {name: confined(d, name) for name in files}
     if verify:
         for name, entry in files.items():
-            if sha256_file(d / name) != entry["sha256"]:
+            if sha256_file(paths[name]) != entry["sha256"]:
                 raise ValueError(f"checksum mismatch in {d / name}")
     arrays: dict[str, Any] = {}
     for name in _ARRAY_FIELDS:

@@ -32,7 +32,6 @@ import io
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 import warnings
@@ -45,7 +44,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
-from distsm.partition.graph_store import load_index, save_index, save_npy, sha256_file
+from distsm.partition.graph_store import confined, load_index, save_index, save_npy, sha256_file
 from distsm.partition.methods import check_method, partition_vertices
 from distsm.partition.metis import check_k
 
@@ -256,9 +255,15 @@ class PartitionStore:
                         stats=PartitionStats.from_dict(manifest["stats"]), fingerprint=str(manifest["fingerprint"]),
                         n=int(manifest["n"]), m=int(manifest["m"]), directed=bool(manifest["directed"]),
                         graph=graph, directory=d, manifest=manifest)
-            dict(manifest["files"])
+            files = dict(manifest["files"])
         except (KeyError, TypeError, ValueError) as e:
             raise StalePartitionError(f"{path} is incomplete or malformed: {e!r}") from e
+        try:
+            # Every name is checked before any file is read: a crafted manifest must not make us read elsewhere.
+            for name in files:
+                confined(d, name)
+        except ValueError as e:
+            raise StalePartitionError(f"{path}: {e}") from e
         if k is not None and check_k(k) != stored_k:
             raise StalePartitionError(f"{d} holds a partition into {stored_k} parts, not {k}")
         if graph is not None and graph_fingerprint(graph) != store.fingerprint:
@@ -365,7 +370,10 @@ class PartitionStore:
         if not self.in_memory and d == self.directory.absolute():
             return d
         d.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.tmp-", dir=d.parent))
+        # Not tempfile.mkdtemp: its 0700 mode would survive the rename and lock out workers running under another
+        # user id (the deploy recipe's shared directory); mkdir applies the user's umask like every other file.
+        tmp = d.parent / f".{d.name}.tmp-{uuid.uuid4().hex[:12]}"
+        tmp.mkdir()
         try:
             if self.in_memory:
                 self._write(tmp, adjacency)
@@ -416,15 +424,19 @@ class PartitionStore:
     def _files(self) -> dict[str, Any]:
         return self._manifest["files"]
 
-    def _entry(self, name: str) -> dict[str, Any]:
+    def _entry(self, name: str) -> tuple[dict[str, Any], Path]:
+        """The manifest entry of ``name`` and its path (checked by :meth:`open` to stay inside the store)."""
         entry = self._files().get(name)
         if not isinstance(entry, dict) or "sha256" not in entry:
             raise StalePartitionError(f"{self.directory} manifest lists no checksum for {name}")
-        return entry
+        try:
+            # Checked again at each use: a file may have been replaced by a link since open().
+            return entry, confined(self.directory, name)
+        except ValueError as e:
+            raise StalePartitionError(f"{self.directory}: {e}") from e
 
     def _check_file(self, name: str, *, deep: bool) -> None:
-        entry = self._entry(name)
-        path = self.directory / name
+        entry, path = self._entry(name)
         try:
             size = path.stat().st_size
         except OSError as e:
@@ -436,8 +448,7 @@ class PartitionStore:
 
     def _read(self, name: str) -> np.ndarray:
         """Read one .npy of a saved store, verifying its sha256 against the manifest (one read of the bytes)."""
-        entry = self._entry(name)
-        path = self.directory / name
+        entry, path = self._entry(name)
         try:
             data = path.read_bytes()
         except OSError as e:

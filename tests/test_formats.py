@@ -153,6 +153,18 @@ def test_snap_arbitrary_ids(tmp_path: Path) -> None:
     assert g == Graph.from_edges([(0, 1), (0, 2), (1, 3)], n=4)
 
 
+def test_snap_ids_survive_a_write_read_round_trip(tmp_path: Path) -> None:
+    p = put(tmp_path, "30 1412\n30 7\n1412 99999999999\n", "wiki.txt")
+    g = read_graph(p)
+    out = tmp_path / "again.txt"
+    write_graph(g, out, "snap")
+    h = read_graph(out)
+    assert h == g and h.node_ids.tolist() == g.node_ids.tolist() == [30, 1412, 7, 99999999999]
+    named = Graph.from_edges([(0, 1)], node_ids=["a", "b"])  # names that are not SNAP ids: positions
+    write_graph(named, out, "snap")
+    assert read_graph(out).node_ids.tolist() == [0, 1]
+
+
 def test_snap_sparse_huge_ids(tmp_path: Path) -> None:
     p = put(tmp_path, "5 123456789012345\n123456789012345 3\n3 5\n", "s.txt")
     g, ids = read_snap_with_ids(p)

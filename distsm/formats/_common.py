@@ -21,7 +21,7 @@ from typing import IO
 
 import numpy as np
 
-from distsm.errors import GraphError, GraphFormatError
+from distsm.errors import GraphError, GraphFormatError, elide, short_repr
 from distsm.graph import Graph
 
 PathLike = str | os.PathLike
@@ -63,12 +63,21 @@ def read_bytes(path: PathLike) -> bytes:
     p = fspath(path)
     if not is_gzip_name(p):
         with open(p, "rb") as f:
-            return f.read()
+            return without_bom(f.read())
     try:
         with gzip.open(p, "rb") as f:
-            return f.read()
+            return without_bom(f.read())
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise GraphFormatError(p, None, f"cannot decompress gzip data: {exc}") from exc
+
+
+#: The UTF-8 byte-order mark some editors put at the start of a text file.
+BOM = b"\xef\xbb\xbf"
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` with a leading UTF-8 byte-order mark turned into blanks (byte offsets stay where they were)."""
+    return b"   " + data[3:] if data.startswith(BOM) else data
 
 
 def open_output(path: PathLike) -> IO[bytes]:
@@ -129,6 +138,11 @@ class Records:
         if len(t) > limit:
             t = t[:limit - 3] + "..."
         return repr(t)
+
+
+def token_repr(token: bytes) -> str:
+    """A field of the file, quoted for a message and elided when long (a line may hold a 10 MB token)."""
+    return short_repr(token.decode("utf-8", "replace"))
 
 
 def _token_values(b: np.ndarray, starts: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -294,9 +308,9 @@ def diagnose(recs: Records, i: int, spec: FieldSpec) -> GraphFormatError:
         text = tok.decode("utf-8", "replace")
         digits = tok[1:] if tok[:1] == b"-" else tok
         if not (digits.isdigit() and digits.isascii()):
-            return recs.error(i, f"{name} {text!r} is not an integer (in {recs.quoted(i)})")
+            return recs.error(i, f"{name} {token_repr(tok)} is not an integer (in {recs.quoted(i)})")
         if len(digits) > _MAX_DIGITS:
-            return recs.error(i, f"{name} {text} is too large")
+            return recs.error(i, f"{name} {elide(text)} is too large")
         if tok[:1] == b"-":
             return recs.error(i, f"{name} {text} is negative")
         limit = spec.max_value[j] if j < len(spec.max_value) else None
@@ -355,7 +369,7 @@ def check_endpoints(recs: Records, e_rows: np.ndarray, src: np.ndarray, dst: np.
 
 def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarray, elab: np.ndarray | None,
                 vlab: np.ndarray | None, directed: bool, dedupe: bool, e_rows: np.ndarray,
-                v_rows: np.ndarray | None, header: int) -> Graph:
+                v_rows: np.ndarray | None, header: int, node_ids: np.ndarray | None = None) -> Graph:
     """:meth:`Graph.from_edges`, with a :class:`GraphError` re-raised as a :class:`GraphFormatError`.
 
     ``e_rows[i]`` / ``v_rows[i]`` are the records that gave edge ``i`` / vertex ``i``; an error naming no
@@ -363,7 +377,8 @@ def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarra
     """
     try:
         return Graph.from_edges(np.column_stack((src, dst)) if src.size else np.zeros((0, 2), np.int64), n=n,
-                                edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe)
+                                edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe,
+                                node_ids=node_ids)
     except GraphError as exc:
         if exc.edge_index is not None:
             i = int(exc.edge_index)

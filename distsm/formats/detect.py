@@ -5,8 +5,8 @@ from __future__ import annotations
 import gzip
 import zlib
 
-from distsm.errors import GraphFormatError
-from distsm.formats._common import PathLike, fspath, is_gzip_name
+from distsm.errors import GraphFormatError, short_repr
+from distsm.formats._common import PathLike, fspath, is_gzip_name, without_bom
 
 _LINE_LIMIT = 1 << 16
 
@@ -40,6 +40,8 @@ def detect_format(path: PathLike) -> str:
                     break
                 if not partial:
                     lineno += 1
+                if lineno == 1:
+                    raw = without_bom(raw)
                 complete = raw.endswith(b"\n") or len(raw) < _LINE_LIMIT
                 if partial:
                     partial = not complete
@@ -62,8 +64,6 @@ def _classify(path: str, lineno: int, fields: list[bytes], raw: bytes) -> str:
             return "sm"
     elif len(fields) in (2, 3) and all(_is_int(x) for x in fields):
         return "snap"
-    text = raw.decode("utf-8", "replace").strip()
-    if len(text) > 60:
-        text = text[:57] + "..."
-    raise GraphFormatError(path, lineno, f"cannot detect the graph format from {text!r}: expected 't # k' (GSI), "
+    text = short_repr(raw.decode("utf-8", "replace").strip())
+    raise GraphFormatError(path, lineno, f"cannot detect the graph format from {text}: expected 't # k' (GSI), "
                                          "'t N M' (sm) or 'u v [label]' (SNAP edge list)")

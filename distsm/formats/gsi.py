@@ -43,6 +43,7 @@ from distsm.formats._common import (
     only_graph,
     open_output,
     read_records,
+    token_repr,
     write_rows,
 )
 from distsm.graph import Graph
@@ -118,7 +119,7 @@ def _t_number(recs: Records, i: int) -> int:
     st = int(recs.status[i, 2])
     k = int(recs.values[i, 2])
     if st not in (OK, NEG) or (st == NEG and k != -1):
-        raise recs.error(i, f"graph number {fields[2].decode('utf-8', 'replace')!r} in 't # k' must be an "
+        raise recs.error(i, f"graph number {token_repr(fields[2])} in 't # k' must be an "
                             "integer k >= 0 (or -1 to end the file)")
     return k
 
@@ -148,9 +149,8 @@ def _segments(recs: Records) -> list[tuple[int, int, int]]:
         numbers.append(_t_number(recs, t))
     if bad is not None:
         if kind[bad] == _KX:
-            name = recs.fields_of(bad)[0].decode("utf-8", "replace")
-            raise recs.error(bad, f"unknown record type {name!r} (expected 't', 'v', 'e' or the header line "
-                                  "'numVertex numEdge maxVertexLabel maxEdgeLabel')")
+            raise recs.error(bad, f"unknown record type {token_repr(recs.fields_of(bad)[0])} (expected 't', 'v', "
+                                  "'e' or the header line 'numVertex numEdge maxVertexLabel maxEdgeLabel')")
         raise diagnose(recs, bad, {_KH: _HEADER, _KV: _VSPEC, _KE: _ESPEC}[int(kind[bad])])
     if kind[0] != _KT or numbers[0] < 0:
         raise recs.error(0, f"expected 't # 0' to start the first graph, found {recs.quoted(0)}")

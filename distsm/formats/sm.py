@@ -36,6 +36,7 @@ from distsm.formats._common import (
     only_graph,
     open_output,
     read_records,
+    token_repr,
     write_rows,
 )
 from distsm.graph import Graph
@@ -115,8 +116,8 @@ def _segments(recs: Records) -> list[tuple[int, int, int]]:
                     + [check_fields(recs, rows[k], spec) for k, spec in _SPECS.items()])
     if bad is not None:
         if head[bad] not in _SPECS:
-            kind = recs.fields_of(bad)[0].decode("utf-8", "replace")
-            raise recs.error(bad, f"unknown record type {kind!r} (expected 't', 'v' or 'e')")
+            raise recs.error(bad, f"unknown record type {token_repr(recs.fields_of(bad)[0])} (expected 't', 'v' or "
+                                  "'e')")
         raise diagnose(recs, bad, _SPECS[int(head[bad])])
     if head[0] != _T:
         raise recs.error(0, f"'{chr(head[0])}' record before the first 't N M' header")

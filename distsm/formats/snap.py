@@ -11,7 +11,8 @@ Lines that are blank or start with ``#`` are ignored.  Every other line holds ex
 integers ``u v`` separated by spaces or tabs, or three where the third is an integer edge label; all lines of
 a file must have the same number of columns.  Vertex ids may be any non-negative integers (not necessarily
 contiguous or starting at 0): they are renumbered ``0..n-1`` in order of first appearance (reading ``u`` before
-``v`` on each line); :func:`read_snap_with_ids` also returns the original id of each vertex.  All vertex
+``v`` on each line), and the graph keeps each vertex's id from the file as ``node_ids`` (so
+:func:`distsm.iter_mappings` and ``match(..., as_frame=True)`` answer in the file's ids).  All vertex
 labels are 0.
 
 Self loops are dropped with a warning (their vertex is kept, possibly isolated).  A repeated edge is an error
@@ -55,8 +56,8 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
         dedupe: merge repeated edges with equal labels instead of raising.
 
     Returns:
-        The graph (vertices numbered in order of first appearance) and ``int64[n]``: the id each vertex had
-        in the file.
+        The graph (vertices numbered in order of first appearance, the file's ids kept as ``graph.node_ids``)
+        and ``int64[n]``: the id each vertex had in the file.
 
     Raises:
         GraphFormatError: a malformed line, a repeated edge (without ``dedupe``), or no edge line at all.
@@ -92,7 +93,7 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
         if elab is not None:
             elab = elab[keep]
     g = build_graph(recs, n=int(original_ids.size), src=dsrc, dst=ddst, elab=elab, vlab=None, directed=directed,
-                    dedupe=dedupe, e_rows=rows, v_rows=None, header=0)
+                    dedupe=dedupe, e_rows=rows, v_rows=None, header=0, node_ids=original_ids)
     return g, original_ids
 
 
@@ -126,13 +127,18 @@ def write_snap(graph: Graph, path: PathLike) -> None:
     """Write ``graph`` as an edge list (``.gz`` names are compressed).
 
     Writes ``# distsm edge list: n=<n> m=<m> directed=<True|False>``, then ``u v`` per edge (``u < v`` for
-    undirected graphs), with a third ``label`` column when any edge label is not 0.  Isolated vertices and
+    undirected graphs), with a third ``label`` column when any edge label is not 0.  Vertices are written by
+    their ``node_ids`` when those are non-negative integers (a SNAP list read back keeps its ids), else by
+    position.  Isolated vertices and
     vertex labels cannot be represented and are lost (a warning is issued when a vertex label is not 0).
     """
     if graph.vertex_labels.any():
         warnings.warn("the SNAP edge-list format has no vertex labels: the graph's vertex labels are not written",
                       stacklevel=2)
     cols = [graph.edge_src, graph.edge_dst]
+    names = graph.node_ids
+    if names is not None and names.dtype == np.int64 and (names.size == 0 or names.min() >= 0):
+        cols = [names[graph.edge_src], names[graph.edge_dst]]  # the ids the graph was read with
     if graph.edge_labels.any():
         cols.append(graph.edge_labels)
     with open_output(path) as f:

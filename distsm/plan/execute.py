@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 import traceback as tb
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -285,14 +285,16 @@ def release_device_memory(backend: Any) -> None:
         backend.xp.get_default_pinned_memory_pool().free_all_blocks()
 
 
-def deadline(timeout: float | None) -> engine.Control | None:
-    """A :class:`~distsm.kernels.engine.Control` that cancels a join ``timeout`` seconds from now (None: none)."""
+def deadline(timeout: float | None,
+             progress: Callable[[int, int], None] | None = None) -> engine.Control | None:
+    """A :class:`~distsm.kernels.engine.Control` that cancels a join ``timeout`` seconds from now and reports
+    ``progress`` (None when neither is asked for)."""
     if timeout is None:
-        return None
+        return None if progress is None else engine.Control(progress=progress)
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     end = time.monotonic() + timeout
-    return engine.Control(cancelled=lambda: time.monotonic() > end)
+    return engine.Control(cancelled=lambda: time.monotonic() > end, progress=progress)
 
 
 @contextmanager

@@ -18,13 +18,14 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import IO
 
 import numpy as np
 
-from distsm.errors import GraphFormatError
+from distsm.errors import GraphFormatError, short_repr
 
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 
@@ -125,7 +126,7 @@ def parse_line(line: str) -> tuple[str, str, str] | None:
     if m is None:
         if _BLANK.match(line):
             return None
-        raise ValueError(f"not an N-Triples statement: {line.strip()[:80]!r}")
+        raise ValueError(f"not an N-Triples statement: {short_repr(line.strip())}")
     s_iri, s_bn, p_iri, o_iri, o_bn, lex, lang, dt = m.groups()
     for part in (s_iri, p_iri, o_iri, lex, dt):
         if part is not None and not _check_escapes(part):
@@ -162,13 +163,15 @@ def iter_triples(source: str | os.PathLike | Iterable[str], *, name: str | None 
                     raise GraphFormatError(label, lineno, f"not UTF-8 text ({e.reason})") from None
             else:
                 line = raw
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a byte-order mark some editors write
             try:
                 t = parse_line(line.rstrip("\r\n"))
             except ValueError as e:
                 raise GraphFormatError(label, lineno, str(e)) from None
             if t is not None:
                 yield t
-    except (OSError, EOFError) as e:  # e.g. a truncated or corrupt .gz
+    except (OSError, EOFError, zlib.error) as e:  # e.g. a truncated or corrupt .gz
         raise GraphFormatError(label, None, f"cannot read: {e}") from None
     finally:
         if close:

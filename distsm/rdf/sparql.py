@@ -13,13 +13,42 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
+from distsm.errors import short_repr
 from distsm.rdf.ntriples import RDF_TYPE, _unescape, literal
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 
 
 class SparqlSyntaxError(ValueError):
-    """The query text is not in the supported SPARQL subset; the message says where and why."""
+    """The query text is not in the supported SPARQL subset.
+
+    ``line`` and ``column`` (1-based, None when the problem has no one place) say where; ``problem`` says why;
+    the message is ``"line L, column C: problem"``.
+    """
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None):
+        self.problem, self.line, self.column = problem, line, column
+        super().__init__(problem if line is None else f"line {line}, column {column}: {problem}")
+
+
+#: Parts of SPARQL outside the subset, named in errors (a word token's upper case -> the feature's name).
+UNSUPPORTED = {
+    "FILTER": "FILTER", "OPTIONAL": "OPTIONAL", "UNION": "UNION", "MINUS": "MINUS", "BIND": "BIND",
+    "VALUES": "VALUES", "GRAPH": "GRAPH", "SERVICE": "SERVICE", "ORDER": "ORDER BY", "GROUP": "GROUP BY",
+    "HAVING": "HAVING", "CONSTRUCT": "CONSTRUCT", "ASK": "ASK", "DESCRIBE": "DESCRIBE", "FROM": "FROM",
+    "INSERT": "INSERT", "DELETE": "DELETE", "LOAD": "LOAD", "CLEAR": "CLEAR",
+}
+_SUBSET = "supported: PREFIX, BASE, SELECT [DISTINCT], one basic graph pattern with IRI predicates, LIMIT, OFFSET"
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    """1-based (line, column) of offset ``pos`` in ``text``."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    return text.count("\n", 0, pos) + 1, pos - line_start + 1
+
+
+def _unsupported(text: str, word: str, pos: int) -> SparqlSyntaxError:
+    return SparqlSyntaxError(f"{UNSUPPORTED[word.upper()]} is not supported ({_SUBSET})", *_position(text, pos))
 
 
 @dataclass(frozen=True)
@@ -79,12 +108,18 @@ _TOKEN = re.compile(r"""
 
 
 def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out = []
+    out: list[tuple[str, str, int]] = []
     pos = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
-            raise SparqlSyntaxError(f"unexpected character {text[pos]!r} at offset {pos}")
+            # Name the construct the stray character belongs to: FILTER(!bound(?x)) is about FILTER, not '!'.
+            for kind, word, at in reversed(out):
+                if kind == "word" and word.upper() in UNSUPPORTED:
+                    raise _unsupported(text, word, at)
+            if text[pos] in "/|^":
+                raise SparqlSyntaxError(f"property paths are not supported ({_SUBSET})", *_position(text, pos))
+            raise SparqlSyntaxError(f"unexpected character {text[pos]!r}", *_position(text, pos))
         kind = m.lastgroup
         if kind != "ws":
             out.append((kind, m.group(), pos))
@@ -94,6 +129,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
 
 class _Parser:
     def __init__(self, text: str):
+        self.text = text
         self.toks = _tokens(text)
         self.i = 0
         self.prefixes: dict[str, str] = {}
@@ -107,10 +143,19 @@ class _Parser:
         self.i += 1
         return t
 
+    def error(self, problem: str, pos: int | None = None) -> SparqlSyntaxError:
+        """An error at ``pos`` (default: the last token read, or the end of the query)."""
+        if pos is None:
+            pos = self.toks[self.i - 1][2] if 0 < self.i <= len(self.toks) else len(self.text)
+        return SparqlSyntaxError(problem, *_position(self.text, pos))
+
     def fail(self, what: str) -> SparqlSyntaxError:
         kind, text, pos = self.peek()
-        where = "end of query" if kind == "eof" else f"{text!r} at offset {pos}"
-        return SparqlSyntaxError(f"expected {what}, found {where}")
+        if kind == "eof":
+            return self.error(f"expected {what}, found the end of the query", len(self.text))
+        if kind == "word" and text.upper() in UNSUPPORTED:
+            return _unsupported(self.text, text, pos)
+        return self.error(f"expected {what}, found {short_repr(text)}", pos)
 
     def keyword(self, word: str) -> bool:
         kind, text, _ = self.peek()
@@ -137,7 +182,7 @@ class _Parser:
                 else value
         prefix, _, local = text.partition(":")
         if prefix not in self.prefixes:
-            raise SparqlSyntaxError(f"undeclared prefix {prefix + ':'!r} in {text!r}")
+            raise self.error(f"undeclared prefix {prefix + ':'!r} in {short_repr(text)}")
         local = re.sub(r"\\([_~.\-!$&'()*+,;=/?#@%])", r"\1", local)
         return self.prefixes[prefix] + local
 
@@ -146,15 +191,15 @@ class _Parser:
             if self.keyword("PREFIX"):
                 kind, text, _ = self.next()
                 if kind != "pname" or not text.endswith(":") or text.count(":") != 1:
-                    raise SparqlSyntaxError(f"expected a prefix name like 'ub:' after PREFIX, found {text!r}")
+                    raise self.error(f"expected a prefix name like 'ub:' after PREFIX, found {short_repr(text)}")
                 k2, t2, _ = self.next()
                 if k2 != "iri":
-                    raise SparqlSyntaxError(f"expected <iri> after PREFIX {text}, found {t2!r}")
+                    raise self.error(f"expected <iri> after PREFIX {text}, found {short_repr(t2)}")
                 self.prefixes[text[:-1]] = self.iri_text(k2, t2)
             elif self.keyword("BASE"):
                 k2, t2, _ = self.next()
                 if k2 != "iri":
-                    raise SparqlSyntaxError(f"expected <iri> after BASE, found {t2!r}")
+                    raise self.error(f"expected <iri> after BASE, found {short_repr(t2)}")
                 self.base = self.iri_text(k2, t2)
             else:
                 break
@@ -192,7 +237,7 @@ class _Parser:
         if self.peek()[0] != "eof":
             raise self.fail("end of query (only one basic graph pattern, LIMIT and OFFSET are supported)")
         if not patterns:
-            raise SparqlSyntaxError("the WHERE clause has no triple patterns")
+            raise self.error("the WHERE clause has no triple patterns")
         q = Query(patterns, select, distinct, limit, offset, dict(self.prefixes))
         names = set(q.variables)
         for v in select or ():
@@ -203,12 +248,12 @@ class _Parser:
     def integer(self, what: str) -> int:
         kind, text, _ = self.next()
         if kind != "num" or not text.isdigit():
-            raise SparqlSyntaxError(f"expected a non-negative integer after {what}, found {text!r}")
+            raise self.error(f"expected a non-negative integer after {what}, found {short_repr(text)}")
         return int(text)
 
     def predicate_objects(self, subj: Term, out: list[tuple[Term, str, Term]]) -> None:
         while True:
-            kind, text, _ = self.peek()
+            kind, text, at = self.peek()
             if kind == "word" and text == "a":
                 self.i += 1
                 pred = RDF_TYPE
@@ -216,7 +261,7 @@ class _Parser:
                 self.i += 1
                 pred = f"<{self.iri_text(kind, text)}>"
             elif kind == "var":
-                raise SparqlSyntaxError(f"variable predicate {text} is not supported (predicates must be IRIs)")
+                raise self.error(f"variable predicate {text} is not supported (predicates must be IRIs)", at)
             else:
                 raise self.fail("a predicate IRI")
             while True:
@@ -239,7 +284,7 @@ class _Parser:
             return f"<{self.iri_text(kind, text)}>"
         if kind == "str":
             if role == "subject":
-                raise SparqlSyntaxError(f"a literal cannot be a subject: {text}")
+                raise self.error(f"a literal cannot be a subject: {short_repr(text)}")
             lex = _unescape(text[1:-1])
             if self.peek()[0] == "lang":
                 return literal(lex, lang=self.next()[1][1:])
@@ -247,7 +292,7 @@ class _Parser:
                 self.i += 1
                 k2, t2, _ = self.next()
                 if k2 not in ("iri", "pname"):
-                    raise SparqlSyntaxError(f"expected a datatype IRI after ^^, found {t2!r}")
+                    raise self.error(f"expected a datatype IRI after ^^, found {short_repr(t2)}")
                 return literal(lex, datatype=self.iri_text(k2, t2))
             return literal(lex)
         if kind == "num":
@@ -260,5 +305,6 @@ class _Parser:
 
 
 def parse_sparql(text: str) -> Query:
-    """Parse the supported SPARQL subset; raises :class:`SparqlSyntaxError`."""
-    return _Parser(text).query()
+    """Parse the supported SPARQL subset (a leading byte-order mark is ignored); raises
+    :class:`SparqlSyntaxError`."""
+    return _Parser(text.removeprefix("\ufeff")).query()

@@ -1,0 +1,128 @@
+"""Labels and node names of any hashable type, and how a query and a data graph built apart agree on them.
+
+The engine compares small integer *codes*.  A :class:`LabelVocabulary` turns label values (``"C"``, ``("x", 1)``,
+``3``, ...) into codes and back, with one code space for vertex labels and another for edge labels.  It only
+grows: a code, once given, never changes meaning, so one vocabulary can be shared by any number of graphs
+(``Graph.from_networkx(g, labels=vocab)``).
+
+A graph without a vocabulary uses *identity codes*: code ``c`` is the integer label ``c`` (every graph read
+from a file is such a graph).  :func:`reconcile` re-encodes a query into the data graph's codes by label
+*value*, whatever vocabularies the two carry; a query label the data graph does not have becomes a code no data
+vertex or edge carries, so that query vertex simply has no candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from distsm.arguments import is_integer
+from distsm.errors import short_repr
+
+if TYPE_CHECKING:
+    from distsm.graph import Graph
+
+KINDS = ("vertex", "edge")
+
+
+#: Integer labels up to this are stored as they are (within both vertex- and edge-label ranges).
+MAX_PLAIN_LABEL = 2**30 - 1
+
+
+def is_plain_label(value: Any) -> bool:
+    """Whether ``value`` is a label an identity-coded graph can carry (a small non-negative integer, not a
+    bool)."""
+    return is_integer(value) and 0 <= value <= MAX_PLAIN_LABEL
+
+
+class LabelVocabulary:
+    """An append-only two-way dictionary between label values (any hashable) and integer codes.
+
+    Vertex labels and edge labels have separate code spaces (``kind`` is ``"vertex"`` or ``"edge"``); codes are
+    given ``0, 1, 2, ...`` in order of first :meth:`encode`.
+    """
+
+    def __init__(self) -> None:
+        self._codes: dict[str, dict[Hashable, int]] = {kind: {} for kind in KINDS}
+        self._values: dict[str, list[Hashable]] = {kind: [] for kind in KINDS}
+
+    def encode(self, kind: str, values: Iterable[Hashable]) -> np.ndarray:
+        """Codes of ``values`` (``int64``), adding the values not seen before."""
+        codes, known = self._codes[_check_kind(kind)], self._values[kind]
+        out = []
+        for value in values:
+            try:
+                code = codes.get(value)
+            except TypeError:
+                raise TypeError(f"{kind} label {short_repr(value)} is not hashable") from None
+            if code is None:
+                code = codes[value] = len(known)
+                known.append(value)
+            out.append(code)
+        return np.asarray(out, dtype=np.int64)
+
+    def code(self, kind: str, value: Hashable) -> int | None:
+        """The code of ``value``, or None when it has none."""
+        return self._codes[_check_kind(kind)].get(value)
+
+    def value(self, kind: str, code: int) -> Hashable:
+        """The label value of ``code``."""
+        return self._values[_check_kind(kind)][int(code)]
+
+    def values(self, kind: str) -> list[Hashable]:
+        """Every value of one kind, in code order."""
+        return list(self._values[_check_kind(kind)])
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._values.values())
+
+    def __repr__(self) -> str:
+        return (f"LabelVocabulary(vertex labels: {len(self._values['vertex'])}, "
+                f"edge labels: {len(self._values['edge'])})")
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"label kind must be 'vertex' or 'edge', got {kind!r}")
+    return kind
+
+
+def label_value(graph: Graph, kind: str, code: int) -> Hashable:
+    """The label value behind ``code`` in ``graph`` (the integer itself for an identity-coded graph)."""
+    vocab = graph.vocabulary
+    return int(code) if vocab is None else vocab.value(kind, code)
+
+
+def _translate(query: Graph, data: Graph, kind: str, codes: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """``codes`` (of ``query``) as codes of ``data``; values ``data`` lacks get fresh codes above ``used``."""
+    out = np.empty(codes.shape[0], np.int64)
+    fresh: dict[int, int] = {}
+    top = int(used.max(initial=-1)) + 1
+    for code in np.unique(codes).tolist():
+        value = label_value(query, kind, code)
+        if data.vocabulary is not None:
+            target = data.vocabulary.code(kind, value)
+        else:
+            target = int(value) if is_plain_label(value) and int(value) < top else None
+        if target is None:
+            target = fresh.setdefault(code, top + len(fresh))
+        out[codes == code] = target
+    return out
+
+
+def reconcile(query: Graph, data: Graph) -> Graph:
+    """``query`` with its labels re-encoded into ``data``'s codes (``query`` itself when they already agree).
+
+    Labels are matched by value; a query label absent from ``data`` gets a code no data vertex (or edge) has.
+    The query's node names are kept.
+    """
+    if query.vocabulary is data.vocabulary:
+        return query
+    vlab = _translate(query, data, "vertex", np.asarray(query.vertex_labels), np.asarray(data.vertex_labels))
+    elab = _translate(query, data, "edge", np.asarray(query.edge_labels), np.asarray(data.edge_labels))
+    from distsm.graph import Graph
+
+    return Graph(query.n, np.asarray(query.edge_src, np.int64), np.asarray(query.edge_dst, np.int64), elab, vlab,
+                 query.directed, node_ids=query.node_ids, vocabulary=data.vocabulary)

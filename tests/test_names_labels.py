@@ -1,0 +1,219 @@
+"""Node names and labels of any hashable type, DataFrames, mappings and ``restrict``, against networkx's matcher."""
+
+import pickle
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from networkx.algorithms import isomorphism as iso
+
+import distsm
+from distsm import Graph, GraphError, LabelVocabulary
+from distsm.formats import read_graph, read_snap_with_ids
+
+ATOMS = ["C", "N", ("ring", 1)]
+BONDS = ["single", "double"]
+
+
+def labelled_nx(rng, n, p, directed=False, prefix="v"):
+    g = nx.gnp_random_graph(n, p, seed=int(rng.integers(1 << 30)), directed=directed)
+    g = nx.relabel_nodes(g, {i: f"{prefix}{i}" for i in g})
+    for v in g:
+        g.nodes[v]["label"] = ATOMS[int(rng.integers(len(ATOMS)))]
+    for e in g.edges:
+        g.edges[e]["label"] = BONDS[int(rng.integers(len(BONDS)))]
+    return g
+
+
+def connected_query(rng, data_nx, size):
+    """A connected induced piece of ``data_nx`` with fresh names (so matches exist)."""
+    und = data_nx.to_undirected(as_view=True)
+    start = list(data_nx)[int(rng.integers(data_nx.number_of_nodes()))]
+    verts = [start]
+    while len(verts) < size:
+        frontier = sorted({w for v in verts for w in und[v]} - set(verts))
+        if not frontier:
+            break
+        verts.append(frontier[int(rng.integers(len(frontier)))])
+    q = data_nx.subgraph(verts).copy()
+    return nx.relabel_nodes(q, {v: ("q", i) for i, v in enumerate(verts)})
+
+
+def oracle_mappings(data_nx, query_nx, restrict=None):
+    gm_cls = iso.DiGraphMatcher if data_nx.is_directed() else iso.GraphMatcher
+    gm = gm_cls(data_nx, query_nx, node_match=iso.categorical_node_match("label", None),
+                edge_match=iso.categorical_edge_match("label", None))
+    out = set()
+    for m in gm.subgraph_monomorphisms_iter():
+        inv = {qv: dv for dv, qv in m.items()}
+        if restrict is None or all(inv[u] in allowed for u, allowed in restrict.items()):
+            out.add(frozenset(inv.items()))
+    return out
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_mappings_in_user_names_agree_with_networkx(seed, directed):
+    rng = np.random.default_rng(seed)
+    dnx = labelled_nx(rng, 14, 0.3, directed)
+    qnx = connected_query(rng, dnx, 4)
+    data, query = Graph.from_networkx(dnx), Graph.from_networkx(qnx)
+    got = {frozenset(m.items()) for m in distsm.iter_mappings(data, query, backend="numpy")}
+    expected = oracle_mappings(dnx, qnx)
+    assert got == expected and len(expected) > 0
+    assert distsm.count(dnx, qnx, backend="numpy") == len(expected)  # networkx graphs accepted directly
+    frame = distsm.match(data, query, as_frame=True, backend="numpy")
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == list(qnx)
+    assert {frozenset(zip(frame.columns, row)) for row in frame.itertuples(index=False)} == expected
+
+
+def test_query_and_data_with_their_own_vocabularies_match_by_value():
+    data = nx.Graph([("a", "b", {"label": "double"}), ("b", "c", {"label": "single"})])
+    nx.set_node_attributes(data, {"a": "O", "b": "C", "c": "N"}, "label")
+    query = nx.Graph([(1, 2, {"label": "single"})])  # its labels appear in another order than in data
+    nx.set_node_attributes(query, {1: "N", 2: "C"}, "label")
+    d, q = Graph.from_networkx(data), Graph.from_networkx(query)
+    assert d.vocabulary is not q.vocabulary and q.vertex_labels.tolist() == [0, 1]
+    assert list(distsm.iter_mappings(d, q)) == [{1: "c", 2: "b"}]
+    shared = LabelVocabulary()
+    d2, q2 = Graph.from_networkx(data, labels=shared), Graph.from_networkx(query, labels=shared)
+    assert d2.vocabulary is q2.vocabulary is shared
+    assert list(distsm.iter_mappings(d2, q2)) == [{1: "c", 2: "b"}]
+    # A label the data graph lacks means no candidates, not an error.
+    nx.set_node_attributes(query, {1: "S"}, "label")
+    assert distsm.count(d, query) == 0 and distsm.match(d, query, as_frame=True).shape == (0, 2)
+    query.edges[1, 2]["label"] = "triple"
+    nx.set_node_attributes(query, {1: "N"}, "label")
+    assert distsm.count(d, query) == 0
+
+
+def test_networkx_query_against_a_graph_read_from_a_file(tmp_path):
+    path = tmp_path / "d.graph"
+    path.write_text("t 4 3\nv 0 5 1\nv 1 7 2\nv 2 5 2\nv 3 9 1\ne 0 1 0\ne 1 2 0\ne 2 3 0\n")
+    data = read_graph(path)
+    q = nx.Graph([("x", "y")])
+    nx.set_node_attributes(q, {"x": 5, "y": 7}, "label")
+    assert sorted(map(sorted, (m.items() for m in distsm.iter_mappings(data, q)))) == \
+        [[("x", 0), ("y", 1)], [("x", 2), ("y", 1)]]
+    nx.set_node_attributes(q, {"x": "5"}, "label")  # the string "5" is not the label 5
+    assert distsm.count(data, q) == 0
+
+
+def test_default_label_and_unlabelled_graphs():
+    g = nx.Graph([(0, 1), (1, 2)])
+    g.nodes[0]["kind"] = "A"
+    plain = Graph.from_networkx(g)
+    assert plain.vocabulary is None and plain.node_ids is None and plain.vertex_labels.tolist() == [0, 0, 0]
+    kinds = Graph.from_networkx(g, node_label="kind", edge_label=None, default_label="?")
+    assert [kinds.vocabulary.value("vertex", c) for c in kinds.vertex_labels] == ["A", "?", "?"]
+    q = nx.Graph([("u", "w")])
+    nx.set_node_attributes(q, {"u": "A", "w": "?"}, "kind")
+    assert distsm.count(kinds, Graph.from_networkx(q, node_label="kind", edge_label=None, default_label="?")) == 1
+    with pytest.raises(TypeError, match="not hashable"):
+        Graph.from_networkx(nx.Graph([(0, 1, {"label": ["unhashable"]})]))
+
+
+def test_round_trips_keep_names_and_label_values():
+    rng = np.random.default_rng(7)
+    g = labelled_nx(rng, 9, 0.4)
+    graph = Graph.from_networkx(g)
+    back = graph.to_networkx()
+    assert dict(back.nodes(data="label")) == dict(g.nodes(data="label"))
+    assert {frozenset((u, v)): d for u, v, d in back.edges(data="label")} == \
+        {frozenset((u, v)): d for u, v, d in g.edges(data="label")}
+    clone = pickle.loads(pickle.dumps(graph))
+    assert clone == graph and clone.names() == graph.names()
+    assert clone.vocabulary.values("vertex") == graph.vocabulary.values("vertex")
+
+
+def test_node_ids_are_checked():
+    with pytest.raises(GraphError, match="more than once"):
+        Graph.from_edges([(0, 1)], node_ids=["a", "a"])
+    with pytest.raises(GraphError, match="expected n = 2"):
+        Graph.from_edges([(0, 1)], node_ids=["a"])
+    with pytest.raises(GraphError, match="more than once"):
+        Graph.from_edges([(0, 1)], node_ids=np.array([4, 4]))
+
+
+def test_snap_ids_come_back_in_frames_and_mappings(tmp_path):
+    path = tmp_path / "edges.txt"
+    path.write_text("# ids are sparse\n100 7\n7 42\n42 100\n42 9000000000\n")
+    graph, ids = read_snap_with_ids(path)
+    assert graph.node_ids.tolist() == ids.tolist() == [100, 7, 42, 9000000000]
+    g_nx = nx.Graph([(100, 7), (7, 42), (42, 100), (42, 9000000000)])
+    nx.set_node_attributes(g_nx, 0, "label")
+    nx.set_edge_attributes(g_nx, 0, "label")
+    tri = nx.complete_graph(3)
+    nx.set_node_attributes(tri, 0, "label")
+    nx.set_edge_attributes(tri, 0, "label")
+    frame = distsm.match(str(path), tri, as_frame=True)
+    assert list(frame.columns) == [0, 1, 2] and frame.dtypes.tolist() == [np.int64] * 3
+    assert {frozenset(zip(frame.columns, r)) for r in frame.itertuples(index=False)} == oracle_mappings(g_nx, tri)
+    assert distsm.count(str(path), tri, restrict={0: [9000000000, 42]}) == 2
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_restrict_agrees_with_the_oracle(seed):
+    rng = np.random.default_rng(100 + seed)
+    dnx = labelled_nx(rng, 16, 0.35)
+    qnx = connected_query(rng, dnx, 3)
+    nodes = list(dnx)
+    restrict = {u: set(rng.choice(nodes, size=int(rng.integers(1, 9)), replace=False).tolist())
+                for u in list(qnx)[:int(rng.integers(1, 3))]}
+    expected = oracle_mappings(dnx, qnx, restrict)
+    assert distsm.count(dnx, qnx, restrict=restrict) == len(expected)
+    got = {frozenset(m.items()) for m in distsm.iter_mappings(dnx, qnx, restrict=restrict)}
+    assert got == expected
+    rows = distsm.match(dnx, qnx, restrict=restrict, induced=False)
+    assert rows.shape == (len(expected), qnx.number_of_nodes())
+    assert sum(r.shape[0] for r in distsm.iter_matches(dnx, qnx, restrict=restrict, memory_budget=4096)) == \
+        len(expected)
+
+
+def test_restrict_errors_name_the_culprit():
+    data, query = nx.path_graph(["a", "b", "c"]), nx.path_graph(["x", "y"])
+    with pytest.raises(GraphError, match="query node 'nope'"):
+        distsm.count(data, query, restrict={"nope": ["a"]})
+    with pytest.raises(GraphError, match="data node 'zz'"):
+        distsm.count(data, query, restrict={"x": ["a", "zz"]})
+    with pytest.raises(TypeError, match="collection of data nodes"):
+        distsm.count(data, query, restrict={"x": "a"})
+    with pytest.raises(ValueError, match="unique"):
+        distsm.count(data, query, restrict={"x": ["a"]}, unique=True)
+    with pytest.raises(ValueError, match="partitions"):
+        distsm.count(data, query, restrict={"x": ["a"]}, partitions=2)
+    assert distsm.count(data, query, restrict={"x": []}) == 0
+    assert distsm.count(data, query, restrict={"x": ["b"]}) == 2
+
+
+def test_cluster_matcher_reconciles_query_labels(tmp_path):
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(21)
+    dnx = labelled_nx(rng, 30, 0.2)
+    queries = [connected_query(rng, dnx, size) for size in (2, 3, 4)]
+    expected = [len(oracle_mappings(dnx, q)) for q in queries]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as lc, \
+            Client(lc) as client, \
+            distsm.Matcher(dnx, cluster=client, partitions=2, backend="numpy", partition_method="random") as m:
+        # Each networkx query gets its own vocabulary; the matcher re-encodes it into the data graph's.
+        assert [r.count for r in m.submit(queries).results()] == expected
+
+
+@pytest.mark.gpu
+def test_frames_on_the_gpu_backend():
+    rng = np.random.default_rng(5)
+    dnx = labelled_nx(rng, 20, 0.3)
+    qnx = connected_query(rng, dnx, 3)
+    qnx = nx.relabel_nodes(qnx, {v: f"u{v[1]}" for v in qnx})
+    frame = distsm.match(dnx, qnx, as_frame=True, backend="cupy")
+    try:
+        import cudf
+    except ImportError:
+        assert isinstance(frame, pd.DataFrame)
+    else:
+        assert isinstance(frame, cudf.DataFrame)
+        frame = frame.to_pandas()
+    assert list(frame.columns) == list(qnx)
+    assert {frozenset(zip(frame.columns, r)) for r in frame.itertuples(index=False)} == oracle_mappings(dnx, qnx)
