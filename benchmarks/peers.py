@@ -182,8 +182,14 @@ def settle_expected(suite: Suite, reference: dict[str, dict], records: dict[str,
             q.source = "peers disagree"
 
 
-def judge(suite: Suite, records: dict[str, dict[str, dict]], systems: list[str]) -> dict[str, Any]:
-    """Mark every record exact or not, add per-query ratios distsm/peer; return the suite's summary."""
+def _sig(x: float) -> float:
+    """``x`` to four significant digits (ratios span 1e-3 to 1e3)."""
+    return float(f"{x:.4g}")
+
+
+def judge(suite: Suite, records: dict[str, dict[str, dict]],
+          systems: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
+    """Mark every record exact or not; return the suite's summary and the ratios distsm/peer per query."""
     for q in suite.queries:
         for rec in records[q.name].values():
             rec["exact"] = None if q.expected is None or rec["status"] != "ok" else rec["count"] == q.expected
@@ -202,6 +208,7 @@ def judge(suite: Suite, records: dict[str, dict[str, dict]], systems: list[str])
         "common": {"systems": attempted, "queries": len(common),
                    "summed_seconds": {s: round(sum(records[n][s]["seconds"] for n in common), 6) for s in attempted}},
         "vs_distsm": {}}
+    per_query: dict[str, dict[str, float]] = {}
     for peer in systems:
         if peer == "distsm":
             continue
@@ -211,15 +218,15 @@ def judge(suite: Suite, records: dict[str, dict[str, dict]], systems: list[str])
         for n in both:
             if records[n][peer]["seconds"] > 0:  # a peer printing 0 at its timer's resolution has no ratio
                 ratios[n] = records[n]["distsm"]["seconds"] / records[n][peer]["seconds"]
-                records[n].setdefault("ratio_distsm_over", {})[peer] = round(ratios[n], 4)
+                per_query.setdefault(n, {})[peer] = _sig(ratios[n])
         ours, theirs = (sum(records[n][s]["seconds"] for n in both) for s in ("distsm", peer))
         worst = max(ratios, key=ratios.__getitem__) if ratios else None
         summary["vs_distsm"][peer] = {
             "queries": len(both), "distsm_seconds": round(ours, 6), "peer_seconds": round(theirs, 6),
-            "summed_ratio": round(ours / theirs, 4) if theirs > 0 else None,
-            "median_ratio": round(statistics.median(ratios.values()), 4) if ratios else None,
-            "worst_ratio": round(ratios[worst], 4) if worst else None, "worst_query": worst}
-    return summary
+            "summed_ratio": _sig(ours / theirs) if theirs > 0 else None,
+            "median_ratio": _sig(statistics.median(ratios.values())) if ratios else None,
+            "worst_ratio": _sig(ratios[worst]) if worst else None, "worst_query": worst}
+    return summary, per_query
 
 
 # ------------------------------------------------------------------------------------------------ metadata
@@ -322,10 +329,10 @@ def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str,
     if suite.generated:
         settle_expected(suite, reference, records, args.reference)
     systems = ["distsm", *peers]
-    summary = judge(suite, records, systems)
+    summary, ratios = judge(suite, records, systems)
     return {"data": suite.data, "note": suite.note, "distsm_worker_starts_s": starts, "summary": summary,
-            "queries": [{**asdict(q), "systems": records[q.name], "reference": reference.get(q.name)}
-                        for q in suite.queries]}
+            "queries": [{**asdict(q), "systems": records[q.name], "ratio_distsm_over": ratios.get(q.name, {}),
+                         "reference": reference.get(q.name)} for q in suite.queries]}
 
 
 def main(argv: list[str] | None = None) -> Path:
