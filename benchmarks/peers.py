@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -120,20 +121,23 @@ def dense_suite(size: int, count: int, seed: int, query_dir: Path, limit: int | 
 
 
 # ------------------------------------------------------------------------------------------------ running
-def run_distsm(suite: Suite, args: argparse.Namespace) -> tuple[dict[str, dict], dict[str, dict], list[float]]:
-    """Timed counts of every query, then (generated suites) the reference path; both capped."""
-    timed, reference = {}, {}
+def run_distsm(suite: Suite, args: argparse.Namespace, records: dict[str, dict[str, dict]],
+               reference: dict[str, dict], checkpoint: Callable[[], None]) -> list[float]:
+    """Timed counts of every query into ``records``, then (generated suites) the reference path into
+    ``reference``; both capped.  Returns the seconds each start of distsm's child took."""
     with DistsmWorker(suite.data, args.backend, grace=args.grace) as worker:
         for q in suite.queries:
             r = worker.run(q.path, args.max_seconds)
-            timed[q.name] = {k: v for k, v in asdict(r).items() if v is not None}
-            _progress(suite, q, "distsm", timed[q.name])
+            records[q.name]["distsm"] = {k: v for k, v in asdict(r).items() if v is not None}
+            _progress(suite, q, "distsm", records[q.name]["distsm"])
+            checkpoint()
         if suite.generated and args.reference != "none":
             for q in suite.queries:
                 r = worker.run(q.path, args.reference_seconds, mode=args.reference)
                 reference[q.name] = {k: v for k, v in asdict(r).items() if v is not None}
                 _progress(suite, q, f"distsm-{args.reference}", reference[q.name])
-        return timed, reference, worker.starts
+                checkpoint()
+        return worker.starts
 
 
 def run_peer(peer: Peer, binary: str, data: str, query: Query, cap: float, startup: float,
@@ -317,22 +321,37 @@ def load(name: str, args: argparse.Namespace) -> Suite:
     return dense_suite(int(name.rsplit("-", 1)[1]), args.dense_count, args.seed, query_dir, args.limit)
 
 
-def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    timed, reference, starts = run_distsm(suite, args)
-    records = {q.name: {"distsm": timed[q.name]} for q in suite.queries}
+def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str, Any]],
+              save: Callable[[dict[str, Any]], None], every: float = 10.0) -> dict[str, Any]:
+    """Run distsm, then every peer, over the suite; ``save`` gets the suite's record as it grows (at most every
+    ``every`` seconds, marked incomplete) so a run cut short keeps what it measured."""
+    records: dict[str, dict[str, dict]] = {q.name: {} for q in suite.queries}
+    reference: dict[str, dict] = {}
+    last = [time.perf_counter()]
+
+    def record(complete: bool, **extra: Any) -> dict[str, Any]:
+        ratios = extra.pop("ratios", {})
+        return {"data": suite.data, "note": suite.note, "complete": complete, **extra,
+                "queries": [{**asdict(q), "systems": records[q.name], "ratio_distsm_over": ratios.get(q.name, {}),
+                             "reference": reference.get(q.name)} for q in suite.queries]}
+
+    def checkpoint() -> None:
+        if time.perf_counter() - last[0] > every:
+            save(record(False))
+            last[0] = time.perf_counter()
+
+    starts = run_distsm(suite, args, records, reference, checkpoint)
     for name, entry in peers.items():
         for q in suite.queries:
             rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds, args.startup_seconds,
                            entry["extra_args"])
             records[q.name][name] = rec
             _progress(suite, q, name, rec)
+            checkpoint()
     if suite.generated:
         settle_expected(suite, reference, records, args.reference)
-    systems = ["distsm", *peers]
-    summary, ratios = judge(suite, records, systems)
-    return {"data": suite.data, "note": suite.note, "distsm_worker_starts_s": starts, "summary": summary,
-            "queries": [{**asdict(q), "systems": records[q.name], "ratio_distsm_over": ratios.get(q.name, {}),
-                         "reference": reference.get(q.name)} for q in suite.queries]}
+    summary, ratios = judge(suite, records, ["distsm", *peers])
+    return record(True, distsm_worker_starts_s=starts, summary=summary, ratios=ratios)
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -342,16 +361,22 @@ def main(argv: list[str] | None = None) -> Path:
     result: dict[str, Any] = {"backend": args.backend, "max_seconds": args.max_seconds, "peers": peers,
                               "reference": args.reference, "reference_seconds": args.reference_seconds,
                               "load_average_start": [round(x, 2) for x in load_start], "suites": {}}
+    machine = meta.machine()
     path = None
+
+    def save(name: str, suite_record: dict[str, Any]) -> Path:
+        result["suites"][name] = suite_record
+        result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        result["query_dir"] = str(args.query_dir) if args.query_dir else None
+        return meta.write("peers", result, args.out, machine_info=machine)
+
     for name in args.suites:
         t = time.perf_counter()
         suite = load(name, args)
-        result["suites"][name] = run_suite(suite, args, peers)
-        result["suites"][name]["wall_s"] = round(time.perf_counter() - t, 2)
-        result["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-        result["query_dir"] = str(args.query_dir) if args.query_dir else None
-        path = meta.write("peers", result, args.out)  # each finished suite is kept if a later one is cut short
-        _print_summary(name, result["suites"][name]["summary"])
+        done = run_suite(suite, args, peers, lambda partial, name=name: save(name, partial))
+        done["wall_s"] = round(time.perf_counter() - t, 2)
+        path = save(name, done)
+        _print_summary(name, done["summary"])
     print(f"wrote {path}")
     return path
 

@@ -312,6 +312,11 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
                   f"system; load average at start {r.get('load_average_start')}", ""]
         lines += [_peer_line(p, info) for p, info in r["peers"].items()] or ["- no peer given"]
         for suite, res in r["suites"].items():
+            if not res.get("complete", True):
+                ran = sorted({sys for q in res["queries"] for sys in q["systems"]})
+                lines += ["", f"**{suite}**: cut short; results so far for {', '.join(ran) or 'no system'} are in "
+                              "the result file, no summary.", ""]
+                continue
             s = res["summary"]
             common = s["common"]
             lines += ["", f"**{suite}**: {res['note']}; {len(res['queries'])} queries run; summed seconds over the "

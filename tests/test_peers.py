@@ -215,6 +215,21 @@ def test_report_renders_the_peers_table(hprd_run, tmp_path):
     assert f"| distsm | 3 | 3 | 3 | 0 | 0 | 0 | 0 | 0 | {s['common']['summed_seconds']['distsm']} | - |" in section
 
 
+def test_a_suite_cut_short_keeps_what_it_measured(tmp_path):
+    saved = []
+    args = suite.parse_args(["--suites", "hprd", "--limit", "2", "--max-seconds", "5"])
+    done = suite.run_suite(suite.hprd_suite(2), args, {}, lambda r: saved.append(json.loads(json.dumps(r))),
+                           every=0.0)  # a copy: as written to disk at that moment
+    assert saved and all(not s["complete"] and "summary" not in s for s in saved)
+    assert [q["systems"] for q in saved[0]["queries"]][1] == {}  # the second query had not run yet
+    assert done["complete"] and done["summary"]["systems"]["distsm"]["exact"] == 2
+    result = {"benchmark": "peers", "backend": "numpy", "max_seconds": 5, "peers": {}, "suites": {"hprd": saved[0]}}
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "peers.json").write_text(json.dumps(result))
+    text = build(tmp_path / "results", tmp_path / "README.md").read_text()
+    assert "**hprd**: cut short; results so far for distsm are in the result file" in text
+
+
 def test_peer_binaries_must_be_executable(tmp_path):
     with pytest.raises(SystemExit, match="not an executable"):
         suite.peer_info(suite.parse_args(["--gmatch", str(tmp_path / "missing")]))
