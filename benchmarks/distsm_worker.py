@@ -153,5 +153,8 @@ class DistsmWorker:
     def __enter__(self) -> DistsmWorker:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None and self._proc is not None and self._proc.is_alive():
+            self._kill()  # interrupted (a signal, an error): the child may be mid-query, do not wait for it
+            self._proc = None
         self.close()

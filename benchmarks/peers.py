@@ -2,7 +2,8 @@
 
     python -m benchmarks run peers [--backend numpy|cupy] [--max-seconds 60] [--suites hprd gmatch-test ...]
         [--gmatch BIN] [--egsm BIN] [--rapidmatch BIN] [--subgraphmatching BIN] [--gmatch-test DIR]
-        [--peer-commit NAME=SHA | --peer-source NAME=DIR] [--peer-args NAME="ARGS"] [--limit N] [--out FILE]
+        [--peer-commit NAME=SHA --peer-patch NAME=PATCHES | --peer-source NAME=DIR] [--peer-args NAME="ARGS"]
+        [--limit N] [--out FILE]
 
 Peers are given as paths to binaries the user built from the peers' public sources (none is vendored here);
 peers not given are skipped.  For each suite distsm runs first: one child process reads and indexes the data graph
@@ -10,6 +11,8 @@ once and warms up, then counts every query under the cap (``benchmarks.distsm_wo
 kills the child, which restarts outside timing).  Then each peer runs every query in its own process under the
 same cap; its time is what it prints itself (``benchmarks.peer_runs`` says which timers), and a peer's own time
 over the cap counts as capped.  A query a peer cannot take (too many vertices or edges) is "unsupported".
+Results are saved as they grow; on SIGTERM (a time limit) the run saves what it has, kills distsm's child and the
+running peer, and exits with 143.
 
 Suites: ``hprd`` (the 200 HPRD queries, published counts), ``gmatch-test`` (gMatch's own test suite given as a
 directory: data.graph, query_graph/Q_*.graph, expected_output.txt with one count per line for Q_0, Q_1, ... in
@@ -30,6 +33,7 @@ import argparse
 import hashlib
 import os
 import shlex
+import signal
 import statistics
 import subprocess
 import sys
@@ -255,8 +259,9 @@ def _source_commit(directory: str) -> dict[str, Any]:
 
 
 def peer_info(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    commits, sources, extra = (_pairs(args.peer_commit, "--peer-commit"),
-                               _pairs(args.peer_source, "--peer-source"), _pairs(args.peer_args, "--peer-args"))
+    commits, sources, extra, patches = (
+        _pairs(args.peer_commit, "--peer-commit"), _pairs(args.peer_source, "--peer-source"),
+        _pairs(args.peer_args, "--peer-args"), _pairs(args.peer_patch, "--peer-patch"))
     info = {}
     for name in PEERS:
         binary = getattr(args, name)
@@ -271,6 +276,8 @@ def peer_info(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             entry.update(_source_commit(sources[name]))
         if name in commits:
             entry["commit"] = commits[name]
+        if name in patches:
+            entry["patched"] = patches[name]
         info[name] = entry
     return info
 
@@ -287,6 +294,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--peer-commit", action="append", default=[], metavar="NAME=SHA")
     p.add_argument("--peer-source", action="append", default=[], metavar="NAME=DIR",
                    help="read the peer's commit (and whether it is patched) from its git source directory")
+    p.add_argument("--peer-patch", action="append", default=[], metavar="NAME=PATCHES",
+                   help="the patches the peer was built with (recorded as given)")
     p.add_argument("--peer-args", action="append", default=[], metavar='NAME="ARGS"',
                    help="extra command-line arguments for a peer")
     p.add_argument("--gmatch-test", type=Path, metavar="DIR", help="gMatch's test/ directory")
@@ -340,22 +349,31 @@ def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str,
             save(record(False))
             last[0] = time.perf_counter()
 
-    starts = run_distsm(suite, args, records, reference, checkpoint)
-    for name, entry in peers.items():
-        for q in suite.queries:
-            rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds, args.startup_seconds,
-                           entry["extra_args"])
-            records[q.name][name] = rec
-            _progress(suite, q, name, rec)
-            checkpoint()
+    try:
+        starts = run_distsm(suite, args, records, reference, checkpoint)
+        for name, entry in peers.items():
+            for q in suite.queries:
+                rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds, args.startup_seconds,
+                               entry["extra_args"])
+                records[q.name][name] = rec
+                _progress(suite, q, name, rec)
+                checkpoint()
+    except BaseException:  # stopped (SIGTERM from a time limit, Ctrl-C): keep what was measured
+        save(record(False))
+        raise
     if suite.generated:
         settle_expected(suite, reference, records, args.reference)
     summary, ratios = judge(suite, records, ["distsm", *peers])
     return record(True, distsm_worker_starts_s=starts, summary=summary, ratios=ratios)
 
 
+def _stop(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds: distsm's child and a running peer are killed, results saved
+
+
 def main(argv: list[str] | None = None) -> Path:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
     peers = peer_info(args)
     load_start = os.getloadavg()
     result: dict[str, Any] = {"backend": args.backend, "max_seconds": args.max_seconds, "peers": peers,

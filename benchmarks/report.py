@@ -300,7 +300,7 @@ def _load_balance(entries: list, lines: list[str], out_dir: Path) -> None:
 
 def _peer_line(name: str, p: dict[str, Any]) -> str:
     commit = p.get("commit") or "commit not given"
-    patched = " (patched)" if p.get("patched") else ""
+    patched = "" if not p.get("patched") else (" (patched)" if p["patched"] is True else f" (patched: {p['patched']})")
     extra = f", extra arguments `{' '.join(p['extra_args'])}`" if p.get("extra_args") else ""
     return f"- {name} ({p['device']}): source {commit}{patched}{extra}"
 

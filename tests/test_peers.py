@@ -3,8 +3,12 @@ judged against known answers, and the report renders the results.  No peer binar
 small scripts printing what the real ones print."""
 
 import json
+import os
+import signal
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +72,8 @@ FAKE = """#!{python}
 import json, sys, time
 q = sys.argv[sys.argv.index("-q") + 1].rsplit("/", 1)[-1].rsplit(".", 1)[0]
 count, seconds, sleep, code = json.load(open({table!r}))[q]
+if sleep:
+    open({table!r} + ".pid", "w").write(str(__import__("os").getpid()))
 time.sleep(sleep)
 print("Load graphs time (seconds): 0.010000")
 print("Spectrum Order 1 #Embeddings: 1")
@@ -228,6 +234,29 @@ def test_a_suite_cut_short_keeps_what_it_measured(tmp_path):
     (tmp_path / "results" / "peers.json").write_text(json.dumps(result))
     text = build(tmp_path / "results", tmp_path / "README.md").read_text()
     assert "**hprd**: cut short; results so far for distsm are in the result file" in text
+
+
+def test_sigterm_saves_what_ran_and_leaves_no_process_behind(tmp_path):
+    (q1, c1), (q2, c2) = list(suite.expected_counts().items())[:2]
+    exe = fake_peer(tmp_path, {q1: [c1, 0.1, 0, 0], q2: [c2, 0.1, 60, 0]})
+    out = tmp_path / "peers.json"
+    run = subprocess.Popen([sys.executable, "-m", "benchmarks", "run", "peers", "--suites", "hprd", "--limit", "2",
+                            "--max-seconds", "30", "--rapidmatch", exe, "--out", str(out)],
+                           cwd=Path(__file__).parent.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid_file = tmp_path / "table.json.pid"
+    deadline = time.time() + 60
+    while not pid_file.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.2)
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(30) == 143
+    queries = json.loads(out.read_text())["suites"]["hprd"]
+    assert queries["complete"] is False
+    assert [q["systems"].get("rapidmatch", {}).get("status") for q in queries["queries"]] == ["ok", None]
+    assert all(q["systems"]["distsm"]["status"] == "ok" for q in queries["queries"])
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):  # the hanging peer was killed with the run
+        os.kill(int(pid_file.read_text()), 0)
 
 
 def test_peer_binaries_must_be_executable(tmp_path):
