@@ -229,8 +229,13 @@ def judge(suite: Suite, records: dict[str, dict[str, dict]],
                 per_query.setdefault(n, {})[peer] = _sig(ratios[n])
         ours, theirs = (sum(records[n][s]["seconds"] for n in both) for s in ("distsm", peer))
         worst = max(ratios, key=ratios.__getitem__) if ratios else None
+        timers: dict[str, float] = {}  # the peer's own phases (e.g. gMatch's join alone is "Processing")
+        for n in both:
+            for k, ms in records[n][peer].get("timers_ms", {}).items():
+                timers[k] = timers.get(k, 0.0) + ms / 1e3
         summary["vs_distsm"][peer] = {
             "queries": len(both), "distsm_seconds": round(ours, 6), "peer_seconds": round(theirs, 6),
+            "peer_timer_seconds": {k: round(v, 6) for k, v in timers.items()},
             "summed_ratio": _sig(ours / theirs) if theirs > 0 else None,
             "median_ratio": _sig(statistics.median(ratios.values())) if ratios else None,
             "worst_ratio": _sig(ratios[worst]) if worst else None, "worst_query": worst}

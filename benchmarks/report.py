@@ -332,6 +332,11 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
             lines += _table(["system", "queries", "solved", "exact", "wrong", "unchecked", "capped", "unsupported",
                              "errors", "summed s (common)", "distsm/peer summed", "median ratio", "worst ratio"],
                             rows)
+            for peer, vs in s["vs_distsm"].items():
+                if vs.get("peer_timer_seconds"):
+                    phases = ", ".join(f"{k} {v} s" for k, v in vs["peer_timer_seconds"].items())
+                    lines += ["", f"{peer}'s own timers over the {vs['queries']} queries it and distsm finished: "
+                                  f"{phases} (distsm {vs['distsm_seconds']} s)."]
         lines += [""]
 
 

@@ -207,6 +207,7 @@ def test_suite_records_counts_exactness_caps_and_ratios(hprd_run):
     d2 = by[q2]["systems"]["distsm"]["seconds"]
     assert vs["queries"] == 2 and vs["summed_ratio"] == pytest.approx((d1 + d2) / 0.75, rel=1e-3)
     assert vs["worst_ratio"] == pytest.approx(max(d1 / 0.5, d2 / 0.25), rel=1e-3)
+    assert vs["peer_timer_seconds"] == {"Query time": pytest.approx(0.75)}
 
 
 def test_report_renders_the_peers_table(hprd_run, tmp_path):
@@ -219,6 +220,8 @@ def test_report_renders_the_peers_table(hprd_run, tmp_path):
     assert (f"| rapidmatch | 3 | 2 | 1 | 1 | 0 | 1 | 0 | 0 | {s['common']['summed_seconds']['rapidmatch']} | "
             f"{vs['summed_ratio']} | {vs['median_ratio']} | {vs['worst_ratio']} ({vs['worst_query']}) |") in section
     assert f"| distsm | 3 | 3 | 3 | 0 | 0 | 0 | 0 | 0 | {s['common']['summed_seconds']['distsm']} | - |" in section
+    assert (f"rapidmatch's own timers over the 2 queries it and distsm finished: Query time 0.75 s (distsm "
+            f"{vs['distsm_seconds']} s).") in section
 
 
 def test_a_suite_cut_short_keeps_what_it_measured(tmp_path):
