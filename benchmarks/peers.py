@@ -67,6 +67,8 @@ class Query:
 
 @dataclass
 class Suite:
+    """Queries on one data graph; ``generated`` suites have no published answers (see :func:`settle_expected`)."""
+
     name: str
     data: str
     queries: list[Query]
