@@ -11,6 +11,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
     rdf         SPARQL BGPs on LUBM data against rdflib                              (benchmarks.rdf_lubm)
     outofcore   graph several times the device budget: out-of-core vs in-core/UM  (benchmarks.outofcore)
     balance     entry-parallel vs tiered (warp/block/split-row) GPU join kernels    (benchmarks.load_balance)
+    peers       distsm vs gMatch, EGSM, RapidMatch, SubgraphMatching (given binaries)  (benchmarks.peers)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -30,6 +31,7 @@ SUITES = {
     "rdf": "benchmarks.rdf_lubm",
     "outofcore": "benchmarks.outofcore",
     "balance": "benchmarks.load_balance",
+    "peers": "benchmarks.peers",
 }
 
 

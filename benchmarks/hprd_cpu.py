@@ -20,14 +20,19 @@ from benchmarks import meta
 HPRD = Path(__file__).resolve().parent.parent / "tests" / "data" / "hprd"
 
 
-def load_suite():
+def expected_counts() -> dict[str, int]:
+    """The published count of every HPRD query, in query-number order (``query_dense_16_1``, ``_2``, ...)."""
     expected = {}
     for line in (HPRD / "expected_output.res").read_text().split():
         name, c = line.split(":")
         expected[name] = int(c)
-    names = sorted(expected, key=lambda s: int(s.rsplit("_", 1)[1]))
+    return {n: expected[n] for n in sorted(expected, key=lambda s: int(s.rsplit("_", 1)[1]))}
+
+
+def load_suite():
+    expected = expected_counts()
     data = distsm.read_graph(HPRD / "data_graph" / "HPRD.graph")
-    queries = {n: distsm.read_graph(HPRD / "query_graph" / f"{n}.graph") for n in names}
+    queries = {n: distsm.read_graph(HPRD / "query_graph" / f"{n}.graph") for n in expected}
     return data, queries, expected
 
 

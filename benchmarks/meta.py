@@ -54,11 +54,13 @@ def machine() -> dict[str, Any]:
     return info
 
 
-def write(name: str, payload: dict[str, Any], out: str | os.PathLike | None = None) -> Path:
-    """Write ``payload`` plus machine and command to ``out`` (default ``benchmarks/results/NAME.json``)."""
+def write(name: str, payload: dict[str, Any], out: str | os.PathLike | None = None,
+          machine_info: dict[str, Any] | None = None) -> Path:
+    """Write ``payload`` plus machine and command to ``out`` (default ``benchmarks/results/NAME.json``).
+    ``machine_info`` is :func:`machine`'s answer when the caller already has it (a result written many times)."""
     path = Path(out) if out else RESULTS / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine(),
+    record = {"benchmark": name, "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "machine": machine_info or machine(),
               "command": " ".join([Path(sys.executable).name, *sys.argv]), **payload}
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path

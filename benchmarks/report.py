@@ -298,9 +298,52 @@ def _load_balance(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _peer_line(name: str, p: dict[str, Any]) -> str:
+    commit = p.get("commit") or "commit not given"
+    patched = "" if not p.get("patched") else (" (patched)" if p["patched"] is True else f" (patched: {p['patched']})")
+    extra = f", extra arguments `{' '.join(p['extra_args'])}`" if p.get("extra_args") else ""
+    return f"- {name} ({p['device']}): source {commit}{patched}{extra}"
+
+
+def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### distsm against its peers, side by side", "",
+                  _where(name, r) + f"; distsm backend {r['backend']}; cap {r['max_seconds']} s per query and "
+                  f"system; load average at start {r.get('load_average_start')}", ""]
+        lines += [_peer_line(p, info) for p, info in r["peers"].items()] or ["- no peer given"]
+        for suite, res in r["suites"].items():
+            if not res.get("complete", True):
+                ran = sorted({sys for q in res["queries"] for sys in q["systems"]})
+                lines += ["", f"**{suite}**: cut short; results so far for {', '.join(ran) or 'no system'} are in "
+                              "the result file, no summary.", ""]
+                continue
+            s = res["summary"]
+            common = s["common"]
+            lines += ["", f"**{suite}**: {res['note']}; {len(res['queries'])} queries run; summed seconds over the "
+                          f"{common['queries']} queries every system finished; ratios are distsm / peer per query "
+                          "(above 1: distsm slower), over the queries both finished.", ""]
+            rows = []
+            for system, e in s["systems"].items():
+                vs = s["vs_distsm"].get(system)
+                rows.append([system, e["queries"], e["solved"], e["exact"], e["wrong"], e["unchecked"], e["capped"],
+                             e["unsupported"], e["error"], common["summed_seconds"].get(system, "-"),
+                             vs["summed_ratio"] if vs else "-", vs["median_ratio"] if vs else "-",
+                             f"{vs['worst_ratio']} ({vs['worst_query']})" if vs and vs["worst_query"] else "-"])
+            lines += _table(["system", "queries", "solved", "exact", "wrong", "unchecked", "capped", "unsupported",
+                             "errors", "summed s (common)", "distsm/peer summed", "median ratio", "worst ratio"],
+                            rows)
+            for peer, vs in s["vs_distsm"].items():
+                if vs.get("peer_timer_seconds"):
+                    phases = ", ".join(f"{k} {v} s" for k, v in vs["peer_timer_seconds"].items())
+                    lines += ["", f"{peer}'s own timers over the {vs['queries']} queries it and distsm finished: "
+                                  f"{phases} (distsm {vs['distsm_seconds']} s)."]
+        lines += [""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
-            "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance}
+            "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
+            "peers": _peers}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
