@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from distsm import example
-from distsm.api import count, iter_matches, partitioned_matcher
+from distsm.api import count, explain, iter_matches, partitioned_matcher
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
 from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
 from distsm.graph import Graph
@@ -159,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--example", action="store_true",
                    help="run on the bundled example (HPRD and 4 queries with known answers) and check them")
     c.add_argument("--json", action="store_true", help="one JSON object per line")
+    c.add_argument("--explain", action="store_true",
+                   help="after each count, print the plan: path, join order, estimated and actual partial matches "
+                        "per level, seconds per stage (in process, without --partitions)")
     c.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr, advancing within each query (default: when stderr is a terminal)")
     _add_semantics(c)
@@ -244,6 +247,8 @@ def _cmd_count(args: argparse.Namespace) -> int:
             raise _UsageError("count needs DATA and at least one QUERY (or --example)")
         data_path, query_args = args.data, args.queries
     sem = Semantics(args.induced, args.homomorphism, args.unique)
+    if args.explain and (_wants_cluster(args) or args.partitions is not None):
+        raise _UsageError("--explain explains one in-process join: drop --partitions and the cluster options")
     if _wants_cluster(args):
         return _count_on_cluster(args, data_path, query_args, sem, expected)
     if args.keep_dashboard:
@@ -275,15 +280,23 @@ def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple
         for name, _, q in queries:
             t = time.perf_counter()
             try:
-                n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
-                          memory_budget=args.memory_budget, backend=args.backend, timeout=args.timeout,
-                          progress=within)
+                if args.explain:
+                    report = explain(data, q, induced=sem.induced, homomorphism=sem.homomorphism,
+                                     unique=sem.unique, memory_budget=args.memory_budget, backend=args.backend)
+                    n = report.count
+                else:
+                    n = count(data, q, induced=sem.induced, homomorphism=sem.homomorphism, unique=sem.unique,
+                              memory_budget=args.memory_budget, backend=args.backend, timeout=args.timeout,
+                              progress=within)
             except TimeoutError as e:
                 yield {"query": name, "status": "timeout", "count": None, "error": str(e),
                        "semantics": sem.as_dict()}
                 continue
-            yield {"query": name, "status": "ok", "count": n, "seconds": round(time.perf_counter() - t, 6),
-                   "semantics": sem.as_dict()}
+            record = {"query": name, "status": "ok", "count": n, "seconds": round(time.perf_counter() - t, 6),
+                      "semantics": sem.as_dict()}
+            if args.explain:
+                record["explain"] = report.as_dict() if args.json else str(report)
+            yield record
         return
     budget = args.memory_budget or get_backend(args.backend).default_budget()
     matcher = partitioned_matcher(data, args.partitions, method=args.partition_method, backend=args.backend,
@@ -324,6 +337,8 @@ def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str
         print(f"{name}\t{record['status']}\t{record.get('error') or ''}", flush=True)
     else:
         print(f"{name}\t{n}\t{record['seconds']:.4f}s{status}", flush=True)
+        if "explain" in record:
+            print(record["explain"], flush=True)
     bar.advance()
     return ok
 

@@ -98,6 +98,10 @@ class ArrayBackend:
     def synchronize(self) -> None:
         """Wait for queued device work (timers read after it); the CPU has none."""
 
+    def host(self) -> ArrayBackend:
+        """The backend for work too small to be worth a device: itself on the CPU."""
+        return self
+
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""
         from distsm.kernels.engine import default_cpu_budget

@@ -23,7 +23,8 @@ from distsm.graph import Graph
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 
-#: Refinement passes at most (each pass visits every query arc once).
+#: Refinement passes at most (each pass visits every query arc once; the arcs of a pass that removed nothing are
+#: the index).
 REFINE_PASSES = 3
 
 #: Bytes one scanned adjacency entry may occupy while an arc's candidate edges are built (row ids, positions,
@@ -64,6 +65,12 @@ class CandidateEdges:
     def arc(self, u: int, w: int, label: int) -> ArcIndex:
         return self.arcs[(u, w, label)]
 
+    def to(self, xp: Any) -> CandidateEdges:
+        """The same index with its arrays on ``xp``'s device (planned on the host, joined on a GPU)."""
+        arcs = {k: ArcIndex(a.u, a.w, a.label, xp.asarray(a.offsets), xp.asarray(a.values), xp.asarray(a.keys))
+                for k, a in self.arcs.items()}
+        return CandidateEdges([xp.asarray(c) for c in self.candidates], arcs, self.passes, self.removed, self.n)
+
     def contains(self, xp: Any, arc_key: tuple[int, int, int], v: Any, x: Any) -> Any:
         """Mask: ``x[i]`` lies in the run of ``v[i]`` (a candidate of the arc's source) of arc ``arc_key``,
         i.e. ``(v[i], x[i])`` is a candidate edge.  One binary search over the arc's keys, which are few and
@@ -78,7 +85,9 @@ class CandidateEdges:
 
     @property
     def nbytes(self) -> int:
-        return sum(int(a.offsets.nbytes) + int(a.values.nbytes) for a in self.arcs.values())
+        """Device bytes of the index and the refined candidates."""
+        arcs = sum(int(a.offsets.nbytes) + int(a.values.nbytes) + int(a.keys.nbytes) for a in self.arcs.values())
+        return arcs + sum(int(c.nbytes) for c in self.candidates)
 
 
 def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
@@ -124,21 +133,23 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
     cands = list(candidates)
     arcs = query_arcs(query)
     before = sum(int(c.shape[0]) for c in cands)
-    done = 0
+    done, index = 0, None
     for _ in range(passes):
         done += 1
         changed = False
+        built = {}
         for u, w, e in arcs:
-            if not cands[u].shape[0]:
-                continue
             arc = build_arc(backend, idx, cands[u], e, backend.bitset(idx, cands[w]), u, w)
             supported = arc.offsets[1:] > arc.offsets[:-1]
-            if not bool(xp.all(supported)):
+            if cands[u].shape[0] and not bool(xp.all(supported)):
                 cands[u] = cands[u][supported]
                 changed = True
+            built[(u, w, e)] = arc
         if not changed:
+            index = built  # nothing moved during the pass: every arc it built is current
             break
-    bits = [backend.bitset(idx, c) for c in cands]
-    index = {(u, w, e): build_arc(backend, idx, cands[u], e, bits[w], u, w) for u, w, e in arcs}
+    if index is None:
+        bits = [backend.bitset(idx, c) for c in cands]
+        index = {(u, w, e): build_arc(backend, idx, cands[u], e, bits[w], u, w) for u, w, e in arcs}
     after = sum(int(c.shape[0]) for c in cands)
     return CandidateEdges(cands, index, done, before - after, idx.n)

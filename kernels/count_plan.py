@@ -38,6 +38,8 @@ MAX_GROUP = 5
 #: Independent sets enumerated at most, and maximal ones sampled at most (large queries have very many).
 MAX_SUBSETS = 4096
 MAX_SAMPLED = 12
+#: A plan estimated to cost less than this (entries read and written) is run without sampling more candidates.
+QUICK_COST = 1e6
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,6 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     def start_of(core: frozenset[int]) -> int:
         return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
 
-    candidates: list[tuple[SampledOrder, int, list[list[int]]]] = []
     sets = {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1)) if label_groups(t) is not None}
     # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
     # those that leave the vertices with the most candidates to counting.
@@ -122,15 +123,26 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         if trailing not in sets:
             raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
-        maximal = [trailing]
-    for trailing_set in maximal[:MAX_SAMPLED]:
-        core = everything - trailing_set
-        candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
-    whole = sampler.core_order(everything, start_of(everything)) if trailing is None else None
-    for k in range(max(query.n - MAX_TRAILING, 1), query.n if whole else 0):
+        core = everything - trailing
+        return _cheapest(sampler, [(sampler.core_order(core, start_of(core)), len(core), label_groups(trailing))])
+    # First the splits of one greedy order of the whole query; a plan that cheap is not worth more sampling.
+    whole = sampler.core_order(everything, start_of(everything))
+    candidates = []
+    for k in range(max(query.n - MAX_TRAILING, 1), query.n):
         suffix = whole.order[k:]
         if all(not (nbrs[a] & set(suffix)) for a in suffix) and (groups := label_groups(suffix)) is not None:
             candidates.append((whole, k, groups))
+    best = _cheapest(sampler, candidates) if candidates else None
+    if best is not None and best.cost < QUICK_COST:
+        return best
+    for trailing_set in maximal[:MAX_SAMPLED]:
+        core = everything - trailing_set
+        candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
+    return _cheapest(sampler, candidates)
+
+
+def _cheapest(sampler: Sampler, candidates: list[tuple[SampledOrder, int, list[list[int]]]]) -> CountPlan:
+    """The cheapest of ``(sampled order, core size, trailing label groups)`` candidates as a :class:`CountPlan`."""
     best: CountPlan | None = None
     for sampled, k, groups in candidates:
         work, trailing = sampler.trailing(sampled.walks[k - 1], sampled.columns(k), [j for g in groups for j in g],

@@ -214,6 +214,12 @@ class CupyBackend(ArrayBackend):
     def synchronize(self) -> None:
         self._sync()
 
+    def host(self) -> ArrayBackend:
+        """The NumPy backend: planning and small joins run there, below a device's launch latencies."""
+        from distsm.kernels import get_backend
+
+        return get_backend("numpy")
+
     def _sync(self) -> None:
         if self._is_cupy:
             self.xp.cuda.get_current_stream().synchronize()

@@ -26,7 +26,7 @@ from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import OrderFunction, gsi_order
 from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
-from distsm.kernels.sampling import Sampler
+from distsm.kernels.sampling import Sampler, walks_for
 from distsm.kernels.trailing import TrailingCounter
 
 #: A chunk never shrinks below this many output entries, whatever the budget (keeps tiny budgets finite).
@@ -231,6 +231,9 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
 #: per query arc and walk step, more than such a join.
 TRAILING_GATE = 1_000
 COUNT_PATHS = ("auto", "general", "trailing")
+#: Plans estimated below this much work (entries read and written; about a second of NumPy) run on the host
+#: even for a device backend: below it a device spends more on launches than on the work.
+HOST_WORK = 3e7
 
 
 def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
@@ -273,18 +276,27 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
             explain.path, explain.order = "general", prepared.plan.order
             explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
         return _explained(explain, total, reason)
-    ce = candidate_edges.build(backend, idx, query, cands)
+    # Refinement and sampling are many small steps: on the host (a device's launch latency would dominate), with
+    # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
+    host = backend.host() if isinstance(data, Graph) else backend
+    ce = candidate_edges.build(host, host.index(data) if host is not backend else idx, query,
+                               [backend.to_host(c) for c in cands] if host is not backend else cands)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:
         return _explained(explain, 0, "refinement left a query vertex without candidates", "filter")
-    sampler = Sampler(backend, query, ce, homomorphism=options.homomorphism)
+    # The index and the candidates stay resident: the join and the count share what is left of the budget.
+    left = max(budget - ce.nbytes, budget // 8)
+    sampler = Sampler(host, query, ce, homomorphism=options.homomorphism, walks=walks_for(left))
     plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
-    counter = TrailingCounter(backend, plan, ce, homomorphism=options.homomorphism, budget=budget // 2)
+    runner = host if plan.cost < HOST_WORK else backend
+    if runner is not host:
+        ce = ce.to(runner.xp)
+    counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
     clock.lap("plan")
     level_rows = [0] * len(plan.core)
     total = 0
-    for table in walk_core(backend, ce, plan.core[0], list(plan.steps), budget // 2,
+    for table in walk_core(runner, ce, plan.core[0], list(plan.steps), left // 2,
                            not options.homomorphism, control, level_rows):
         clock.lap("core join")
         total += counter.count(table, control)
@@ -302,7 +314,7 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
         explain.trailing_entries = counter.entries
         explain.plans_tried = plan.plans_tried
     why = f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing vertices " \
-          "counted from set sizes"
+          f"counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g})"
     if less_than:
         why += f"; unique = embeddings / |Aut| ({automorphisms})"
     return _explained(explain, total, why)
@@ -326,7 +338,7 @@ def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOp
         return f"light query: at most about {est:.3g} partial matches estimated from label statistics"
     scan = candidate_edges.scan_entries(backend, idx, cands, query) * candidate_edges.SCAN_ENTRY_BYTES
     if scan > budget // 2:
-        return f"the candidate-edge index would scan {scan} bytes, over half the budget ({budget})"
+        return f"the candidate-edge index would need about {scan} bytes to build, over half the budget ({budget})"
     return ""
 
 

@@ -25,6 +25,13 @@ from distsm.kernels.order import query_adjacency
 
 #: Walks per estimate: enough that a level's estimate is within a few percent on the suites we measure.
 WALKS = 1024
+#: Bytes a walk may hold while a level's extension sets are sampled (tens of entries of row, vertex, masks).
+WALK_BYTES = 4096
+
+
+def walks_for(budget: int) -> int:
+    """Walks a sampler may use within ``budget`` bytes (at most :data:`WALKS`, at least 64)."""
+    return int(min(WALKS, max(64, budget // WALK_BYTES)))
 
 
 class Sampler:

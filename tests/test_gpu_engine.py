@@ -22,6 +22,7 @@ from oracles import brute_force, make_case, random_connected_query, random_graph
 import distsm
 from distsm import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.cupy_backend import DEFAULT_SMALL_LIMIT
 
@@ -399,7 +400,7 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
 
     backend.workload = spy
     try:
-        c = distsm.count(data, query, backend="cupy")
+        c = engine.count(backend, data, query, MatchOptions(), budget=backend.default_budget(), path="general")
     finally:
         del backend.workload
     backend.fuse_levels = True
@@ -415,7 +416,8 @@ def test_query_needing_ten_times_the_budget_finishes_with_the_right_count(gpu):
     assert budget > 0
     c_gpu = distsm.count(data, path, memory_budget=budget, backend="cupy")
     c_np = distsm.count(data, path, memory_budget=budget, backend="numpy")
-    assert c_gpu == c_free == c_np > 0
+    c_general = engine.count(gpu, data, path, MatchOptions(), budget=budget, path="general")
+    assert c_gpu == c_free == c_np == c_general > 0
     rows = distsm.match(data, path, memory_budget=budget, backend="cupy", limit=5000)
     assert np.array_equal(rows, distsm.match(data, path, memory_budget=budget, backend="numpy", limit=5000))
 

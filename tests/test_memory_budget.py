@@ -3,10 +3,13 @@
 import tracemalloc
 
 import numpy as np
+import pytest
 from oracles import random_graph
 
 import distsm
 from distsm import Graph
+from distsm.kernels import engine, get_backend
+from distsm.kernels.query_plan import MatchOptions
 
 
 def _peak_bytes(fn):
@@ -20,16 +23,23 @@ def _peak_bytes(fn):
         tracemalloc.stop()
 
 
-def test_count_stays_within_budget_and_matches_unbounded_count():
+@pytest.mark.parametrize("path", ["general", "trailing"])
+def test_count_stays_within_budget_and_matches_unbounded_count(path):
     rng = np.random.default_rng(3)
     data = random_graph(rng, 200, 0.1, 1, 1, False)  # ~2,000 edges: about a million 4-vertex paths
     query = Graph.from_edges([(0, 1), (1, 2), (2, 3)])
+    backend = get_backend("numpy")
     distsm.count(data, Graph.from_edges([(0, 1)]), backend="numpy")  # build the index outside the measurement
-    unbounded, unbounded_peak = _peak_bytes(lambda: distsm.count(data, query, backend="numpy"))
+
+    def run(budget):
+        return engine.count(backend, data, query, MatchOptions(), budget=budget, path=path)
+
+    unbounded, unbounded_peak = _peak_bytes(lambda: run(64 << 30))
     budget = 1 << 20
-    assert unbounded_peak > 10 * budget  # without a budget the tables are far larger than it
-    bounded, peak = _peak_bytes(lambda: distsm.count(data, query, memory_budget=budget, backend="numpy"))
-    assert bounded == unbounded
+    if path == "general":
+        assert unbounded_peak > 10 * budget  # without a budget the tables are far larger than it
+    bounded, peak = _peak_bytes(lambda: run(budget))
+    assert bounded == unbounded == distsm.count(data, query, backend="numpy")
     assert peak <= budget * 1.25, f"peak {peak} bytes over budget {budget}"
 
 
