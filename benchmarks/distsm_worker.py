@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 MODES = ("count", "listing", "partitioned")
+#: Seconds a warm-up query may run.
+WARM_SECONDS = 5.0
 
 
 @dataclass
@@ -47,27 +49,28 @@ def _warm_query(data: Any) -> Any:
 
 
 def _warm_counting_path(data: Any, backend: str) -> None:
-    """Run the planner and the trailing-count path on this backend once (array kernels compile on first use):
-    a path with same-label leaves on the data graph's first edge's labels (label groups, exclusions), through
-    ``distsm.count`` and forced past the host threshold onto the device."""
-    import numpy as np
-
+    """Run the planner and both counting paths on this backend over a few sampled queries of 4 to 12 vertices
+    (array kernels compile on first use of each operation and dtype, seconds each on a fresh machine): each
+    through ``distsm.count`` and once forced past the host threshold onto the device."""
     import distsm
-    from distsm import Graph
+    from benchmarks.generators import query_set
     from distsm.kernels import engine, get_backend
     from distsm.kernels.query_plan import MatchOptions
+    from distsm.plan.execute import deadline
 
-    s, t = int(data.edge_src[0]), int(data.edge_dst[0])
-    a, b = (int(x) for x in np.asarray(data.vertex_labels)[[s, t]])
-    edges = np.array([[0, 1], [1, 2], [0, 3], [0, 4], [2, 5], [2, 6]])
-    query = Graph.from_edges(edges, n=7, directed=data.directed, vertex_labels=[a, b, a, b, b, b, b],
-                             edge_labels=[int(data.edge_labels[0])] * len(edges))
-    distsm.count(data, query, backend=backend)
-    saved, engine.HOST_WORK = engine.HOST_WORK, 0.0
-    try:
-        engine.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path="trailing")
-    finally:
-        engine.HOST_WORK = saved
+    queries = [q for size in (4, 8, 12) for _, q in query_set(data, 2, size, seed=size)]
+    saved = engine.HOST_WORK
+    for query in queries:
+        try:
+            distsm.count(data, query, backend=backend, timeout=WARM_SECONDS)
+            engine.HOST_WORK = 0.0
+            for path in ("general", "trailing"):
+                engine.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
+                             control=deadline(WARM_SECONDS))
+        except (TimeoutError, engine.JoinCancelled):
+            pass  # a heavy sample: its kernels ran anyway
+        finally:
+            engine.HOST_WORK = saved
 
 
 def _count(data: Any, query: Any, backend: str, mode: str) -> int:
