@@ -98,12 +98,22 @@ def walk_core(backend: Any, ce: CandidateEdges, start: int, steps: list[Extensio
             r0 = r1
 
     first = ce.candidates[start]
-    n_first = int(first.shape[0])
-    note(0, n_first)
-    step = cap if control is None or control.progress is None else max(min(cap, -(-n_first // PROGRESS_STEPS)), 1)
-    for a in range(0, n_first, step):
+    note(0, int(first.shape[0]))
+    for a, b in first_level_chunks(int(first.shape[0]), cap, control):
+        yield from descend(first[a:b][:, None], 0)
+
+
+def first_level_chunks(rows: int, chunk: int, control: Any) -> Iterator[tuple[int, int]]:
+    """Ranges ``[a, b)`` of a join's first-level rows, ``chunk`` rows at most (at least :data:`PROGRESS_STEPS`
+    ranges when ``control`` reports progress).  ``control`` (an engine ``Control``) is checked before each range
+    and told the rows done after it."""
+    progress = None if control is None else control.progress
+    if progress is not None:
+        chunk = min(chunk, max(-(-rows // PROGRESS_STEPS), 1))
+    for a in range(0, rows, chunk):
         if control is not None:
             control.check()
-        yield from descend(first[a:a + step][:, None], 0)
-        if control is not None and control.progress is not None:
-            control.progress(min(a + step, n_first), n_first)
+        b = min(a + chunk, rows)
+        yield a, b
+        if progress is not None:
+            progress(b, rows)

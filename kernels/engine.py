@@ -20,7 +20,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges
 from distsm.kernels.array_backend import Allowed, restricted
-from distsm.kernels.ce_join import PROGRESS_STEPS, walk_core
+from distsm.kernels.ce_join import first_level_chunks, walk_core
 from distsm.kernels.count_plan import gate_cost, plan_count
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
@@ -214,16 +214,9 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
     if stats is not None:
         stats["partial"] = stats.get("partial", 0) + int(first.shape[0])
         note_level(0, int(first.shape[0]))
-    n_first = int(first.shape[0])
     chunk0 = max(level_budget // entry_bytes(1), MIN_CHUNK_ENTRIES)
-    if control is not None and control.progress is not None:
-        chunk0 = min(chunk0, max(-(-n_first // PROGRESS_STEPS), 1))
-    for a in range(0, n_first, chunk0):
-        if control is not None:
-            control.check()
-        yield from descend(first[a:a + chunk0][:, None], 1)
-        if control is not None and control.progress is not None:
-            control.progress(min(a + chunk0, n_first), n_first)
+    for a, b in first_level_chunks(int(first.shape[0]), chunk0, control):
+        yield from descend(first[a:b][:, None], 1)
 
 
 #: Below this gate estimate (label statistics only; light HPRD queries score under 10, gMatch's suite over 2,000)
