@@ -29,6 +29,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.ce_join import Extension
 from distsm.kernels.index import DataIndex
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.sampling import SampledOrder, Sampler
 
@@ -238,14 +239,14 @@ class LabelPairStatistics:
     vertices: dict[int, int]
 
 
-_STATS: dict[int, tuple[DataIndex, LabelPairStatistics]] = {}
+_STATS = LifetimeCache()
 
 
 def label_pair_statistics(backend: Any, idx: DataIndex) -> LabelPairStatistics:
-    """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index)."""
-    cached = _STATS.get(id(idx))
-    if cached is not None and cached[0] is idx:
-        return cached[1]
+    """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index, kept while it lives)."""
+    cached = _STATS.get(idx)
+    if cached is not None:
+        return cached
     host = backend.to_host
     vlab = host(idx.vertex_labels).astype(np.int64)
     degrees = host(idx.degrees).astype(np.int64)
@@ -266,8 +267,4 @@ def label_pair_statistics(backend: Any, idx: DataIndex) -> LabelPairStatistics:
     ul, inverse = np.unique(vlab, return_inverse=True)
     degree_sum = {int(lab): int(d) for lab, d in zip(ul, np.bincount(inverse, weights=degrees).astype(np.int64))}
     vertices = {int(lab): int(c) for lab, c in zip(ul, np.bincount(inverse))}
-    stats = LabelPairStatistics(pairs, degree_sum, vertices)
-    if len(_STATS) > 8:
-        _STATS.clear()
-    _STATS[id(idx)] = (idx, stats)
-    return stats
+    return _STATS.put(idx, LabelPairStatistics(pairs, degree_sum, vertices))

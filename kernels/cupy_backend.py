@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import time
-import weakref
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.array_backend import Allowed, ArrayBackend, Descent, restricted
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.query_plan import QueryPlan, Step
 from distsm.kernels.signature import signatures
@@ -124,32 +124,6 @@ class GpuIndex(DataIndex):
     run_args: tuple = ()
 
 
-class _LifetimeCache:
-    """Values cached for the lifetime of a key object, looked up by identity: an entry goes when its object is
-    collected.  Objects that cannot be weakly referenced are not cached (``put`` returns the value anyway)."""
-
-    def __init__(self) -> None:
-        self._table: dict[int, tuple[Any, Any]] = {}
-
-    def get(self, obj: Any) -> Any:
-        ent = self._table.get(id(obj))
-        return ent[1] if ent is not None and ent[0]() is obj else None
-
-    def put(self, obj: Any, value: Any) -> Any:
-        key = id(obj)
-
-        def forget(ref: Any, key: int = key, table: dict = self._table) -> None:
-            ent = table.get(key)
-            if ent is not None and ent[0] is ref:
-                del table[key]
-
-        try:
-            self._table[key] = (weakref.ref(obj, forget), value)
-        except TypeError:
-            pass
-        return value
-
-
 class CupyBackend(ArrayBackend):
     """Backend on one CUDA device through CuPy (``xp = cupy``)."""
 
@@ -163,10 +137,10 @@ class CupyBackend(ArrayBackend):
         super().__init__(xp)
         self._module = module
         self._functions: dict[str, Any] = {}
-        self._progs = _LifetimeCache()     # step -> [host program, device copy or None]
+        self._progs = LifetimeCache()     # step -> [host program, device copy or None]
         self._no_part: Any = None  # stands in for the partition array outside spanning searches
         self._no_i64: Any = None
-        self._bitsets = _LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
+        self._bitsets = LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
         #: fused single-block kernels handle at most this many rows / entries per call (0 = never)
         self.small_limit = DEFAULT_SMALL_LIMIT
         #: "entry" (a thread per output entry) or "tiered" (warp / block / split-row tiers by row workload) for
@@ -180,13 +154,13 @@ class CupyBackend(ArrayBackend):
         self.use_pcsr = True
         self.last_index_stats: dict[str, Any] = {}
         self._budget_cache: tuple[float, int] | None = None
-        self._foreign = _LifetimeCache()   # index built elsewhere -> its GpuIndex
+        self._foreign = LifetimeCache()   # index built elsewhere -> its GpuIndex
         #: zero-copy staging of programs and counts for the single-block extend (DISTSM_PINNED=0 turns it off)
         self.use_staging = os.environ.get("DISTSM_PINNED", "1") != "0"
         self._staging: _Staging | None = None
         #: run every level that fits one block in one launch (descend_small); off: level by level
         self.fuse_levels = os.environ.get("DISTSM_FUSE_LEVELS", "1") != "0"
-        self._descents = _LifetimeCache()  # plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))
+        self._descents = LifetimeCache()  # plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))
 
     # ------------------------------------------------------------------ plumbing
     @property
