@@ -20,7 +20,7 @@ from distsm.labels import LabelVocabulary
 from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
 from distsm.plan.execute import QueryResult
-from distsm.plan.inter import Strategy
+from distsm.vocabulary import Strategy
 
 __version__ = "0.1.0"
 
