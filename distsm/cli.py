@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from distsm import example
+from distsm._version import __version__
 from distsm.api import count, explain, iter_matches, partitioned_matcher
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
 from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
@@ -150,7 +151,7 @@ def _gpus_arg(text: str) -> str | int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("count", help="count the matches of each query",
@@ -228,12 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
     return parser
-
-
-def _version() -> str:
-    from distsm import __version__
-
-    return __version__
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
