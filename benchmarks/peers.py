@@ -47,6 +47,7 @@ from typing import Any
 from benchmarks import common, meta
 from benchmarks.distsm_worker import DistsmWorker
 from benchmarks.peer_runs import PEERS, Peer
+from distsm.vocabulary import BACKENDS
 
 SUITES = ("hprd", "gmatch-test", "hprd-dense-24", "hprd-dense-32")
 HPRD_DATA = common.hprd_data_path()
@@ -293,7 +294,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = common.parser(__doc__, "peers")
     p.add_argument("--suites", nargs="+", choices=SUITES, default=None,
                    help="default: hprd and the dense suites, plus gmatch-test when --gmatch-test is given")
-    p.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    p.add_argument("--backend", choices=[b for b in BACKENDS if b != "auto"], default="numpy")
     p.add_argument("--max-seconds", type=float, default=60.0, help="cap per query and system")
     for name, peer in PEERS.items():
         p.add_argument(f"--{name}", metavar="BIN", help=f"{name} binary ({peer.device})")
