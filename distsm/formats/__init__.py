@@ -33,6 +33,7 @@ from distsm.graph import Graph
 # Importing every module of the package registers the formats that are not re-exported by name above.
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
+del _module
 
 FORMATS: tuple[str, ...] = tuple(f.name for f in registered())
 
