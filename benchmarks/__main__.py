@@ -1,6 +1,7 @@
 """``python -m benchmarks run SUITE [args]`` and ``python -m benchmarks report``.
 
-Suites (each checks its answers before it reports a time, and writes JSON under benchmarks/results/):
+Suites (each checks its answers before it reports a time, and writes its JSON to ``--out FILE``, by default
+``benchmarks/results/<result>.json``; see benchmarks/common.py):
 
     hprd        NumPy engine vs igraph and networkx VF2 on the 200 HPRD queries   (benchmarks.hprd_cpu)
     gpu         GPU engine vs NumPy: HPRD batch, R-MAT queries, memory budget      (benchmarks.gpu_engine)
@@ -12,6 +13,7 @@ Suites (each checks its answers before it reports a time, and writes JSON under 
     outofcore   graph several times the device budget: out-of-core vs in-core/UM  (benchmarks.outofcore)
     balance     entry-parallel vs tiered (warp/block/split-row) GPU join kernels    (benchmarks.load_balance)
     peers       distsm vs gMatch, EGSM, RapidMatch, SubgraphMatching (given binaries)  (benchmarks.peers)
+    profile     cProfile of the HPRD batch on one backend (GPU by default)          (benchmarks.profile_hprd_gpu)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -32,6 +34,7 @@ SUITES = {
     "outofcore": "benchmarks.outofcore",
     "balance": "benchmarks.load_balance",
     "peers": "benchmarks.peers",
+    "profile": "benchmarks.profile_hprd_gpu",
 }
 
 

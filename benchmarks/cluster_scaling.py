@@ -17,7 +17,9 @@ import sys
 import time
 
 from benchmarks import meta
-from benchmarks.generators import query_set, rmat_graph
+from benchmarks.common import add_rmat_options, hprd_data_path, hprd_suite, parser, rmat_from
+from benchmarks.generators import query_set
+from distsm.vocabulary import PARTITION_METHODS
 
 
 def hprd_check(n: int, cpu: bool) -> None:
@@ -25,13 +27,12 @@ def hprd_check(n: int, cpu: bool) -> None:
     import distsm
     from distributed import Client
 
-    from benchmarks.hprd_cpu import HPRD, load_suite
     from distsm.cluster import local
 
-    _, queries, expected = load_suite()
+    _, queries, expected = hprd_suite()
     cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
     try:
-        with Client(cluster) as client, distsm.Matcher(str(HPRD / "data_graph" / "HPRD.graph"), cluster=client,
+        with Client(cluster) as client, distsm.Matcher(str(hprd_data_path()), cluster=client,
                                                        partitions=n, backend="numpy" if cpu else "cupy",
                                                        partition_dir="/tmp/distsm-hprd-parts") as m:
             devices = client.run(_visible_device)
@@ -120,37 +121,26 @@ def summarize(runs: list[dict], names: list[str]) -> tuple[list[dict], list[str]
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(__doc__, "cluster_scaling")
+    add_rmat_options(p, scale=20, edges=8_000_000, labels=32, seed=7)
     p.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--scale", type=int, default=20)
-    p.add_argument("--edges", type=int, default=8_000_000)
-    p.add_argument("--labels", type=int, default=32)
     p.add_argument("--queries", type=int, default=40)
     p.add_argument("--size", type=int, default=8)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
-    p.add_argument("--method", default="random", choices=["metis", "random", "contiguous"])
+    p.add_argument("--method", default="random", choices=PARTITION_METHODS)
     p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
-    p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--rmat-a", type=float, default=0.45, help="R-MAT skew a; b = c = (1 - a) / 2.5")
     p.add_argument("--hprd", action="store_true",
                    help="first check the 200 HPRD known answers on the largest cluster")
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
 
-    t = time.perf_counter()
     if args.hprd:
         hprd_check(max(args.gpus), args.cpu)
-    rest = (1 - args.rmat_a) / 2.5
-    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, edge_labels=1, seed=args.seed,
-                      a=args.rmat_a, b=rest, c=rest)
-    gen_s = time.perf_counter() - t
+    data, graph = rmat_from(args)
     queries = query_set(data, args.queries, args.size, args.seed, kinds=("core", "dense"))
     names = [f"q{i}-{kind}" for i, (kind, _) in enumerate(queries)]
     graphs = [q for _, q in queries]
-    print(f"graph {data.n} vertices {data.m} edges in {gen_s:.1f}s; {len(graphs)} queries of {args.size} vertices",
-          file=sys.stderr, flush=True)
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
+    print(f"graph {data.n} vertices {data.m} edges in {graph['generate_s']:.1f}s; {len(graphs)} queries of "
+          f"{args.size} vertices", file=sys.stderr, flush=True)
     runs: list[dict] = []
     for n in args.gpus:
         runs.append(one_run(data, graphs, names, n, args))

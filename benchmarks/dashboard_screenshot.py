@@ -1,6 +1,7 @@
 """Look at the Dask dashboard in a real browser while distsm runs a batch.
 
-    python -m benchmarks.dashboard_screenshot [--out benchmarks/results/dashboard_status.png] [--chromium PATH]
+    python -m benchmarks run dashboard [--screenshot benchmarks/results/dashboard_status.png] [--chromium PATH]
+        [--out FILE]
 
 Starts a local cluster through distsm, submits the 200 HPRD queries (three times over, so the batch is still
 running), takes a headless Chromium screenshot of the scheduler's ``/status`` page, then checks what the page's
@@ -10,7 +11,6 @@ data sources hold: the task-stream and progress groups must be the ``distsm-*`` 
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import subprocess
@@ -19,8 +19,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks import meta
-from benchmarks.hprd_cpu import HPRD
+from benchmarks import common, meta
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -88,21 +87,22 @@ def main(argv=None):
 
     from distsm.cluster import local
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", default=str(meta.RESULTS / "dashboard_status.png"))
+    p = common.parser(__doc__, "dashboard_screenshot")
+    p.add_argument("--screenshot", default=str(meta.RESULTS / "dashboard_status.png"), metavar="PNG",
+                   help="where the screenshot goes (default: benchmarks/results/dashboard_status.png)")
     p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     args = p.parse_args(argv)
-    queries = sorted((HPRD / "query_graph").glob("*.graph"))
+    queries = sorted(common.hprd_query_path(n) for n in common.hprd_expected())
     cluster = local(gpus=None, workers=2, dashboard_address="127.0.0.1:0")
     try:
         with Client(cluster) as client, tempfile.TemporaryDirectory() as tmp:
-            m = distsm.Matcher(str(HPRD / "data_graph" / "HPRD.graph"), cluster=client, partitions=4,
+            m = distsm.Matcher(str(common.hprd_data_path()), cluster=client, partitions=4,
                                partition_dir=Path(tmp) / "parts", backend="numpy")
             names = [q.stem for q in queries]
             batches = [m.submit([str(q) for q in queries], names=names) for _ in range(3)]
             time.sleep(2)  # let the task stream fill
             base = client.dashboard_link.rsplit("/", 1)[0]
-            screenshot(args.chromium, f"{base}/status", args.out)
+            screenshot(args.chromium, f"{base}/status", args.screenshot)
             prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
             results = [r for b in batches for r in b.results()]
             status = json.loads(urllib.request.urlopen(f"{base}/distsm/status", timeout=10).read())
@@ -111,9 +111,9 @@ def main(argv=None):
         cluster.close()
     ok = all(r.ok for r in results)
     distsm_groups = [x for x in prefixes if x.startswith("distsm-")]
-    report = {"screenshot": args.out, "task_prefixes": prefixes, "distsm_groups": distsm_groups,
+    report = {"screenshot": args.screenshot, "task_prefixes": prefixes, "distsm_groups": distsm_groups,
               "queries": len(results), "all_ok": ok, "status_totals": status["totals"]}
-    meta.write("dashboard_screenshot", report)
+    meta.write("dashboard_screenshot", report, args.out)
     print(json.dumps(report, indent=1))
     if not ok or set(distsm_groups) != {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge"}:
         raise SystemExit("dashboard check failed")

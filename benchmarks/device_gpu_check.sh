@@ -56,7 +56,7 @@ T1=$(date +%s)
 
 echo "== benchmark"
 # shellcheck disable=SC2086
-timeout "${BENCH_TIMEOUT:-290}" $PY benchmarks/gpu_engine.py --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" \
+timeout "${BENCH_TIMEOUT:-290}" $PY -m benchmarks run gpu --out "$OUT/gpu_engine.json" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" \
   | tail -n 30
 BENCH_RC=${PIPESTATUS[0]}
 T2=$(date +%s)
@@ -66,5 +66,5 @@ echo "================ summary ================"
 echo "pytest rc=$TEST_RC ($((T1 - T0)) s): $(grep -E '(passed|failed|error)' "$OUT/pytest_gpu.log" | tail -n 1)"
 echo "benchmark rc=$BENCH_RC ($((T2 - T1)) s)"
 if [ -f "$OUT/gpu_engine.json" ]; then
-  $PY benchmarks/gpu_engine.py --table "$OUT/gpu_engine.json"
+  $PY -m benchmarks.gpu_engine --table "$OUT/gpu_engine.json"
 fi

@@ -28,10 +28,8 @@ for entry in ${1:-"symmetric:120"}; do
   IFS=: read -r suite cap args <<<"$entry"
   start=$(date +%s)
   result="$WORK/${suite}.json"
-  dest="$result"
-  [ "$suite" = gpu ] && { dest="$WORK"; result="$WORK/gpu_engine.json"; }  # gpu_engine takes a folder
   # shellcheck disable=SC2086
-  timeout "$cap" python3 -m benchmarks run "$suite" ${args//+/ } --out "$dest" >"$WORK/${suite}.log" 2>&1
+  timeout "$cap" python3 -m benchmarks run "$suite" ${args//+/ } --out "$result" >"$WORK/${suite}.log" 2>&1
   rc=$?
   echo "== $suite rc=$rc ($(( $(date +%s) - start )) s)" | tee -a "$LOG"
   tail -n 8 "$WORK/${suite}.log" | tee -a "$LOG"

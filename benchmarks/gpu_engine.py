@@ -18,13 +18,12 @@ Sections (each writes into the JSON as soon as it is done, so a run cut short ke
 Times are seconds unless a key says ``_ms``.  Per-query GPU times include filtering and planning (the whole
 ``count`` from a graph already indexed on the device), as in SGSI/EGSM.
 
-    python benchmarks/gpu_engine.py --out results/            # full run
-    python benchmarks/gpu_engine.py --table results/gpu_engine.json   # print the summary table
+    python -m benchmarks run gpu [--out FILE]                 # full run (default benchmarks/results/gpu_engine.json)
+    python -m benchmarks.gpu_engine --table FILE              # print the summary table of a result
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import statistics
@@ -35,14 +34,11 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from generators import query_set, rmat_graph  # noqa: E402
-
-import distsm  # noqa: E402
-from distsm.kernels import engine, get_backend  # noqa: E402
-from distsm.kernels.query_plan import MatchOptions  # noqa: E402
+import distsm
+from benchmarks import common
+from benchmarks.generators import query_set, rmat_graph
+from distsm.kernels import engine, get_backend
+from distsm.kernels.query_plan import MatchOptions
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -120,30 +116,14 @@ def versions(cupy: Any) -> dict:
     return v
 
 
-def find_hprd(arg: str | None) -> Path | None:
-    cands = [Path(arg)] if arg else []
-    root = HERE.parent
-    cands += [root / "tests" / "data" / "hprd", root.parent / "shared" / "data" / "hprd",
-              root / "shared" / "data" / "hprd"]
-    for c in cands:
-        if (c / "data_graph" / "HPRD.graph").exists():
-            return c
-    return None
-
-
 # ------------------------------------------------------------------------------------------------ sections
 def bench_hprd(args: Any, gpu: Any, cpu: Any, cupy: Any) -> dict:
-    d = find_hprd(args.hprd)
+    d = common.hprd_dir(args.hprd)
     if d is None:
         return {"skipped": "HPRD data not found"}
-    data = distsm.read_graph(d / "data_graph" / "HPRD.graph")
-    expected = {}
-    for line in (d / "expected_output.res").read_text().split("\n"):
-        if line.strip():
-            k, v = line.strip().split(":")
-            expected[k] = int(v)
+    data, by_name, expected = common.hprd_suite(d)
     names = sorted(expected)
-    queries = [distsm.read_graph(d / "query_graph" / f"{k}.graph") for k in names]
+    queries = [by_name[k] for k in names]
     t = time.perf_counter()
     gpu.index(data)
     index_s = time.perf_counter() - t
@@ -339,14 +319,13 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
         r, q = max(cands, key=lambda rq: rq[0]["gpu_ms"])
         label = f"R-MAT {r['kind']} #{r['i']}"
     else:
-        d = find_hprd(args.hprd)
+        d = common.hprd_dir(args.hprd)
         if d is None:
             return {"skipped": "no finished R-MAT query with matches and no HPRD data"}
-        expected = dict(line.strip().split(":") for line in (d / "expected_output.res").read_text().split("\n")
-                        if line.strip())
-        name = max(expected, key=lambda k: int(expected[k]))
-        g = distsm.read_graph(d / "data_graph" / "HPRD.graph")
-        q = distsm.read_graph(d / "query_graph" / f"{name}.graph")
+        expected = common.hprd_expected(d)
+        name = max(expected, key=lambda k: expected[k])
+        g = distsm.read_graph(common.hprd_data_path(d))
+        q = distsm.read_graph(common.hprd_query_path(name, d))
         label = f"HPRD {name} (no R-MAT query finished under its cap)"
     need: list[int] = []
     calls = {"extend": 0}
@@ -484,8 +463,7 @@ def print_table(res: dict) -> None:
 
 # ------------------------------------------------------------------------------------------------ main
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="results", help="folder for gpu_engine.json")
+    ap = common.parser(__doc__, "gpu_engine")
     ap.add_argument("--table", help="print the summary table of this JSON file and exit")
     ap.add_argument("--seed", type=int, default=20261121)
     ap.add_argument("--sections", default="hprd,rmat,budget,pcsr")
@@ -516,9 +494,8 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     import cupy
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "gpu_engine.json"
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
     gpu, cpu = get_backend("cupy"), get_backend("numpy")
     res: dict[str, Any] = {"command": " ".join([sys.executable] + sys.argv), "seed": args.seed,
                            "versions": versions(cupy), "args": vars(args),

@@ -9,40 +9,20 @@ left is abandoned mid-way), and the result names how many it finished; ratios ar
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
-from pathlib import Path
 
 import distsm
-from benchmarks import meta
-
-HPRD = Path(__file__).resolve().parent.parent / "tests" / "data" / "hprd"
-
-
-def expected_counts() -> dict[str, int]:
-    """The published count of every HPRD query, in query-number order (``query_dense_16_1``, ``_2``, ...)."""
-    expected = {}
-    for line in (HPRD / "expected_output.res").read_text().split():
-        name, c = line.split(":")
-        expected[name] = int(c)
-    return {n: expected[n] for n in sorted(expected, key=lambda s: int(s.rsplit("_", 1)[1]))}
-
-
-def load_suite():
-    expected = expected_counts()
-    data = distsm.read_graph(HPRD / "data_graph" / "HPRD.graph")
-    queries = {n: distsm.read_graph(HPRD / "query_graph" / f"{n}.graph") for n in expected}
-    return data, queries, expected
+from benchmarks import common, meta
 
 
 def run_distsm(data, queries, backend="numpy"):
     distsm.count(data, next(iter(queries.values())), backend=backend)  # build the index once, outside timing
     out = {}
     for name, q in queries.items():
-        t = time.perf_counter()
-        c = distsm.count(data, q, backend=backend)
-        out[name] = (c, time.perf_counter() - t)
+        with common.Timer() as t:
+            c = distsm.count(data, q, backend=backend)
+        out[name] = (c, t.seconds)
     return out
 
 
@@ -56,9 +36,9 @@ def run_igraph(data, queries):
     out = {}
     for name, q in queries.items():
         h = igraph.Graph(n=q.n, edges=list(zip(q.edge_src.tolist(), q.edge_dst.tolist())))
-        t = time.perf_counter()
-        c = g.count_subisomorphisms_vf2(h, color1=color, color2=q.vertex_labels.tolist())
-        out[name] = (int(c), time.perf_counter() - t)
+        with common.Timer() as t:
+            c = g.count_subisomorphisms_vf2(h, color1=color, color2=q.vertex_labels.tolist())
+        out[name] = (int(c), t.seconds)
     return out
 
 
@@ -94,13 +74,12 @@ def summarise(res, expected):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = common.parser(__doc__, "hprd_cpu")
     p.add_argument("--networkx-seconds", type=float, default=120.0)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    t = time.perf_counter()
-    data, queries, expected = load_suite()
-    load_s = time.perf_counter() - t
+    with common.Timer() as load:
+        data, queries, expected = common.hprd_suite()
+    load_s = load.seconds
     engines = {"distsm-numpy": run_distsm(data, queries)}
     ig = run_igraph(data, queries)
     if ig is not None:
@@ -111,9 +90,8 @@ def main(argv=None):
     ratios = {}
     for name, r in engines.items():
         if name != "distsm-numpy" and r:
-            common = list(r)
-            ratios[f"{name} / distsm-numpy"] = round(sum(r[n][1] for n in common) /
-                                                     sum(ours[n][1] for n in common), 1)
+            both = list(r)
+            ratios[f"{name} / distsm-numpy"] = round(sum(r[n][1] for n in both) / sum(ours[n][1] for n in both), 1)
     path = meta.write("hprd_cpu", {"load_seconds": round(load_s, 3), "networkx_allowance_s": args.networkx_seconds,
                                    "engines": result, "time_ratios_on_common_queries": ratios}, args.out)
     print(f"{'engine':16} {'queries':>7} {'correct':>7} {'total s':>9} {'median ms':>10}")

@@ -12,40 +12,31 @@ batch (when found) runs in both settings too.  Needs a CUDA device.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
-import time
 
-from benchmarks import meta
-from benchmarks.generators import query_set, rmat_graph
-from benchmarks.gpu_engine import find_hprd, timed_count
+from benchmarks import common, meta
+from benchmarks.generators import query_set
+from benchmarks.gpu_engine import timed_count
 from distsm.kernels import get_backend
 
 MODES = ("entry", "tiered")
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scale", type=int, default=20)
-    p.add_argument("--edges", type=int, default=8_000_000)
-    p.add_argument("--labels", type=int, default=64)
-    p.add_argument("--rmat-a", type=float, default=0.57)
+    p = common.parser(__doc__, "load_balance")
+    common.add_rmat_options(p, scale=20, edges=8_000_000, labels=64, seed=3, rmat_a=0.57)
     p.add_argument("--sizes", type=int, nargs="+", default=[4, 6, 8])
     p.add_argument("--per-size", type=int, default=8)
     p.add_argument("--cap", type=float, default=1.0)
-    p.add_argument("--hprd", default=None)
-    p.add_argument("--seed", type=int, default=3)
+    p.add_argument("--hprd", default=None, help="HPRD folder (default: tests/data/hprd, else a shared copy)")
     p.add_argument("--list", action="store_true",
                    help="also time listing (device tables: the write cache against flags + scan + scatter)")
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     import cupy
 
     be = get_backend("cupy")
-    rest = (1 - args.rmat_a) / 2.5
-    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, seed=args.seed, a=args.rmat_a,
-                      b=rest, c=rest)
+    data, graph = common.rmat_from(args)
     be.index(data)
     budget = be.default_budget()
     rows = []
@@ -73,19 +64,19 @@ def main(argv=None):
                   f"{rec['tiered']['seconds'] * 1e3:9.2f} ms count {rec['entry']['count']}", file=sys.stderr,
                   flush=True)
     hprd = None
-    folder = find_hprd(args.hprd)
+    folder = common.hprd_dir(args.hprd)
     if folder is not None:
         import distsm
 
-        g = distsm.read_graph(folder / "data_graph" / "HPRD.graph")
-        qs = [distsm.read_graph(f) for f in sorted((folder / "query_graph").glob("*.graph"))]
+        g, queries, _ = common.hprd_suite(folder)
+        qs = [queries[n] for n in sorted(queries)]
         hprd = {}
         for mode in MODES:
             be.load_balance = mode
             counts = [distsm.count(g, q, backend="cupy") for q in qs]  # warm
-            t = time.perf_counter()
-            counts = [distsm.count(g, q, backend="cupy") for q in qs]
-            hprd[mode] = {"seconds": time.perf_counter() - t, "total_matches": sum(counts)}
+            with common.Timer() as t:
+                counts = [distsm.count(g, q, backend="cupy") for q in qs]
+            hprd[mode] = {"seconds": t.seconds, "total_matches": sum(counts)}
         hprd["agree"] = hprd["entry"]["total_matches"] == hprd["tiered"]["total_matches"]
     fin = [r for r in rows if r["entry"]["finished"] and r["tiered"]["finished"]]
     ratios = [r["entry"]["seconds"] / r["tiered"]["seconds"] for r in fin if r["tiered"]["seconds"] > 0]
@@ -99,8 +90,6 @@ def main(argv=None):
                "entry_over_tiered_median": round(statistics.median(ratios), 3) if ratios else None,
                "entry_over_tiered_median_over_10ms": round(statistics.median(heavy), 3) if heavy else None,
                "heavy_queries": len(heavy), "counts_agree": all(r["agree"] for r in rows), "hprd": hprd}
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed}
     path = meta.write("load_balance", {"graph": graph, "cap_s": args.cap, "summary": summary, "queries": rows},
                       args.out)
     print(f"entry/tiered time ratio: median {summary['entry_over_tiered_median']} over {len(fin)} queries, "

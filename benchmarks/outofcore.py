@@ -23,7 +23,6 @@ and record the peak bytes in CuPy's pool.  Without a GPU the NumPy backend runs 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -31,13 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks import meta
-from benchmarks.generators import query_set, rmat_graph
+from benchmarks import common, meta
+from benchmarks.generators import query_set
 from distsm import Semantics
 from distsm.kernels import cuda_device_count, engine, get_backend
 from distsm.kernels.index import build_index, estimate_index_bytes
 from distsm.kernels.query_plan import MatchOptions
 from distsm.partitioned import PartitionedMatcher
+from distsm.vocabulary import PARTITION_METHODS
 
 
 class PoolPeak:
@@ -94,7 +94,7 @@ def _run_each(fn: Any, queries: list, cupy: Any) -> dict[str, Any]:
     return {"batch_s": sum(r["seconds"] for r in rows), "rows": rows}
 
 
-def _save(args: Any, data: Any, rest: float, gen_s: float, budget: int, graph_bytes: int, k: int, cross: int,
+def _save(args: Any, graph: dict[str, Any], budget: int, graph_bytes: int, k: int, cross: int,
           backend: str, modes: dict[str, dict[str, Any]], setup: dict[str, float], n_queries: int,
           complete: bool) -> tuple[Any, dict[str, Any], bool]:
     """Write the JSON with the modes run so far (after every mode: a run cut short keeps what it measured)."""
@@ -117,27 +117,20 @@ def _save(args: Any, data: Any, rest: float, gen_s: float, budget: int, graph_by
         "inter_share_of_matches": round(sum(r["inter"] or 0 for r in ooc_rows) / total, 4) if total else None,
         "setup_s": {name: round(v, 2) for name, v in setup.items()},
     }
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2),
-             "query_size": args.size}
     per_query = [{name: m["rows"][i] for name, m in modes.items()} for i in range(n_queries)]
-    path = meta.write("outofcore", {"graph": graph, "summary": summary, "queries": per_query}, args.out)
+    path = meta.write("outofcore", {"graph": {**graph, "query_size": args.size}, "summary": summary,
+                                    "queries": per_query}, args.out)
     return path, summary, agree
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scale", type=int, default=16)
-    p.add_argument("--edges", type=int, default=400_000)
-    p.add_argument("--labels", type=int, default=256)
-    p.add_argument("--rmat-a", type=float, default=0.45)
+    p = common.parser(__doc__, "outofcore")
+    common.add_rmat_options(p, scale=16, edges=400_000, labels=256, seed=5)
     p.add_argument("--budget-mb", type=float, default=8.0, help="per-GPU budget (MiB) of the out-of-core runs")
     p.add_argument("--queries", type=int, default=8)
     p.add_argument("--size", type=int, default=6, help="query vertices")
-    p.add_argument("--method", default="metis", choices=["metis", "random", "contiguous"])
+    p.add_argument("--method", default="metis", choices=PARTITION_METHODS)
     p.add_argument("--no-gather", action="store_true", help="skip the gathering (PBE transfer) mode")
-    p.add_argument("--seed", type=int, default=5)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
 
     cupy = None
@@ -146,11 +139,7 @@ def main(argv=None):
     backend = get_backend("cupy" if cupy is not None else "numpy")
     peak = PoolPeak(cupy) if cupy is not None else None
 
-    rest = (1 - args.rmat_a) / 2.5
-    t = time.perf_counter()
-    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, seed=args.seed, a=args.rmat_a,
-                      b=rest, c=rest)
-    gen_s = time.perf_counter() - t
+    data, graph = common.rmat_from(args)
     budget = int(args.budget_mb * (1 << 20))
     graph_bytes = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1)
     queries = [q for _, q in query_set(data, args.queries, args.size, args.seed + 1, kinds=("sparse",))]
@@ -163,14 +152,14 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as store_dir:
         # Out of core first, so nothing of the whole graph is resident on the device yet.  The partition is
         # computed once (saved to store_dir) and reused by the gathering mode.
-        t = time.perf_counter()
-        ooc = PartitionedMatcher.for_budget(data, budget, backend=backend, method=args.method, seed=args.seed,
-                                            directory=store_dir)
-        setup["partition"] = time.perf_counter() - t
+        with common.Timer() as t:
+            ooc = PartitionedMatcher.for_budget(data, budget, backend=backend, method=args.method, seed=args.seed,
+                                                directory=store_dir)
+        setup["partition"] = t.seconds
         modes["out_of_core"] = _run_batch(ooc, queries, budget, cupy, peak)
         k, cross = ooc.k, ooc.cross_edge_count
         print(f"out-of-core (host) batch {modes['out_of_core']['batch_s']:.3f} s", file=sys.stderr, flush=True)
-        _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
+        _save(args, graph, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
         if not args.no_gather:
             gather = PartitionedMatcher(data, ooc.k, method=args.method, seed=args.seed, directory=store_dir,
                                         backend=backend, adjacency="gather")
@@ -178,28 +167,28 @@ def main(argv=None):
             print(f"out-of-core (gather) batch {modes['out_of_core_gather']['batch_s']:.3f} s", file=sys.stderr,
                   flush=True)
             del gather
-            _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries),
+            _save(args, graph, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries),
                   False)
         del ooc
 
-    t = time.perf_counter()
-    backend.index(data)
-    setup["in_core_index"] = time.perf_counter() - t
+    with common.Timer() as t:
+        backend.index(data)
+    setup["in_core_index"] = t.seconds
     unlimited = backend.default_budget()
     modes["in_core"] = _run_each(lambda q: _count(backend, data, q, unlimited), queries, cupy)
     backend.release(data)
     print(f"in-core batch {modes['in_core']['batch_s']:.3f} s", file=sys.stderr, flush=True)
-    _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
+    _save(args, graph, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
 
     if cupy is not None:
-        t = time.perf_counter()
-        mapped = backend.host_resident(build_index(data, np))
-        setup["host_mapped_index"] = time.perf_counter() - t
+        with common.Timer() as t:
+            mapped = backend.host_resident(build_index(data, np))
+        setup["host_mapped_index"] = t.seconds
         modes["host_mapped"] = _run_each(lambda q: _count(backend, mapped, q, unlimited), queries, cupy)
         print(f"host-mapped batch {modes['host_mapped']['batch_s']:.3f} s", file=sys.stderr, flush=True)
         del mapped
 
-    path, summary, agree = _save(args, data, rest, gen_s, budget, graph_bytes, k, cross, backend.name, modes, setup,
+    path, summary, agree = _save(args, graph, budget, graph_bytes, k, cross, backend.name, modes, setup,
                                  len(queries), complete=True)
     names = list(modes)
     print(f"{'query':>5} " + " ".join(f"{n + ' ms':>22}" for n in names))

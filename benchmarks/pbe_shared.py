@@ -11,20 +11,17 @@ against the unpartitioned engine first.  Also records the planner's time on the 
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 
 import networkx as nx
 
 import distsm
-from benchmarks import meta
-from benchmarks.generators import rmat_graph
-from benchmarks.hprd_cpu import load_suite
+from benchmarks import common, meta
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan import inter_partition_plan
+from distsm.vocabulary import BACKENDS, Strategy
 
 QUERIES = {
     "triangle": nx.complete_graph(3),
@@ -37,36 +34,30 @@ QUERIES = {
 
 
 def planner_seconds() -> dict[str, float]:
-    _, queries, _ = load_suite()
+    _, queries, _ = common.hprd_suite()
     hprd = []
     for q in queries.values():
         q._derived.clear()
-        t = time.perf_counter()
-        inter_partition_plan(q)
-        hprd.append(time.perf_counter() - t)
+        with common.Timer() as t:
+            inter_partition_plan(q)
+        hprd.append(t.seconds)
     sym = {}
     for name, g in {"K16": nx.complete_graph(16), "C16": nx.cycle_graph(16), "K8,8": nx.complete_bipartite_graph(8, 8),
                     "Q4 hypercube": nx.hypercube_graph(4), "4x4 grid": nx.grid_2d_graph(4, 4)}.items():
-        t = time.perf_counter()
-        inter_partition_plan(Graph.from_networkx(g))
-        sym[name] = round(time.perf_counter() - t, 4)
+        with common.Timer() as t:
+            inter_partition_plan(Graph.from_networkx(g))
+        sym[name] = round(t.seconds, 4)
     return {"hprd_max_s": round(max(hprd), 4), "hprd_total_s": round(sum(hprd), 4), "symmetric_16_vertex_s": sym}
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scale", type=int, default=12)
-    p.add_argument("--edges", type=int, default=20_000)
+    p = common.parser(__doc__, "pbe_shared")
+    common.add_rmat_options(p, scale=12, edges=20_000, labels=1, seed=1)
     p.add_argument("--ks", type=int, nargs="+", default=[4, 8])
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rmat-a", type=float, default=0.45, help="R-MAT top-left probability (skew); b = c = (1-a)/2.5")
-    p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"],
+    p.add_argument("--backend", default="auto", choices=BACKENDS,
                    help="engine backend (auto: CuPy where a GPU is present)")
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    rest = (1 - args.rmat_a) / 2.5
-    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=1, edge_labels=1, seed=args.seed,
-                      a=args.rmat_a, b=rest, c=rest)
+    data, graph = common.rmat_from(args)
     be = get_backend(args.backend)
     budget = 1 << 30
     rows = []
@@ -76,14 +67,14 @@ def main(argv=None):
         warm = Graph.from_networkx(QUERIES["triangle"])
         distsm.count(data, warm, backend=be.name)
         for share in (True, False):
-            matcher.count(warm, Semantics(), budget, strategy="pbe", share=share)
+            matcher.count(warm, Semantics(), budget, strategy=Strategy.PBE, share=share)
         for name, g in QUERIES.items():
             q = Graph.from_networkx(g)
-            t = time.perf_counter()
-            whole = distsm.count(data, q, backend=be.name)
-            whole_s = time.perf_counter() - t
-            shared = matcher.count(q, Semantics(), budget, strategy="pbe")
-            alone = matcher.count(q, Semantics(), budget, strategy="pbe", share=False)
+            with common.Timer() as t:
+                whole = distsm.count(data, q, backend=be.name)
+            whole_s = t.seconds
+            shared = matcher.count(q, Semantics(), budget, strategy=Strategy.PBE)
+            alone = matcher.count(q, Semantics(), budget, strategy=Strategy.PBE, share=False)
             assert shared.count == alone.count == whole, (name, k, shared.count, alone.count, whole)
             print(f"checked {name} k={k}: {whole} matches", file=sys.stderr, flush=True)
             rows.append({
@@ -101,8 +92,6 @@ def main(argv=None):
                 "cross_edges": matcher.cross_edge_count,
             })
     planner = planner_seconds()
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "seed": args.seed,
-             "rmat_abc": [args.rmat_a, rest, rest]}
     path = meta.write("pbe_shared", {"graph": graph, "backend": be.name, "results": rows, "planner": planner},
                       args.out)
     print(f"graph: {data.n} vertices, {data.m} edges (R-MAT scale {args.scale}, seed {args.seed})")

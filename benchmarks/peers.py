@@ -44,13 +44,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import meta
+from benchmarks import common, meta
 from benchmarks.distsm_worker import DistsmWorker
-from benchmarks.hprd_cpu import HPRD, expected_counts
 from benchmarks.peer_runs import PEERS, Peer
+from distsm.vocabulary import BACKENDS
 
 SUITES = ("hprd", "gmatch-test", "hprd-dense-24", "hprd-dense-32")
-HPRD_DATA = HPRD / "data_graph" / "HPRD.graph"
+HPRD_DATA = common.hprd_data_path()
 
 
 @dataclass
@@ -87,8 +87,8 @@ def _header(path: Path) -> tuple[int, int]:
 
 def hprd_suite(limit: int | None) -> Suite:
     queries = []
-    for name, c in list(expected_counts().items())[:limit]:
-        path = HPRD / "query_graph" / f"{name}.graph"
+    for name, c in list(common.hprd_expected().items())[:limit]:
+        path = common.hprd_query_path(name)
         queries.append(Query(name, str(path), *_header(path), expected=c, source="published"))
     return Suite("hprd", str(HPRD_DATA), queries, note="HPRD, 200 dense 16-vertex queries, published counts")
 
@@ -291,10 +291,10 @@ def peer_info(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------------ main
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = common.parser(__doc__, "peers")
     p.add_argument("--suites", nargs="+", choices=SUITES, default=None,
                    help="default: hprd and the dense suites, plus gmatch-test when --gmatch-test is given")
-    p.add_argument("--backend", choices=("numpy", "cupy"), default="numpy")
+    p.add_argument("--backend", choices=[b for b in BACKENDS if b != "auto"], default="numpy")
     p.add_argument("--max-seconds", type=float, default=60.0, help="cap per query and system")
     for name, peer in PEERS.items():
         p.add_argument(f"--{name}", metavar="BIN", help=f"{name} binary ({peer.device})")
@@ -317,7 +317,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--startup-seconds", type=float, default=30.0,
                    help="wall seconds a peer process may spend outside its own timers before it is killed")
     p.add_argument("--grace", type=float, default=5.0, help="seconds past the cap before distsm's child is killed")
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     if args.suites is None:
         args.suites = [s for s in SUITES if s != "gmatch-test" or args.gmatch_test]

@@ -6,17 +6,17 @@ Usage: python -m benchmarks.rdf_lubm [--universities 1 2 5 10] [--departments 5]
 For each size: generate the data (distsm.rdf.lubm), load it into distsm (``RDFGraph``, both without and with
 ``rdf:type`` folding) and into rdflib (parsing the same N-Triples text), then time every BGP-only LUBM query
 (best of ``--repeat``); answers are compared as multisets and any disagreement is recorded and fails the run.
-Writes ``benchmarks/results/rdf_lubm.json`` through ``benchmarks.meta.write``.
+Writes ``--out`` (default ``benchmarks/results/rdf_lubm.json``) through ``benchmarks.meta.write``.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
 from typing import Any
 
+from benchmarks import common
 from benchmarks.meta import write
 from distsm.rdf import RDFGraph, evaluate, lubm
 
@@ -110,7 +110,7 @@ def run(universities: list[int], departments: int, rdflib_max: int, repeat: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = common.parser(__doc__, "rdf_lubm")
     ap.add_argument("--universities", type=int, nargs="+", default=[1, 2, 5, 10])
     ap.add_argument("--departments", type=int, default=5)
     ap.add_argument("--rdflib-max", type=int, default=10, help="skip rdflib above this many universities")
@@ -121,7 +121,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rdflib-query-max", type=float, default=5.0, metavar="SECONDS",
                     help="stop timing rdflib on a query at larger sizes once it took this long")
     ap.add_argument("--gpu", action="store_true", help="also time the CuPy backend (answers must agree)")
-    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     payload = run(args.universities, args.departments, args.rdflib_max, args.repeat, args.rdflib_query_max, args.scale,
                   tuple(args.rdflib_skip), args.gpu)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
+from typing import Any
 
 import numpy as np
 
-from benchmarks import meta
-from benchmarks.generators import query_set, rmat_graph
+from benchmarks import common, meta
+from benchmarks.generators import query_set
 from benchmarks.gpu_engine import timed_count
 from distsm.kernels import cuda_device_count, get_backend
 
@@ -43,33 +43,21 @@ def summarize(args: argparse.Namespace, backends: dict, rows: list[dict]) -> lis
     return summary
 
 
-def save(args: argparse.Namespace, data, rest: float, gen_s: float, backends: dict, rows: list[dict],
-         complete: bool = True):
-    graph = {"generator": "rmat", "scale": args.scale, "vertices": data.n, "edges": data.m, "labels": args.labels,
-             "rmat_abc": [args.rmat_a, rest, rest], "seed": args.seed, "generate_s": round(gen_s, 2)}
+def save(args: argparse.Namespace, graph: dict[str, Any], backends: dict, rows: list[dict], complete: bool = True):
     return meta.write("synthetic", {"graph": graph, "cap_s": args.cap, "backends": list(backends),
                                     "complete": complete, "counts_agree": all(r["agree"] for r in rows),
                                     "summary": summarize(args, backends, rows), "queries": rows}, args.out)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--scale", type=int, default=16)
-    p.add_argument("--edges", type=int, default=500_000)
-    p.add_argument("--labels", type=int, default=256)
-    p.add_argument("--rmat-a", type=float, default=0.45)
+    p = common.parser(__doc__, "synthetic")
+    common.add_rmat_options(p, scale=16, edges=500_000, labels=256, seed=11)
     p.add_argument("--sizes", type=int, nargs="+", default=[4, 8, 12, 16, 24, 32])
     p.add_argument("--per-kind", type=int, default=6, help="queries per size and kind")
     p.add_argument("--cap", type=float, default=2.0, help="seconds per query and backend")
-    p.add_argument("--seed", type=int, default=11)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
 
-    rest = (1 - args.rmat_a) / 2.5
-    t = time.perf_counter()
-    data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, seed=args.seed,
-                      a=args.rmat_a, b=rest, c=rest)
-    gen_s = time.perf_counter() - t
+    data, graph = common.rmat_from(args)
     backends = {"numpy": get_backend("numpy")}
     cupy = None
     if cuda_device_count():
@@ -92,11 +80,11 @@ def main(argv=None):
                 done = [rec[n]["count"] for n in backends if rec[n]["finished"]]
                 rec["agree"] = len(set(done)) <= 1
                 rows.append(rec)
-                save(args, data, rest, gen_s, backends, rows, complete=False)  # a timeout keeps what ran
+                save(args, graph, backends, rows, complete=False)  # a timeout keeps what ran
                 print(f"size {size:2d} {kind:6s} #{i}: " + "  ".join(
                     f"{n} {rec[n]['seconds'] * 1e3:9.2f} ms{'' if rec[n]['finished'] else ' (cap)'}"
                     for n in backends) + f"  count {done[0] if done else '?'}", file=sys.stderr, flush=True)
-    path = save(args, data, rest, gen_s, backends, rows)
+    path = save(args, graph, backends, rows)
     head = f"{'size':>4} {'kind':6} {'queries':>7}"
     head += "".join(f" {n + ' fin':>10} {n + ' med ms':>13}" for n in backends)
     print(head + ("   speedup" if "cupy" in backends else ""))

@@ -12,6 +12,7 @@ Public API::
     next(distsm.iter_mappings(g, q))    # {query node: data node}
 """
 
+from distsm._version import __version__
 from distsm.api import as_graph, count, count_batch, explain, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
@@ -20,9 +21,7 @@ from distsm.labels import LabelVocabulary
 from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
 from distsm.plan.execute import QueryResult
-from distsm.plan.inter import Strategy
-
-__version__ = "0.1.0"
+from distsm.vocabulary import Strategy
 
 
 def __getattr__(name: str):

@@ -33,12 +33,13 @@ import numpy as np
 
 from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
-from distsm.kernels import BACKENDS, engine, get_backend
+from distsm.kernels import engine, get_backend
 from distsm.kernels.explain import Explanation
 from distsm.labels import reconcile
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.execute import QueryResult, deadline, timeout_error
 from distsm.semantics import Semantics
+from distsm.vocabulary import BACKENDS, AdjacencyMode, BackendName, PartitionMethod, check_adjacency
 
 GraphLike = Graph | str | os.PathLike | Any
 Restrict = Mapping[Hashable, Iterable[Hashable]]
@@ -119,15 +120,15 @@ def _check_partitioned(restrict: Restrict | None, partitions: int | str | None) 
         raise ValueError("restrict is not supported together with partitions; drop one of them")
 
 
-def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "metis", seed: int = 0,
-                        backend: str = "auto", adjacency: str = "device", budget: int | None = None) -> Any:
+def partitioned_matcher(data: Graph, partitions: int | str, *, method: PartitionMethod = "metis", seed: int = 0,
+                        backend: BackendName = "auto", adjacency: AdjacencyMode = "device",
+                        budget: int | None = None) -> Any:
     """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of ``data`` split into ``partitions`` parts;
     ``partitions="auto"`` chooses ``k`` from the device ``budget`` (out of core, so ``adjacency`` must be
     ``"host"`` or ``"gather"``; see :meth:`~distsm.partitioned.PartitionedMatcher.for_budget`)."""
-    from distsm.partitioned import ADJACENCY_MODES, PartitionedMatcher
+    from distsm.partitioned import PartitionedMatcher
 
-    if adjacency not in ADJACENCY_MODES:
-        raise ValueError(f"adjacency must be one of {', '.join(map(repr, ADJACENCY_MODES))}, got {adjacency!r}")
+    check_adjacency(adjacency)
     auto = isinstance(partitions, str) and partitions == "auto"
     if not auto and (isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1):
         raise ValueError(f"partitions must be a positive integer or 'auto', got {partitions!r}")
@@ -148,9 +149,9 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "me
 
 
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
-          unique: bool = False, memory_budget: int | None = None, backend: str = "auto",
-          partitions: int | str | None = None, partition_method: str = "metis", partition_seed: int = 0,
-          adjacency: str = "device", restrict: Restrict | None = None,
+          unique: bool = False, memory_budget: int | None = None, backend: BackendName = "auto",
+          partitions: int | str | None = None, partition_method: PartitionMethod = "metis", partition_seed: int = 0,
+          adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
           progress: Callable[[int, int], None] | None = None, timeout: float | None = None) -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
@@ -190,7 +191,7 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
 
 
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
-            unique: bool = False, memory_budget: int | None = None, backend: str = "auto") -> Explanation:
+            unique: bool = False, memory_budget: int | None = None, backend: BackendName = "auto") -> Explanation:
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
     order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
@@ -204,8 +205,9 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
-                 backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-                 partition_seed: int = 0, adjacency: str = "device", restrict: Restrict | None = None,
+                 backend: BackendName = "auto", partitions: int | str | None = None,
+                 partition_method: PartitionMethod = "metis", partition_seed: int = 0,
+                 adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
                  timeout: float | None = None) -> Iterator[np.ndarray]:
     """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex position of query vertex
     ``i``; :func:`iter_mappings` gives node names instead).
@@ -242,8 +244,9 @@ def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Any) ->
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
-          backend: str = "auto", partitions: int | str | None = None, partition_method: str = "metis",
-          partition_seed: int = 0, adjacency: str = "device", restrict: Restrict | None = None,
+          backend: BackendName = "auto", partitions: int | str | None = None,
+          partition_method: PartitionMethod = "metis", partition_seed: int = 0,
+          adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
           as_frame: bool = False, timeout: float | None = None) -> Any:
     """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array of data vertex positions; see
     :func:`iter_matches`.
@@ -281,8 +284,9 @@ def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:
 
 def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                 induced: bool = False, homomorphism: bool = False, unique: bool = False,
-                memory_budget: int | None = None, backend: str = "auto", partition_method: str = "metis",
-                partition_seed: int = 0, adjacency: str = "device", timeout: float | None = None) -> list[QueryResult]:
+                memory_budget: int | None = None, backend: BackendName = "auto",
+                partition_method: PartitionMethod = "metis", partition_seed: int = 0,
+                adjacency: AdjacencyMode = "device", timeout: float | None = None) -> list[QueryResult]:
     """Count several queries on ``data`` split into ``partitions`` parts, as one part-major batch: each part is
     made resident once for every query's intra-partition join (out of core, each part is loaded once per batch,
     not once per query), then each query's spanning searches run.

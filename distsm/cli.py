@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from distsm import example
+from distsm._version import __version__
 from distsm.api import count, explain, iter_matches, partitioned_matcher
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
 from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
@@ -28,6 +29,7 @@ from distsm.npy_stream import NpyRowWriter
 from distsm.plan.execute import deadline
 from distsm.progress import ProgressBar
 from distsm.semantics import Semantics
+from distsm.vocabulary import ADJACENCY_MODES, BACKENDS, PARTITION_METHODS
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
           "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
@@ -106,14 +108,14 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--induced", action="store_true", help="query non-edges must map to data non-edges")
     p.add_argument("--homomorphism", action="store_true", help="drop injectivity")
     p.add_argument("--unique", action="store_true", help="count each matched subgraph once")
-    p.add_argument("--backend", default="auto", choices=["auto", "numpy", "cupy"])
+    p.add_argument("--backend", default="auto", choices=BACKENDS)
     p.add_argument("--memory-budget", type=parse_bytes, default=None, metavar="BYTES",
                    help="bytes the join may hold at once (e.g. 2GiB); smaller runs in more chunks")
     p.add_argument("--partitions", type=_partitions_arg, default=None, metavar="K",
                    help="split the data graph into K parts and search intra- plus inter-partition matches; 'auto' "
                         "chooses K from --memory-budget for a graph larger than the device (needs --adjacency)")
-    p.add_argument("--partition-method", default="metis", choices=["metis", "random", "contiguous"])
-    p.add_argument("--adjacency", default="device", choices=["device", "host", "gather"],
+    p.add_argument("--partition-method", default="metis", choices=PARTITION_METHODS)
+    p.add_argument("--adjacency", default="device", choices=ADJACENCY_MODES,
                    help="with --partitions: where spanning searches read the whole graph's adjacency; 'host' and "
                         "'gather' are out of core (one part on the device at a time)")
 
@@ -149,7 +151,7 @@ def _gpus_arg(text: str) -> str | int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("count", help="count the matches of each query",
@@ -210,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("data", help="data graph file")
     pa.add_argument("-k", "--parts", dest="k", type=int, required=True, metavar="K", help="number of parts")
     pa.add_argument("--out", default=None, metavar="DIR", help="partition store directory to reuse or write")
-    pa.add_argument("--method", default="metis", choices=["metis", "random", "contiguous"])
+    pa.add_argument("--method", default="metis", choices=PARTITION_METHODS)
     pa.add_argument("--seed", type=int, default=0, help="seed for metis and random (default 0)")
     pa.add_argument("--json", action="store_true", help="one JSON object")
     _add_reading(pa)
@@ -227,12 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
     return parser
-
-
-def _version() -> str:
-    from distsm import __version__
-
-    return __version__
 
 
 def _cmd_count(args: argparse.Namespace) -> int:

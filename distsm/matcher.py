@@ -35,12 +35,12 @@ from distsm.cluster.monitor import DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
-from distsm.kernels import BACKENDS, engine, get_backend
+from distsm.kernels import engine, get_backend
 from distsm.labels import reconcile
 from distsm.plan.execute import QueryResult, jobs
-from distsm.plan.inter import Strategy
 from distsm.plan.search import plan_inter
 from distsm.semantics import Semantics
+from distsm.vocabulary import BACKENDS, BackendName, PartitionMethod, Strategy
 
 _batches = itertools.count(1)
 
@@ -81,9 +81,10 @@ class Matcher:
             ``127.0.0.1:8787``; ``":8787"`` listens on every interface, ``None`` disables it).
     """
 
-    def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | None = None, backend: str = "auto",
-                 memory_budget: int | None = None, *, partition_dir: str | os.PathLike | None = None,
-                 partition_method: str = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
+    def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | None = None,
+                 backend: BackendName = "auto", memory_budget: int | None = None, *,
+                 partition_dir: str | os.PathLike | None = None,
+                 partition_method: PartitionMethod = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
                  workers: int | None = None, dashboard_address: str | None = DEFAULT_DASHBOARD,
                  inter_slices: int | None = None, load_timeout: float = 600.0):
         from distsm.partition import load_or_build
@@ -204,7 +205,7 @@ class Matcher:
 
         ``queries`` is one query or a list (graphs, paths or networkx graphs); ``timeout`` (seconds, for the
         whole batch from now) stops unfinished queries on the workers and turns them into ``timeout`` results;
-        ``listing`` returns rows.  ``strategy`` (:class:`~distsm.plan.inter.Strategy` or ``"pbe"``/``"global"``)
+        ``listing`` returns rows.  ``strategy`` (:class:`~distsm.vocabulary.Strategy` or ``"pbe"``/``"global"``)
         overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
         """
         from distributed import span

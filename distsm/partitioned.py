@@ -21,13 +21,10 @@ from distsm.kernels import engine
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
 from distsm.plan.execute import QueryResult, job_rows, jobs, merge, run_job
-from distsm.plan.inter import InterPartitionPlan, Strategy
+from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
 from distsm.semantics import Semantics
-
-
-#: Where inter-partition search reads the whole graph's adjacency (see :class:`PartitionedMatcher`).
-ADJACENCY_MODES = ("device", "host", "gather")
+from distsm.vocabulary import AdjacencyMode, PartitionMethod, Strategy, check_adjacency
 
 
 class PartitionedMatcher:
@@ -48,12 +45,11 @@ class PartitionedMatcher:
             :class:`~distsm.kernels.gather.HostAdjacency`).  On the CPU backend both read host memory.
     """
 
-    def __init__(self, data: Graph, partitions: int, *, method: str = "metis", seed: int = 0,
-                 directory: str | None = None, backend: Any, adjacency: str = "device"):
+    def __init__(self, data: Graph, partitions: int, *, method: PartitionMethod = "metis", seed: int = 0,
+                 directory: str | None = None, backend: Any, adjacency: AdjacencyMode = "device"):
         from distsm.partition import load_or_build
 
-        if adjacency not in ADJACENCY_MODES:
-            raise ValueError(f"adjacency must be one of {', '.join(map(repr, ADJACENCY_MODES))}, got {adjacency!r}")
+        check_adjacency(adjacency)
         t = time.perf_counter()
         self.data = data
         self.backend = backend
@@ -80,8 +76,9 @@ class PartitionedMatcher:
         self.setup_seconds = time.perf_counter() - t
 
     @classmethod
-    def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: str = "metis", seed: int = 0,
-                   directory: str | None = None, adjacency: str = "host", max_tries: int = 6) -> PartitionedMatcher:
+    def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: PartitionMethod = "metis", seed: int = 0,
+                   directory: str | None = None, adjacency: AdjacencyMode = "host",
+                   max_tries: int = 6) -> PartitionedMatcher:
         """An out-of-core (``adjacency="host"`` or ``"gather"``) matcher whose ``k`` is chosen from the device
         ``budget``.  The whole graph's O(|V|) arrays (labels, degrees, signatures, the part of every vertex; see
         :func:`~distsm.kernels.index.estimate_core_bytes`) stay on the device and come off the budget first; every
@@ -115,7 +112,7 @@ class PartitionedMatcher:
 
     def plan(self, query: Graph, sem: Semantics, strategy: Strategy | str | None = None, share: bool = True
              ) -> InterPartitionPlan:
-        """The inter-partition plan; ``strategy`` (:class:`~distsm.plan.inter.Strategy` or its value) overrides the
+        """The inter-partition plan; ``strategy`` (:class:`~distsm.vocabulary.Strategy` or its value) overrides the
         cost model's choice and ``share=False`` turns shared execution off."""
         engine.check_pair(self.data, query)
         return plan_inter(self.backend, self.index, query, sem, self.cross_edge_count, self.data.m, share, strategy)

@@ -9,8 +9,7 @@ from typing import Any
 
 from distsm.errors import BackendUnavailableError
 from distsm.kernels.array_backend import NumpyBackend
-
-BACKENDS = ("auto", "numpy", "cupy")
+from distsm.vocabulary import BACKENDS
 _instances: dict[str, Any] = {}
 
 

@@ -7,8 +7,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.partition.metis import check_k, metis_parts
 from distsm.partition.simple import contiguous_parts, random_parts
-
-PARTITION_METHODS: tuple[str, ...] = ("metis", "random", "contiguous")
+from distsm.vocabulary import PARTITION_METHODS
 
 
 def check_method(method: str) -> str:

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm._version import __version__
 from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
 from distsm.partition.graph_store import confined, load_index, save_index, save_npy, sha256_file
@@ -405,8 +406,6 @@ class PartitionStore:
             files.update({f"adjacency/{name}": entry for name, entry in meta["files"].items()})
             files["adjacency/index.json"] = {"sha256": sha256_file(d / "adjacency" / "index.json"),
                                              "bytes": (d / "adjacency" / "index.json").stat().st_size}
-        from distsm import __version__
-
         manifest = {
             "format": STORE_FORMAT, "version": STORE_VERSION, "distsm_version": __version__,
             "fingerprint": self.fingerprint, "n": self.n, "m": self.m, "directed": self.directed,

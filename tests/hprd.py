@@ -1,15 +1,16 @@
-"""Locations of the HPRD known-answer suite (tests/data/hprd, copied from the SubgraphMatching project)."""
+"""Locations of the HPRD known-answer suite (tests/data/hprd, copied from the SubgraphMatching project); the one
+reader of the suite is :mod:`benchmarks.common`, shared with the benchmarks."""
 
-from pathlib import Path
+from benchmarks.common import HPRD, hprd_data_path, hprd_expected, hprd_query_path
 
-HPRD = Path(__file__).parent / "data" / "hprd"
-DATA = HPRD / "data_graph" / "HPRD.graph"
+DATA = hprd_data_path(HPRD)
 
 
 def expected_counts() -> dict[str, int]:
-    lines = (HPRD / "expected_output.res").read_text().split()
-    return {name: int(c) for name, c in (line.split(":") for line in lines)}
+    """The published count of every HPRD query, in query-number order."""
+    return hprd_expected(HPRD)
 
 
-def query_path(name: str) -> Path:
-    return HPRD / "query_graph" / f"{name}.graph"
+def query_path(name: str):
+    """The file of the HPRD query ``name``."""
+    return hprd_query_path(name, HPRD)

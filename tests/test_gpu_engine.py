@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from oracles import brute_force, make_case, random_connected_query, random_graph, sampled_query
 
 import distsm
+from benchmarks import common
 from distsm import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.query_plan import MatchOptions
@@ -34,11 +35,6 @@ SCALE = float(os.environ.get("DISTSM_GPU_EXAMPLES", "1"))
 def _settings(n: int) -> settings:
     return settings(max_examples=max(1, int(n * SCALE)), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-HERE = Path(__file__).resolve().parent
-HPRD_CANDIDATES = [HERE / "data" / "hprd", HERE.parent.parent / "shared" / "data" / "hprd",
-                   HERE.parent / "shared" / "data" / "hprd"]
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +87,10 @@ def _read(path: Path) -> Graph:
 
 
 def _hprd_dir() -> Path:
-    for d in HPRD_CANDIDATES:
-        if (d / "data_graph" / "HPRD.graph").exists():
-            return d
-    pytest.skip("HPRD data not found (looked in " + ", ".join(str(d) for d in HPRD_CANDIDATES) + ")")
+    d = common.hprd_dir()
+    if d is None:
+        pytest.skip("HPRD data not found (neither tests/data/hprd nor a shared copy)")
+    return d
 
 
 def _both(data, query, **opts):
@@ -118,11 +114,7 @@ def _edge_list_graph(rng, n, m, vl, el, directed) -> Graph:
 
 # ---------------------------------------------------------------------------------------------------- HPRD
 def _hprd_expected(d: Path) -> dict[str, int]:
-    expected = {}
-    for line in (d / "expected_output.res").read_text().split("\n"):
-        if line.strip():
-            name, value = line.strip().split(":")
-            expected[name] = int(value)
+    expected = common.hprd_expected(d)
     assert len(expected) == 200
     return expected
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import distsm
+from benchmarks import common
 from benchmarks import peers as suite
 from benchmarks.distsm_worker import DistsmWorker
 from benchmarks.peer_runs import PEERS
@@ -173,7 +174,7 @@ def test_gmatch_test_directory_must_hold_one_count_per_query(tmp_path):
 def hprd_run(tmp_path_factory):
     """distsm and a fake RapidMatch on the first three HPRD queries: right and fast, wrong, over the cap."""
     tmp = tmp_path_factory.mktemp("peers")
-    expected = list(suite.expected_counts().items())[:3]
+    expected = list(common.hprd_expected().items())[:3]
     (q1, c1), (q2, c2), (q3, c3) = expected
     exe = fake_peer(tmp, {q1: [c1, 0.5, 0, 0], q2: [c2 + 1, 0.25, 0, 0], q3: [c3, 9.0, 0, 0]})
     out = tmp / "results" / "peers.json"
@@ -240,7 +241,7 @@ def test_a_suite_cut_short_keeps_what_it_measured(tmp_path):
 
 
 def test_sigterm_saves_what_ran_and_leaves_no_process_behind(tmp_path):
-    (q1, c1), (q2, c2) = list(suite.expected_counts().items())[:2]
+    (q1, c1), (q2, c2) = list(common.hprd_expected().items())[:2]
     exe = fake_peer(tmp_path, {q1: [c1, 0.1, 0, 0], q2: [c2, 0.1, 60, 0]})
     out = tmp_path / "peers.json"
     run = subprocess.Popen([sys.executable, "-m", "benchmarks", "run", "peers", "--suites", "hprd", "--limit", "2",

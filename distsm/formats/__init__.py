@@ -1,6 +1,7 @@
 """Graph file readers and writers.
 
-Formats (``FORMATS``):
+Formats (``FORMATS``, the names in :mod:`distsm.formats.registry`; each module of this package that decorates a
+detector with :func:`~distsm.formats.registry.register_format` adds one):
 
 * ``"sm"``: the subgraph-matching benchmark format (``t N M`` / ``v id label deg`` / ``e u v [label]``),
   undirected by default; see :mod:`distsm.formats.sm`.
@@ -15,18 +16,26 @@ file raises :class:`distsm.errors.GraphFormatError`, whose message starts with `
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Iterable
 from typing import Any
 
+# The built-in formats register in this order, which is the order of FORMATS (the CLI's choices, messages).
+from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs  # isort: skip
+from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs  # isort: skip
+from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap  # isort: skip
 from distsm.formats._common import PathLike
 from distsm.formats.detect import detect_format
-from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs
-from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs
-from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap
+from distsm.formats.registry import Format, lookup, register_format, registered
 from distsm.graph import Graph
 
-FORMATS = ("sm", "gsi", "snap")
-_DEFAULT_DIRECTED = {"sm": False, "gsi": True, "snap": False}
+# Importing every module of the package registers the formats that are not re-exported by name above.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+del _module
+
+FORMATS: tuple[str, ...] = tuple(f.name for f in registered())
 
 __all__ = [
     "FORMATS",
@@ -39,6 +48,7 @@ __all__ = [
     "read_sm_graphs",
     "read_snap",
     "read_snap_with_ids",
+    "register_format",
     "write_graph",
     "write_graphs",
     "write_gsi",
@@ -49,12 +59,11 @@ __all__ = [
 ]
 
 
-def _resolve(path: PathLike, format: str) -> str:
-    if format == "auto":
-        return detect_format(path)
-    if format not in FORMATS:
+def _resolve(path: PathLike, format: str) -> Format:
+    fmt = lookup(detect_format(path) if format == "auto" else format)
+    if fmt is None:
         raise ValueError(f"unknown graph format {format!r}; expected 'auto' or one of {', '.join(FORMATS)}")
-    return format
+    return fmt
 
 
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
@@ -73,12 +82,7 @@ def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = 
         OSError: the file cannot be opened.
     """
     fmt = _resolve(path, format)
-    d = _DEFAULT_DIRECTED[fmt] if directed is None else bool(directed)
-    if fmt == "sm":
-        return read_sm(path, directed=d, dedupe=dedupe)
-    if fmt == "gsi":
-        return read_gsi(path, directed=d, dedupe=dedupe)
-    return read_snap(path, directed=d, dedupe=dedupe)
+    return fmt.read(path, directed=fmt.directed if directed is None else bool(directed), dedupe=dedupe)
 
 
 def read_graphs(path: PathLike, format: str = "auto", **kw: Any) -> list[Graph]:
@@ -91,13 +95,8 @@ def read_graphs(path: PathLike, format: str = "auto", **kw: Any) -> list[Graph]:
         raise TypeError(f"read_graphs() got unexpected keyword argument(s): {', '.join(sorted(unknown))}")
     fmt = _resolve(path, format)
     directed = kw.get("directed")
-    d = _DEFAULT_DIRECTED[fmt] if directed is None else bool(directed)
-    dedupe = bool(kw.get("dedupe", False))
-    if fmt == "sm":
-        return read_sm_graphs(path, directed=d, dedupe=dedupe)
-    if fmt == "gsi":
-        return read_gsi_graphs(path, directed=d, dedupe=dedupe)
-    return [read_snap(path, directed=d, dedupe=dedupe)]
+    return fmt.read_graphs(path, directed=fmt.directed if directed is None else bool(directed),
+                           dedupe=bool(kw.get("dedupe", False)))
 
 
 def write_graph(graph: Graph, path: PathLike, format: str = "sm") -> None:
@@ -106,28 +105,24 @@ def write_graph(graph: Graph, path: PathLike, format: str = "sm") -> None:
     Raises:
         ValueError: an unknown format, a directed graph in ``"sm"`` or an undirected graph in ``"gsi"``.
     """
-    if format == "sm":
-        write_sm(graph, path)
-    elif format == "gsi":
-        write_gsi(graph, path)
-    elif format == "snap":
-        write_snap(graph, path)
-    else:
+    fmt = lookup(format)
+    if fmt is None:
         raise ValueError(f"unknown graph format {format!r}; expected one of {', '.join(FORMATS)}")
+    fmt.write(graph, path)
 
 
 def write_graphs(graphs: Iterable[Graph], path: PathLike, format: str = "sm") -> None:
-    """Write several graphs into one file; only ``"sm"`` and ``"gsi"`` can hold more than one.
+    """Write several graphs into one file; only formats with a ``write_all`` (``"sm"`` and ``"gsi"``) can hold
+    more than one.
 
     Raises:
         ValueError: an unknown format, ``"snap"``, or a graph the format cannot hold (see :func:`write_graph`).
     """
-    if format == "sm":
-        write_sm_graphs(graphs, path)
-    elif format == "gsi":
-        write_gsi_graphs(graphs, path)
-    elif format == "snap":
-        raise ValueError("a SNAP edge list holds one graph; use write_graph(..., format='snap'), or 'sm'/'gsi' "
-                         "for several graphs in one file")
-    else:
-        raise ValueError(f"unknown graph format {format!r}; expected 'sm' or 'gsi'")
+    several = [f.name for f in registered() if f.write_all is not None]
+    fmt = lookup(format)
+    if fmt is None:
+        raise ValueError(f"unknown graph format {format!r}; expected {' or '.join(map(repr, several))}")
+    if fmt.write_all is None:
+        raise ValueError(f"a {fmt.title} holds one graph; use write_graph(..., format={fmt.name!r}), or "
+                         f"{'/'.join(map(repr, several))} for several graphs in one file")
+    fmt.write_all(graphs, path)

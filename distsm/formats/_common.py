@@ -48,6 +48,12 @@ def fspath(path: PathLike) -> str:
     return os.fspath(path)
 
 
+def is_int_token(tok: bytes, *, allow_negative: bool = False) -> bool:
+    """Whether ``tok`` is a decimal integer (ASCII digits, a leading ``-`` when ``allow_negative``)."""
+    digits = tok[1:] if allow_negative and tok[:1] == b"-" else tok
+    return digits.isdigit() and digits.isascii()
+
+
 def is_gzip_name(path: PathLike) -> bool:
     """Whether the file name ends in ``.gz`` (the only thing that selects gzip (de)compression)."""
     return fspath(path).lower().endswith(".gz")

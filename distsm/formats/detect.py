@@ -1,4 +1,4 @@
-"""Guess a graph file's format from its first meaningful line."""
+"""Guess a graph file's format from its first meaningful line, asking each registered format."""
 
 from __future__ import annotations
 
@@ -7,19 +7,16 @@ import zlib
 
 from distsm.errors import GraphFormatError, short_repr
 from distsm.formats._common import PathLike, fspath, is_gzip_name, without_bom
+from distsm.formats.registry import registered
 
 _LINE_LIMIT = 1 << 16
 
 
-def _is_int(tok: bytes, *, allow_negative: bool = False) -> bool:
-    digits = tok[1:] if allow_negative and tok[:1] == b"-" else tok
-    return digits.isdigit() and digits.isascii()
-
-
 def detect_format(path: PathLike) -> str:
-    """Return ``"sm"``, ``"gsi"`` or ``"snap"`` for the file at ``path`` (``.gz`` files are decompressed).
+    """Return the name of the registered format (:mod:`distsm.formats.registry`) of the file at ``path``
+    (``.gz`` files are decompressed), e.g. ``"sm"``, ``"gsi"`` or ``"snap"``.
 
-    Only the first line that is neither blank nor a ``#`` comment is read:
+    Only the first line that is neither blank nor a ``#`` comment is read, and each format's detector judges it:
 
     * ``t # k`` → ``"gsi"``;
     * ``t N M`` (two integers) → ``"sm"``;
@@ -57,13 +54,11 @@ def detect_format(path: PathLike) -> str:
 
 
 def _classify(path: str, lineno: int, fields: list[bytes], raw: bytes) -> str:
-    if fields[0] == b"t":
-        if len(fields) == 3 and fields[1] == b"#" and _is_int(fields[2], allow_negative=True):
-            return "gsi"
-        if len(fields) == 3 and _is_int(fields[1]) and _is_int(fields[2]):
-            return "sm"
-    elif len(fields) in (2, 3) and all(_is_int(x) for x in fields):
-        return "snap"
+    formats = registered()
+    for fmt in formats:
+        if fmt.detect(fields):
+            return fmt.name
     text = short_repr(raw.decode("utf-8", "replace").strip())
-    raise GraphFormatError(path, lineno, f"cannot detect the graph format from {text}: expected 't # k' (GSI), "
-                                         "'t N M' (sm) or 'u v [label]' (SNAP edge list)")
+    expected = [f"{fmt.first_line} ({fmt.title})" for fmt in formats]
+    raise GraphFormatError(path, lineno, f"cannot detect the graph format from {text}: expected "
+                                         f"{', '.join(expected[:-1])} or {expected[-1]}")

@@ -40,12 +40,14 @@ from distsm.formats._common import (
     check_vertex_ids,
     diagnose,
     first_bad,
+    is_int_token,
     only_graph,
     open_output,
     read_records,
     token_repr,
     write_rows,
 )
+from distsm.formats.registry import register_format
 from distsm.graph import Graph
 
 _T, _V, _E = ord("t"), ord("v"), ord("e")
@@ -107,6 +109,15 @@ def write_gsi_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
             write_rows(f, b"v ", [np.arange(g.n, dtype=np.int64), g.vertex_labels])
             write_rows(f, b"e ", [g.edge_src, g.edge_dst, g.edge_labels])
         f.write(b"t # -1\n")
+
+
+
+@register_format("gsi", title="GSI", first_line="'t # k'", directed=True, read=read_gsi, read_all=read_gsi_graphs,
+                 write=write_gsi, write_all=write_gsi_graphs)
+def detect_gsi(fields: list[bytes]) -> bool:
+    """Whether a first line is a GSI graph marker ``t # k`` (an integer ``k``)."""
+    return (len(fields) == 3 and fields[0] == b"t" and fields[1] == b"#"
+            and is_int_token(fields[2], allow_negative=True))
 
 
 # ---------------------------------------------------------------------------------------------------- parsing

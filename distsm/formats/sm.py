@@ -33,12 +33,14 @@ from distsm.formats._common import (
     check_vertex_ids,
     diagnose,
     first_bad,
+    is_int_token,
     only_graph,
     open_output,
     read_records,
     token_repr,
     write_rows,
 )
+from distsm.formats.registry import register_format
 from distsm.graph import Graph
 
 _T, _V, _E = ord("t"), ord("v"), ord("e")
@@ -102,6 +104,14 @@ def write_sm_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
             if g.edge_labels.any():
                 cols.append(g.edge_labels)
             write_rows(f, b"e ", cols)
+
+
+
+@register_format("sm", title="sm", first_line="'t N M'", directed=False, read=read_sm, read_all=read_sm_graphs,
+                 write=write_sm, write_all=write_sm_graphs)
+def detect_sm(fields: list[bytes]) -> bool:
+    """Whether a first line is an sm header ``t N M`` (two non-negative integers)."""
+    return len(fields) == 3 and fields[0] == b"t" and is_int_token(fields[1]) and is_int_token(fields[2])
 
 
 # ---------------------------------------------------------------------------------------------------- parsing

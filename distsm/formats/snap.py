@@ -37,10 +37,12 @@ from distsm.formats._common import (
     build_graph,
     check_fields,
     diagnose,
+    is_int_token,
     open_output,
     read_records,
     write_rows,
 )
+from distsm.formats.registry import register_format
 from distsm.graph import Graph
 
 _SPEC = FieldSpec("u v [label]", ("source vertex", "target vertex", "edge label"), 2, skip=0)
@@ -144,3 +146,10 @@ def write_snap(graph: Graph, path: PathLike) -> None:
     with open_output(path) as f:
         f.write(f"# distsm edge list: n={graph.n} m={graph.m} directed={graph.directed}\n".encode())
         write_rows(f, b"", cols)
+
+
+@register_format("snap", title="SNAP edge list", first_line="'u v [label]'", directed=False, read=read_snap,
+                 write=write_snap)
+def detect_snap(fields: list[bytes]) -> bool:
+    """Whether a first line is an edge ``u v`` or ``u v label`` (non-negative integers)."""
+    return len(fields) in (2, 3) and all(is_int_token(x) for x in fields)

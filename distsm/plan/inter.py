@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
 
 from distsm.graph import Graph
 from distsm.kernels.order import gsi_order, query_adjacency
 from distsm.plan.automorphism import stabilizer_chain
+from distsm.vocabulary import Strategy  # re-exported: the planner's result names it
 
 
 @dataclass(frozen=True)
@@ -47,29 +47,6 @@ class EdgeGroup:
     @property
     def prime_edges(self) -> tuple[int, ...]:
         return tuple(s.prime_edge for s in self.sequences)
-
-
-class Strategy(str, Enum):
-    """How a partitioned search finds its matches.
-
-    ``PBE``: every part's intra-partition join plus one spanning search per edge group.  ``GLOBAL``: one join over
-    the whole graph that counts every match once (the intra-partition joins would only repeat part of its work).
-    The values are the plain strings ``"pbe"`` and ``"global"``, so either form is accepted and compares equal.
-    """
-
-    PBE = "pbe"
-    GLOBAL = "global"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def parse(cls, value: Strategy | str) -> Strategy:
-        """``value`` as a :class:`Strategy`; a clear error names the accepted values."""
-        try:
-            return cls(value)
-        except ValueError:
-            raise ValueError(f"strategy must be 'pbe' or 'global', got {value!r}") from None
 
 
 @dataclass(frozen=True)

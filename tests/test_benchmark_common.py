@@ -1,0 +1,47 @@
+"""The benchmarks' shared pieces: the HPRD reader, and every script a registered suite whose ``--out`` is a file."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from benchmarks import common, meta
+from benchmarks.__main__ import SUITES
+
+BENCHMARKS = Path(common.__file__).parent
+
+
+def test_hprd_expected_is_the_published_file_in_query_number_order() -> None:
+    raw = (common.HPRD / "expected_output.res").read_text().splitlines()
+    published = dict(line.split(":") for line in raw if line.strip())
+    expected = common.hprd_expected()
+    assert len(expected) == 200 and {k: str(v) for k, v in expected.items()} == published
+    assert [int(n.rsplit("_", 1)[1]) for n in expected] == list(range(1, 201))
+    assert all(common.hprd_query_path(n).exists() for n in expected)
+
+
+def test_hprd_dir_prefers_the_given_folder_and_refuses_one_without_the_data_graph(tmp_path: Path) -> None:
+    assert common.hprd_dir() == common.HPRD
+    assert common.hprd_dir(common.HPRD) == common.HPRD
+    assert common.hprd_dir(tmp_path) is None
+
+
+def test_every_script_with_a_main_is_a_registered_suite() -> None:
+    scripts = {p.stem for p in BENCHMARKS.glob("*.py")
+               if p.stem != "__main__" and re.search(r"^def main\(", p.read_text(), flags=re.M)}
+    assert scripts == {module.rsplit(".", 1)[1] for module in SUITES.values()}
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES), ids=lambda s: f"suite-{s}")  # "gpu" alone would mark it a GPU test
+def test_every_suite_takes_out_as_a_result_file(suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+    module = importlib.import_module(SUITES[suite])
+    with pytest.raises(SystemExit) as done:
+        module.main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    match = re.search(r"--out FILE result JSON \(default: benchmarks/results/(\w+)\.json\)", text)
+    assert match, text
+    assert (meta.RESULTS / f"{match.group(1)}.json").parent == meta.RESULTS
