@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 from generators import query_set, rmat_graph  # noqa: E402
 
 import distsm  # noqa: E402
+from distsm.config import options  # noqa: E402
 from distsm.kernels import engine, get_backend  # noqa: E402
 from distsm.kernels.query_plan import MatchOptions  # noqa: E402
 
@@ -167,13 +168,12 @@ def bench_hprd(args: Any, gpu: Any, cpu: Any, cupy: Any) -> dict:
         per_query_ms.extend(ms)
     # The same passes level by level (two launches and two host round trips per level) instead of the fused
     # descent, side by side in this run.
-    saved, gpu.fuse_levels = gpu.fuse_levels, False
     unfused = []
-    for _ in range(args.hprd_reps):
-        t = time.perf_counter()
-        unfused_counts = [distsm.count(data, q, backend="cupy") for q in queries]
-        unfused.append(time.perf_counter() - t)
-    gpu.fuse_levels = saved
+    with options({"gpu.fuse-levels": False}):
+        for _ in range(args.hprd_reps):
+            t = time.perf_counter()
+            unfused_counts = [distsm.count(data, q, backend="cupy") for q in queries]
+            unfused.append(time.perf_counter() - t)
     with PeakTracker(cupy) as tr:
         base = tr.reset()
         for q in queries:
@@ -362,12 +362,11 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
         return orig_e(*a, **k)
 
     gpu.workload = spy_w
-    fused, gpu.fuse_levels = gpu.fuse_levels, False  # a fused descent computes its workloads in its kernel
     try:
-        free = timed_count(gpu, g, q, gpu.default_budget(), 60, cupy)
+        with options({"gpu.fuse-levels": False}):  # a fused descent computes its workloads in its kernel
+            free = timed_count(gpu, g, q, gpu.default_budget(), 60, cupy)
     finally:
         del gpu.workload
-        gpu.fuse_levels = fused
     largest = max(need) if need else 0
     budget = max(largest // 10, 1)
     gpu.extend = spy_e

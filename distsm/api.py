@@ -34,6 +34,7 @@ import numpy as np
 from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
 from distsm.kernels import BACKENDS, engine, get_backend
+from distsm.kernels.backend import Backend
 from distsm.kernels.explain import Explanation
 from distsm.labels import reconcile
 from distsm.plan.automorphism import stabilizer_chain
@@ -235,7 +236,7 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     return chunks if control is None else _timed(chunks, timeout, be)
 
 
-def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Any) -> Iterator[np.ndarray]:
+def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Backend) -> Iterator[np.ndarray]:
     with timeout_error(timeout, backend):
         yield from chunks
 
@@ -262,7 +263,7 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
     rows = np.concatenate(chunks) if chunks else np.zeros((0, q.n), dtype=np.int64)
     if not as_frame:
         return rows
-    return _frame(d, q, rows, get_backend(backend).name == "cupy")
+    return _frame(d, q, rows, get_backend(backend).on_device)
 
 
 def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:

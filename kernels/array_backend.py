@@ -58,7 +58,8 @@ class ArrayBackend:
     """
 
     name = "array"
-    vertex_dtype = np.int32
+    on_device = False
+    vertex_dtype: type[np.generic] = np.int32
 
     def __init__(self, xp: Any):
         self.xp = xp
@@ -86,6 +87,11 @@ class ArrayBackend:
         """``idx`` ready for this backend's kernels (its arrays must already be on ``xp``)."""
         return idx
 
+    def from_host(self, host: DataIndex) -> DataIndex:
+        """``host`` (NumPy arrays, e.g. memory mapped) usable by this backend: on the CPU ``host`` itself, so
+        every process on the machine shares one memory map."""
+        return host
+
     def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex:
         """``core`` (an adopted index) with its adjacency arrays (``nbr``, ``indptr``, ``run_*``, ``entry_keys``,
         ``pair_keys``) replaced by ``arrays``, e.g. a piece gathered from host memory."""
@@ -101,6 +107,10 @@ class ArrayBackend:
     def host(self) -> ArrayBackend:
         """The backend for work too small to be worth a device: itself on the CPU."""
         return self
+
+    def release_memory(self) -> None:
+        """Hand cached free device memory back to the device (after a cancelled join, or when a worker's cache is
+        torn down); the CPU keeps none."""
 
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""

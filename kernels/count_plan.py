@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import Extension
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
@@ -188,7 +189,7 @@ def blocks_needed(groups: tuple[tuple[int, ...], ...]) -> set[tuple[int, ...]]:
     return need
 
 
-def gate_cost(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
+def gate_cost(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
     """An upper-leaning estimate of the general join's rows from label statistics alone (no index built).
 
     An arc ``w -> u`` fans out to ``entries(label(w), e, label(u)) / degree sum of label(w)`` neighbours per
@@ -242,7 +243,7 @@ class LabelPairStatistics:
 _STATS = LifetimeCache()
 
 
-def label_pair_statistics(backend: Any, idx: DataIndex) -> LabelPairStatistics:
+def label_pair_statistics(backend: Backend, idx: DataIndex) -> LabelPairStatistics:
     """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index, kept while it lives)."""
     cached = _STATS.get(idx)
     if cached is not None:

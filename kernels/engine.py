@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges
 from distsm.kernels.array_backend import Allowed, restricted
+from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import first_level_chunks, walk_core
 from distsm.kernels.count_plan import gate_cost, plan_count
 from distsm.kernels.explain import Explanation
@@ -80,7 +82,7 @@ class PreparedQuery:
     bits: list[Any]
 
 
-def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
+def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
             less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
             spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
@@ -132,7 +134,7 @@ def check_pair(data: Graph, query: Graph) -> None:
         raise ValueError("the query graph is not connected; match each connected component separately")
 
 
-def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
+def walk(backend: Backend, prepared: PreparedQuery, budget: int, count_only: bool,
          spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None,
          control: Control | None = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
@@ -224,12 +226,9 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
 #: per query arc and walk step, more than such a join.
 TRAILING_GATE = 1_000
 COUNT_PATHS = ("auto", "general", "trailing")
-#: Plans estimated below this much work (entries read and written; about a second of NumPy) run on the host
-#: even for a device backend: below it a device spends more on launches than on the work.
-HOST_WORK = 3e7
 
 
-def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
+def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
           less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
@@ -282,7 +281,9 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     left = max(budget - ce.nbytes, budget // 8)
     sampler = Sampler(host, query, ce, homomorphism=options.homomorphism, walks=walks_for(left))
     plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
-    runner = host if plan.cost < HOST_WORK else backend
+    # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
+    # host even for a device backend: below it a device spends more on launches than on the work.
+    runner = host if plan.cost < engine_options().host_work else backend
     if runner is not host:
         ce = ce.to(runner.xp)
     counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
@@ -313,7 +314,7 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     return _explained(explain, total, why)
 
 
-def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
+def _general_reason(backend: Backend, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
                     less_than: tuple[tuple[int, int], ...], automorphisms: int | None, cands: list[Any],
                     budget: int, gate: bool) -> str:
     """Why a count takes the general join ("" when the trailing-count path applies); ``gate`` False skips the
@@ -345,7 +346,7 @@ def _explained(explain: Explanation | None, total: int, reason: str, path: str |
 class _Clock:
     """Stage timings for an :class:`Explanation` (the backend synchronises so device work is counted)."""
 
-    def __init__(self, backend: Any, explain: Explanation | None):
+    def __init__(self, backend: Backend, explain: Explanation | None):
         self.backend, self.explain = backend, explain
         self.t = time.perf_counter()
 
@@ -358,7 +359,7 @@ class _Clock:
         self.t = now
 
 
-def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
+def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
                  limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
                  restrict: dict[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""

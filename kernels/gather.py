@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
 
@@ -78,7 +79,7 @@ class HostAdjacency:
         cache: device bytes of the resident high-degree rows (0: none).
     """
 
-    def __init__(self, backend: Any, host: DataIndex, limit: int, cache: int = 0):
+    def __init__(self, backend: Backend, host: DataIndex, limit: int, cache: int = 0):
         if not isinstance(host.nbr, np.ndarray):
             raise TypeError("HostAdjacency needs an index with host (NumPy) arrays")
         self.backend = backend

@@ -30,6 +30,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import restricted
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
 from distsm.plan.search import inter_task, intra_task
@@ -145,7 +146,7 @@ class Site(Protocol):
     """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
     (:class:`~distsm.cluster.tasks.WorkerState`)."""
 
-    backend: Any
+    backend: Backend
     worker: str
 
     def part(self, i: int) -> AbstractContextManager[Any]:
@@ -277,12 +278,10 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
     return result
 
 
-def release_device_memory(backend: Any) -> None:
+def release_device_memory(backend: Backend) -> None:
     """Hand the device memory pool's free blocks back to the device (after a cancelled join, or when a worker's
     cache is torn down); a no-op on the CPU backend."""
-    if backend.name == "cupy":
-        backend.xp.get_default_memory_pool().free_all_blocks()
-        backend.xp.get_default_pinned_memory_pool().free_all_blocks()
+    backend.release_memory()
 
 
 def deadline(timeout: float | None,
@@ -298,7 +297,7 @@ def deadline(timeout: float | None,
 
 
 @contextmanager
-def timeout_error(timeout: float | None, backend: Any) -> Iterator[None]:
+def timeout_error(timeout: float | None, backend: Backend) -> Iterator[None]:
     """Turn a join cancelled by :func:`deadline` into a ``TimeoutError`` once its device tables are freed."""
     try:
         yield
