@@ -135,10 +135,12 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: str = "me
     if auto and adjacency == "device":
         raise ValueError("partitions='auto' sizes parts for out-of-core search: pass adjacency='host' or 'gather'")
     be = get_backend(backend)
-    key = f"partitioned:{'auto:%d' % budget if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
+    key = f"partitioned:{f'auto:{budget}' if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
     matcher = data._derived.get(key)
     if matcher is None:
         if auto:
+            if budget is None:
+                raise ValueError("partitions='auto' needs the device budget to size parts for")
             matcher = PartitionedMatcher.for_budget(data, int(budget), method=method, seed=seed, backend=be,
                                                     adjacency=adjacency)
         else:

@@ -9,6 +9,7 @@ on where the backend keeps its data, it asks the backend (:attr:`Backend.on_devi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -50,7 +51,7 @@ class Backend(Protocol):
 
     # filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
-                   restrict: dict[int, Allowed] | None = None) -> list[Any]: ...
+                   restrict: Mapping[int, Allowed] | None = None) -> list[Any]: ...
     def bitset(self, idx: DataIndex, members: Any) -> Any: ...
 
     # join primitives

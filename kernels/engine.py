@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,7 +83,7 @@ class PreparedQuery:
 
 
 def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
-            less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
+            less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
             spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
     """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
@@ -209,6 +209,7 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int, count_only: boo
                 yield from descend(out, level + 1)
 
     def note_level(columns: int, rows: int) -> None:
+        assert stats is not None  # called only when stats are asked for
         key = f"level{columns}"
         stats[key] = stats.get(key, 0) + rows
 
@@ -229,7 +230,7 @@ COUNT_PATHS = ("auto", "general", "trailing")
 
 
 def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
-          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
+          less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
     """Number of matches (a Python int).
@@ -261,8 +262,10 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                                                                    automorphisms, cands, budget, path == "auto")
     if reason:
         prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
-        stats: dict[str, int] | None = {} if explain is not None else None
-        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats, control=control))
+        assert prepared is not None  # every query vertex has candidates
+        stats: dict[str, int] = {}
+        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats if explain is not None else None,
+                                         control=control))
         clock.lap("join")
         if explain is not None:
             explain.path, explain.order = "general", prepared.plan.order
@@ -271,7 +274,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     # Refinement and sampling are many small steps: on the host (a device's launch latency would dominate), with
     # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
     host = backend.host() if isinstance(data, Graph) else backend
-    ce = candidate_edges.build(host, host.index(data) if host is not backend else idx, query,
+    own = host is not backend and isinstance(data, Graph)  # the host backend's own index of the graph
+    ce = candidate_edges.build(host, host.index(data) if own else idx, query,
                                [backend.to_host(c) for c in cands] if host is not backend else cands)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
@@ -296,6 +300,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         total += counter.count(table, control)
         clock.lap("trailing count")
     if less_than:
+        assert automorphisms is not None  # _general_reason sends symmetry breaking without |Aut(Q)| to the join
         total //= automorphisms
     if explain is not None:
         explain.path, explain.order = "trailing", plan.order
@@ -361,7 +366,7 @@ class _Clock:
 
 def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
                  limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
-                 restrict: dict[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
+                 restrict: Mapping[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
     if limit is not None and limit <= 0:
         return

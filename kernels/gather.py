@@ -172,6 +172,7 @@ class HostAdjacency:
                 if k in buf:
                     buf[k] = buf[k][entry_pos]
             if L > 1:
+                assert run_lengths is not None  # segments carry run lengths whenever there are several labels
                 run_pos = _device_ranges(xp, _starts(run_lengths)[order], run_lengths[order])
                 buf["run_keys"], buf["run_len"] = buf["run_keys"][run_pos], buf["run_len"][run_pos]
                 run_lengths = run_lengths[order]

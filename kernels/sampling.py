@@ -56,7 +56,7 @@ class Sampler:
         are shortest over the walks first, and that mean run length (links in query order and 0.0 when
         ``table`` is None: no walks left to rank them by)."""
         xp = self.backend.xp
-        links = []
+        links: list[Any] = []
         for w, e in self.adj[u]:
             if w in cols:
                 arc = self.arc_from(w, u, e)

@@ -181,7 +181,8 @@ def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[ra
     if k == 1 or cross_edges == 0:
         return intra
     groups = None if whole else tuple(plan.groups)
-    return intra + [Job("inter", groups=groups, start=s) for s in (slices or [None])]
+    starts: list[range | None] = list(slices) if slices else [None]
+    return intra + [Job("inter", groups=groups, start=s) for s in starts]
 
 
 def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
@@ -204,6 +205,7 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
               stats: dict[str, int] | None = None, control: engine.Control | None = None) -> int:
     """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work."""
     if job.stage == "intra":
+        assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
             return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
@@ -218,6 +220,7 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
 
     def chunks() -> Iterator[np.ndarray]:
         if job.stage == "intra":
+            assert job.part is not None  # an intra job names its part
             with site.part(job.part) as local:
                 yield from intra_task(site.backend, local, query, sem, budget, count_only=False, limit=limit,
                                       control=control)
@@ -256,7 +259,7 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
           listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
     """Combine the pieces of one query into its :class:`QueryResult`."""
     t = time.perf_counter()
-    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part)
+    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part or 0)  # intra pieces name parts
     inter = [p for p in pieces if p.stage == "inter"]
     seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
                # the longest slice bounds how well the spanning search spreads over workers

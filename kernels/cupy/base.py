@@ -9,6 +9,7 @@ import numpy as np
 
 from distsm.config import GpuOptions, gpu_options
 from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.backend import Backend
 from distsm.kernels.cupy.launch import Launcher
 from distsm.kernels.cupy.staging import Staging
 from distsm.kernels.index import DataIndex, index_to
@@ -50,7 +51,7 @@ class DeviceBase(ArrayBackend):
     def synchronize(self) -> None:
         self._sync()
 
-    def host(self) -> ArrayBackend:
+    def host(self) -> Backend:
         """The NumPy backend: planning and small joins run there, below a device's launch latencies."""
         from distsm.kernels import get_backend
 
@@ -112,10 +113,9 @@ class DeviceBase(ArrayBackend):
                 self.e0.record()
                 return self
 
-            def __exit__(self, *exc: object) -> bool:
+            def __exit__(self, *exc: object) -> None:
                 self.e1.record()
                 self.e1.synchronize()
                 self.ms = float(backend.xp.cuda.get_elapsed_time(self.e0, self.e1))
-                return False
 
         return _T()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ class FilterOps(IndexOps):
     builds all candidate bitsets at the same time; :meth:`bitset` returns those (or builds one)."""
 
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
-                   restrict: dict[int, Allowed] | None = None) -> list[Any]:
+                   restrict: Mapping[int, Allowed] | None = None) -> list[Any]:
         xp = self.xp
         idx = self.as_gpu_index(idx)
         nq = query.n
