@@ -274,9 +274,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     # Refinement and sampling are many small steps: on the host (a device's launch latency would dominate), with
     # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
     host = backend.host() if isinstance(data, Graph) else backend
-    own = host is not backend and isinstance(data, Graph)  # the host backend's own index of the graph
-    ce = candidate_edges.build(host, host.index(data) if own else idx, query,
-                               [backend.to_host(c) for c in cands] if host is not backend else cands)
+    ce = candidate_edges.build(host, host.index(data) if isinstance(data, Graph) and host is not backend else idx,
+                               query, [backend.to_host(c) for c in cands] if host is not backend else cands)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:
