@@ -51,20 +51,20 @@ class EngineOptions:
 
 _Opts = TypeVar("_Opts", GpuOptions, EngineOptions)
 _SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions}
-_registered = False
+_dask_config: Any = None
 _seen: dict[str, tuple[dict[str, Any], Any]] = {}
 
 
 def _config() -> Any:
     """``dask.config`` with distsm's defaults registered (once)."""
-    global _registered
-    import dask.config
-    import yaml
+    global _dask_config
+    if _dask_config is None:
+        import dask.config
+        import yaml
 
-    if not _registered:
         dask.config.update_defaults(yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text()))
-        _registered = True
-    return dask.config
+        _dask_config = dask.config
+    return _dask_config
 
 
 def _convert(cls: type, name: str, value: Any) -> Any:

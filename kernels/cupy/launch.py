@@ -69,6 +69,12 @@ class Kernel:
     name: str
     args: tuple[Arg, ...]
 
+    def __post_init__(self) -> None:
+        # (name, scalar type or None, pointee dtype or None) per argument, so that a launch does no lookups.
+        plan = tuple((a.name, None if a.pointer else a.dtype, np.dtype(a.dtype) if a.pointer else None)
+                     for a in self.args)
+        object.__setattr__(self, "_plan", plan)
+
     def pack(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
         """The positional arguments of a launch from named ``values``.
 
@@ -79,19 +85,20 @@ class Kernel:
             missing, extra = sorted(names - values.keys()), sorted(values.keys() - names)
             raise KernelArgumentError(f"{self.name}: missing arguments {missing}, unexpected {extra}")
         out = []
-        for arg in self.args:
+        for name, scalar, pointee in self._plan:  # type: ignore[attr-defined]
             try:
-                v = values[arg.name]
+                v = values[name]
             except KeyError:
-                raise KernelArgumentError(f"{self.name}: missing argument {arg.name!r}") from None
-            if not arg.pointer:
-                out.append(arg.dtype(v))
-            elif isinstance(v, np.uint64) or getattr(v, "dtype", None) == arg.dtype:
+                raise KernelArgumentError(f"{self.name}: missing argument {name!r}") from None
+            if scalar is not None:
+                out.append(scalar(v))
+                continue
+            dtype = getattr(v, "dtype", None)
+            if dtype is pointee or type(v) is np.uint64 or dtype == pointee:
                 out.append(v)
             else:
-                raise KernelArgumentError(f"{self.name}: argument {arg.name!r} must be a {np.dtype(arg.dtype)} "
-                                          f"device array or an address, got {type(v).__name__} of dtype "
-                                          f"{getattr(v, 'dtype', None)}")
+                raise KernelArgumentError(f"{self.name}: argument {name!r} must be a {pointee} device array or an "
+                                          f"address, got {type(v).__name__} of dtype {getattr(v, 'dtype', None)}")
         return tuple(out)
 
 
