@@ -43,6 +43,8 @@ from generators import query_set, rmat_graph  # noqa: E402
 import distsm  # noqa: E402
 from distsm.config import options  # noqa: E402
 from distsm.kernels import engine, get_backend  # noqa: E402
+from distsm.kernels.cupy.index import PCSR_LOAD  # noqa: E402
+from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS  # noqa: E402
 from distsm.kernels.query_plan import MatchOptions  # noqa: E402
 
 
@@ -396,12 +398,12 @@ def bench_pcsr(args: Any, gpu: Any, cupy: Any, g: Any) -> dict:
     del rows
     runs = int(keys.shape[0])
     groups = 1
-    while groups * 16 * 0.5 < runs:
+    while groups * PCSR_SLOTS * PCSR_LOAD < runs:
         groups *= 2
-    table = cupy.full(groups * 16, np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cupy.uint64)
+    table = cupy.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=cupy.uint64)
     ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event()
     ev0.record()
-    gpu._launch("pcsr_build", runs, (keys, np.int64(runs), table, np.int64(groups - 1)))
+    gpu.kernels.grid(PCSR_BUILD, runs, run_keys=keys, runs=runs, table=table, gmask=groups - 1)
     ev1.record()
     ev1.synchronize()
     build_ms = float(cupy.cuda.get_elapsed_time(ev0, ev1))
@@ -417,7 +419,8 @@ def bench_pcsr(args: Any, gpu: Any, cupy: Any, g: Any) -> dict:
         best = float("inf")
         for _ in range(3):
             ev0.record()
-            gpu._launch("pcsr_lookup", m, (qv, ql, np.int64(m), np.int32(L), keys, table, np.int64(mask), out))
+            gpu.kernels.grid(PCSR_LOOKUP, m, vs=qv, labels=ql, m=m, L=L, run_keys=keys, pcsr=table, gmask=mask,
+                             out=out)
             ev1.record()
             ev1.synchronize()
             best = min(best, float(cupy.cuda.get_elapsed_time(ev0, ev1)))
