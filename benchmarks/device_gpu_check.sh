@@ -38,12 +38,12 @@ EOF
 
 # Zero-copy staging (kernels using page-locked host memory directly) is checked in a child process, so a
 # platform without it cannot poison the tests' CUDA context; without it the backend uses device copies.
-if $PY -c "import sys; from distsm.kernels.cupy_backend import staging_selftest; sys.exit(0 if staging_selftest() else 1)" \
+if $PY -c "import sys; from distsm.kernels.cupy import staging_selftest; sys.exit(0 if staging_selftest() else 1)" \
     >"$OUT/staging_selftest.log" 2>&1; then
   echo "zero-copy staging: ok"
 else
-  export DISTSM_PINNED=0
-  echo "zero-copy staging: unavailable (DISTSM_PINNED=0)"; tail -n 5 "$OUT/staging_selftest.log"
+  export DASK_DISTSM__GPU__PINNED=False
+  echo "zero-copy staging: unavailable (DASK_DISTSM__GPU__PINNED=False)"; tail -n 5 "$OUT/staging_selftest.log"
 fi
 
 echo "== pytest -m gpu"

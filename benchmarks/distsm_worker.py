@@ -54,23 +54,21 @@ def _warm_counting_path(data: Any, backend: str) -> None:
     through ``distsm.count`` and once forced past the host threshold onto the device."""
     import distsm
     from benchmarks.generators import query_set
+    from distsm.config import options
     from distsm.kernels import engine, get_backend
     from distsm.kernels.query_plan import MatchOptions
     from distsm.plan.execute import deadline
 
     queries = [q for size in (4, 8, 12) for _, q in query_set(data, 2, size, seed=size)]
-    saved = engine.HOST_WORK
     for query in queries:
         try:
             distsm.count(data, query, backend=backend, timeout=WARM_SECONDS)
-            engine.HOST_WORK = 0.0
-            for path in ("general", "trailing"):
-                engine.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
-                             control=deadline(WARM_SECONDS))
+            with options({"engine.host-work": 0.0}):
+                for path in ("general", "trailing"):
+                    engine.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
+                                 control=deadline(WARM_SECONDS))
         except (TimeoutError, engine.JoinCancelled):
             pass  # a heavy sample: its kernels ran anyway
-        finally:
-            engine.HOST_WORK = saved
 
 
 def _count(data: Any, query: Any, backend: str, mode: str) -> int:

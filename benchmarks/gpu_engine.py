@@ -37,7 +37,10 @@ import numpy as np
 import distsm
 from benchmarks import common
 from benchmarks.generators import query_set, rmat_graph
+from distsm.config import options
 from distsm.kernels import engine, get_backend
+from distsm.kernels.cupy.index import PCSR_LOAD
+from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
 from distsm.kernels.query_plan import MatchOptions
 
 
@@ -147,13 +150,12 @@ def bench_hprd(args: Any, gpu: Any, cpu: Any, cupy: Any) -> dict:
         per_query_ms.extend(ms)
     # The same passes level by level (two launches and two host round trips per level) instead of the fused
     # descent, side by side in this run.
-    saved, gpu.fuse_levels = gpu.fuse_levels, False
     unfused = []
-    for _ in range(args.hprd_reps):
-        t = time.perf_counter()
-        unfused_counts = [distsm.count(data, q, backend="cupy") for q in queries]
-        unfused.append(time.perf_counter() - t)
-    gpu.fuse_levels = saved
+    with options({"gpu.fuse-levels": False}):
+        for _ in range(args.hprd_reps):
+            t = time.perf_counter()
+            unfused_counts = [distsm.count(data, q, backend="cupy") for q in queries]
+            unfused.append(time.perf_counter() - t)
     with PeakTracker(cupy) as tr:
         base = tr.reset()
         for q in queries:
@@ -341,12 +343,11 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
         return orig_e(*a, **k)
 
     gpu.workload = spy_w
-    fused, gpu.fuse_levels = gpu.fuse_levels, False  # a fused descent computes its workloads in its kernel
     try:
-        free = timed_count(gpu, g, q, gpu.default_budget(), 60, cupy)
+        with options({"gpu.fuse-levels": False}):  # a fused descent computes its workloads in its kernel
+            free = timed_count(gpu, g, q, gpu.default_budget(), 60, cupy)
     finally:
         del gpu.workload
-        gpu.fuse_levels = fused
     largest = max(need) if need else 0
     budget = max(largest // 10, 1)
     gpu.extend = spy_e
@@ -376,12 +377,12 @@ def bench_pcsr(args: Any, gpu: Any, cupy: Any, g: Any) -> dict:
     del rows
     runs = int(keys.shape[0])
     groups = 1
-    while groups * 16 * 0.5 < runs:
+    while groups * PCSR_SLOTS * PCSR_LOAD < runs:
         groups *= 2
-    table = cupy.full(groups * 16, np.uint64(0xFFFFFFFFFFFFFFFF), dtype=cupy.uint64)
+    table = cupy.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=cupy.uint64)
     ev0, ev1 = cupy.cuda.Event(), cupy.cuda.Event()
     ev0.record()
-    gpu._launch("pcsr_build", runs, (keys, np.int64(runs), table, np.int64(groups - 1)))
+    gpu.kernels.grid(PCSR_BUILD, runs, run_keys=keys, runs=runs, table=table, gmask=groups - 1)
     ev1.record()
     ev1.synchronize()
     build_ms = float(cupy.cuda.get_elapsed_time(ev0, ev1))
@@ -397,7 +398,8 @@ def bench_pcsr(args: Any, gpu: Any, cupy: Any, g: Any) -> dict:
         best = float("inf")
         for _ in range(3):
             ev0.record()
-            gpu._launch("pcsr_lookup", m, (qv, ql, np.int64(m), np.int32(L), keys, table, np.int64(mask), out))
+            gpu.kernels.grid(PCSR_LOOKUP, m, vs=qv, labels=ql, m=m, L=L, run_keys=keys, pcsr=table, gmask=mask,
+                             out=out)
             ev1.record()
             ev1.synchronize()
             best = min(best, float(cupy.cuda.get_elapsed_time(ev0, ev1)))

@@ -3,7 +3,7 @@
     python -m benchmarks run balance [--scale 20 --edges 8000000 --labels 64 --rmat-a 0.57 --sizes 4 6 8]
 
 A skewed R-MAT graph (hubs make row workloads uneven, the case tiers exist for) and random-walk queries; every
-query is counted with both settings of ``CupyBackend.load_balance`` alternately (each under a cap), counts must
+query is counted with both settings of ````distsm.gpu.load-balance```` alternately (each under a cap), counts must
 agree, and the tier statistics (rows per tier, split pieces) are recorded.  ``--list`` also lists every match
 into device tables in both settings (the tiered kernels compact through a per-group write cache, the
 entry-parallel ones through flags, a scan over entries and a scatter) and checks the row counts.  The HPRD
@@ -18,6 +18,7 @@ import sys
 from benchmarks import common, meta
 from benchmarks.generators import query_set
 from benchmarks.gpu_engine import timed_count
+from distsm.config import options
 from distsm.kernels import get_backend
 
 MODES = ("entry", "tiered")
@@ -44,15 +45,16 @@ def main(argv=None):
         for kind, q in query_set(data, args.per_size, size, args.seed + size):
             rec = {"size": size, "kind": kind}
             for mode in MODES:
-                be.load_balance = mode
                 be.tier_stats = {}
-                timed_count(be, data, q, budget, args.cap, cupy)  # warm (compile, pool)
-                r = timed_count(be, data, q, budget, args.cap, cupy)
-                rec[mode] = {"count": r["count"], "seconds": r["wall_s"], "finished": not r["timed_out"],
-                             "gpu_ms": r.get("gpu_ms")}
-                if args.list:
-                    r = timed_count(be, data, q, budget, args.cap, cupy, count_only=False)
-                    rec[mode].update(list_rows=r["count"], list_seconds=r["wall_s"], list_finished=not r["timed_out"])
+                with options({"gpu.load-balance": mode}):
+                    timed_count(be, data, q, budget, args.cap, cupy)  # warm (compile, pool)
+                    r = timed_count(be, data, q, budget, args.cap, cupy)
+                    rec[mode] = {"count": r["count"], "seconds": r["wall_s"], "finished": not r["timed_out"],
+                                 "gpu_ms": r.get("gpu_ms")}
+                    if args.list:
+                        r = timed_count(be, data, q, budget, args.cap, cupy, count_only=False)
+                        rec[mode].update(list_rows=r["count"], list_seconds=r["wall_s"],
+                                         list_finished=not r["timed_out"])
                 if mode == "tiered":
                     rec["tiers"] = dict(be.tier_stats)
             both = rec["entry"]["finished"] and rec["tiered"]["finished"]
@@ -72,10 +74,10 @@ def main(argv=None):
         qs = [queries[n] for n in sorted(queries)]
         hprd = {}
         for mode in MODES:
-            be.load_balance = mode
-            counts = [distsm.count(g, q, backend="cupy") for q in qs]  # warm
-            with common.Timer() as t:
-                counts = [distsm.count(g, q, backend="cupy") for q in qs]
+            with options({"gpu.load-balance": mode}):
+                counts = [distsm.count(g, q, backend="cupy") for q in qs]  # warm
+                with common.Timer() as t:
+                    counts = [distsm.count(g, q, backend="cupy") for q in qs]
             hprd[mode] = {"seconds": t.seconds, "total_matches": sum(counts)}
         hprd["agree"] = hprd["entry"]["total_matches"] == hprd["tiered"]["total_matches"]
     fin = [r for r in rows if r["entry"]["finished"] and r["tiered"]["finished"]]

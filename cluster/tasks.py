@@ -29,7 +29,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
-from distsm.kernels.index import DataIndex, index_to
+from distsm.kernels.index import DataIndex
 from distsm.plan.execute import Job, Piece, QueryResult, merge, release_device_memory, run_job
 from distsm.plan.inter import InterPartitionPlan
 from distsm.semantics import Semantics
@@ -102,9 +102,8 @@ class WorkerState(WorkerPlugin):
     def whole_graph(self) -> tuple[DataIndex, Any, None]:
         def build() -> tuple[DataIndex, Any]:
             host = self.store.adjacency_index(mmap=True)
-            if self.backend.name == "numpy":  # every process on the host shares the memory map
-                return host, np.asarray(self.store.assignment)
-            return index_to(host, self.backend.xp), self.backend.xp.asarray(np.asarray(self.store.assignment))
+            # On the CPU every process on the host shares the memory map.
+            return self.backend.from_host(host), self.backend.xp.asarray(np.asarray(self.store.assignment))
 
         index, assignment = self._cached(("adjacency",), build)
         return index, assignment, None

@@ -10,9 +10,11 @@ Public API::
     distsm.count_batch(g, [q], partitions=4)   # QueryResults of a part-major batch of queries
     distsm.match(g, q, as_frame=True)   # a DataFrame in the graphs' node names
     next(distsm.iter_mappings(g, q))    # {query node: data node}
+    with distsm.options({"gpu.fuse-levels": False}): ...   # tuning options (dask.config, distsm.*)
 """
 
 from distsm._version import __version__
+from distsm.config import options
 from distsm.api import as_graph, count, count_batch, explain, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
@@ -36,6 +38,6 @@ def __getattr__(name: str):
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "Matcher",
     "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count", "count_batch", "explain",
-    "iter_mappings", "iter_matches", "match", "read_graph", "read_graphs", "write_graph",
+    "iter_mappings", "iter_matches", "match", "options", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

@@ -34,6 +34,7 @@ import numpy as np
 from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.backend import Backend
 from distsm.kernels.explain import Explanation
 from distsm.labels import reconcile
 from distsm.plan.automorphism import stabilizer_chain
@@ -135,10 +136,12 @@ def partitioned_matcher(data: Graph, partitions: int | str, *, method: Partition
     if auto and adjacency == "device":
         raise ValueError("partitions='auto' sizes parts for out-of-core search: pass adjacency='host' or 'gather'")
     be = get_backend(backend)
-    key = f"partitioned:{'auto:%d' % budget if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
+    key = f"partitioned:{f'auto:{budget}' if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
     matcher = data._derived.get(key)
     if matcher is None:
         if auto:
+            if budget is None:
+                raise ValueError("partitions='auto' needs the device budget to size parts for")
             matcher = PartitionedMatcher.for_budget(data, int(budget), method=method, seed=seed, backend=be,
                                                     adjacency=adjacency)
         else:
@@ -237,7 +240,7 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     return chunks if control is None else _timed(chunks, timeout, be)
 
 
-def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Any) -> Iterator[np.ndarray]:
+def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Backend) -> Iterator[np.ndarray]:
     with timeout_error(timeout, backend):
         yield from chunks
 
@@ -265,7 +268,7 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
     rows = np.concatenate(chunks) if chunks else np.zeros((0, q.n), dtype=np.int64)
     if not as_frame:
         return rows
-    return _frame(d, q, rows, get_backend(backend).name == "cupy")
+    return _frame(d, q, rows, get_backend(backend).on_device)
 
 
 def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:

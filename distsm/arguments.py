@@ -3,14 +3,14 @@ was expected and what came instead."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from distsm.errors import short_repr
 
 
-def is_integer(value: Any) -> bool:
+def is_integer(value: Any) -> TypeGuard[int | np.integer]:
     """Whether ``value`` is a Python or NumPy integer (bools, which are ints to Python, are not)."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 

@@ -437,14 +437,14 @@ def _cmd_match(args: argparse.Namespace) -> int:
                 out.write(rows)
         total = out.rows
     else:
-        out = open(args.output, "w") if args.output else sys.stdout
+        text = open(args.output, "w") if args.output else sys.stdout
         try:
             for rows in chunks:
-                np.savetxt(out, rows, fmt="%d")
+                np.savetxt(text, rows, fmt="%d")
                 total += rows.shape[0]
         finally:
-            if out is not sys.stdout:
-                out.close()
+            if text is not sys.stdout:
+                text.close()
     print(f"{total} matches", file=sys.stderr)
     return 0
 

@@ -373,8 +373,10 @@ def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
         raise GraphError(f"node_ids must be hashable: {e}") from None
     if distinct != n:
         seen: set[Any] = set()
-        dup = next(x for x in names if x in seen or seen.add(x))
-        raise GraphError(f"node_ids names {short_repr(dup)} more than once")
+        for x in names:
+            if x in seen:
+                raise GraphError(f"node_ids names {short_repr(x)} more than once")
+            seen.add(x)
     if all(is_integer(x) and -2**63 <= x < 2**63 for x in names):
         arr = np.asarray(names, dtype=np.int64)
     else:

@@ -14,7 +14,7 @@ vertex or edge carries, so that query vertex simply has no candidates.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -31,10 +31,10 @@ KINDS = ("vertex", "edge")
 MAX_PLAIN_LABEL = 2**30 - 1
 
 
-def is_plain_label(value: Any) -> bool:
+def is_plain_label(value: Any) -> TypeGuard[int | np.integer]:
     """Whether ``value`` is a label an identity-coded graph can carry (a small non-negative integer, not a
     bool)."""
-    return is_integer(value) and 0 <= value <= MAX_PLAIN_LABEL
+    return is_integer(value) and bool(0 <= value <= MAX_PLAIN_LABEL)
 
 
 class LabelVocabulary:

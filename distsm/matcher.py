@@ -96,7 +96,7 @@ class Matcher:
         self.backend = backend
         self.memory_budget = memory_budget
         self.data = as_graph(data, role="data")
-        self._tmpdir = None
+        self._tmpdir: str | None = None
         self._state: str | None = None
         self._owns_client = not (cluster is not None and type(cluster).__name__ == "Client")
         self.client, self._cluster = connect(cluster, gpus=gpus, workers=workers, dashboard_address=dashboard_address)
@@ -112,6 +112,7 @@ class Matcher:
             self.store = load_or_build(self.data, k, directory=partition_dir, method=partition_method,
                                        seed=partition_seed, fallback=False)
             self.partition_seconds = time.perf_counter() - t
+            assert self.store.directory is not None  # a store built in partition_dir
             self.store_dir = os.fspath(self.store.directory)
             self.k = int(self.store.k)
             src, dst, _ = self.store.cross_edges()
@@ -279,14 +280,16 @@ class Matcher:
     def count(self, query: GraphLike, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
               timeout: float | None = None) -> int:
         """Count one query's matches on the cluster (blocking)."""
-        return int(self._one(query, induced=induced, homomorphism=homomorphism, unique=unique,
-                             timeout=timeout).count)
+        count = self._one(query, induced=induced, homomorphism=homomorphism, unique=unique, timeout=timeout).count
+        assert count is not None  # _one raises unless the query finished
+        return int(count)
 
     def match(self, query: GraphLike, *, limit: int | None = None, induced: bool = False,
               homomorphism: bool = False, unique: bool = False, timeout: float | None = None) -> np.ndarray:
         """List one query's matches (global vertex ids, column ``i`` = query vertex ``i``)."""
         r = self._one(query, induced=induced, homomorphism=homomorphism, unique=unique, timeout=timeout,
                       listing=True, limit=limit)
+        assert r.rows is not None  # a finished listing holds its rows
         return r.rows
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine
+from distsm.kernels.backend import Backend
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
 from distsm.plan.execute import QueryResult, job_rows, jobs, merge, run_job
@@ -40,13 +41,13 @@ class PartitionedMatcher:
             resident on the backend's device.  The other two are out of core: only O(|V|) arrays of the whole
             graph live on the device and parts are loaded onto it one at a time for their intra-partition search
             and released.  ``"host"`` keeps the adjacency in page-locked host memory that the GPU join reads in
-            place (zero copy; :meth:`~distsm.kernels.cupy_backend.CupyBackend.host_resident`); ``"gather"``
+            place (zero copy; :meth:`~distsm.kernels.cupy.CupyBackend.host_resident`); ``"gather"``
             copies, per table chunk, the adjacency lists the chunk reads (PBE's LOADSUBGRAPHTOGPU;
             :class:`~distsm.kernels.gather.HostAdjacency`).  On the CPU backend both read host memory.
     """
 
     def __init__(self, data: Graph, partitions: int, *, method: PartitionMethod = "metis", seed: int = 0,
-                 directory: str | None = None, backend: Any, adjacency: AdjacencyMode = "device"):
+                 directory: str | None = None, backend: Backend, adjacency: AdjacencyMode = "device"):
         from distsm.partition import load_or_build
 
         check_adjacency(adjacency)
@@ -68,7 +69,7 @@ class PartitionedMatcher:
             self.index = self.host.core
         elif adjacency == "host":
             self.index = backend.host_resident(self.store.adjacency_index(mmap=True))
-        elif backend.name == "numpy" and not self.store.in_memory:
+        elif not backend.on_device and not self.store.in_memory:
             # A store on disk serves the whole graph's adjacency memory-mapped, shared by every process on the host.
             self.index = self.store.adjacency_index(mmap=True)
         else:
@@ -76,7 +77,7 @@ class PartitionedMatcher:
         self.setup_seconds = time.perf_counter() - t
 
     @classmethod
-    def for_budget(cls, data: Graph, budget: int, *, backend: Any, method: PartitionMethod = "metis", seed: int = 0,
+    def for_budget(cls, data: Graph, budget: int, *, backend: Backend, method: PartitionMethod = "metis", seed: int = 0,
                    directory: str | None = None, adjacency: AdjacencyMode = "host",
                    max_tries: int = 6) -> PartitionedMatcher:
         """An out-of-core (``adjacency="host"`` or ``"gather"``) matcher whose ``k`` is chosen from the device

@@ -1,16 +1,17 @@
-"""The matching engine: one interface, two backends (NumPy on the CPU, CuPy on the GPU).
+"""The matching engine: one interface (:class:`~distsm.kernels.backend.Backend`), two backends (NumPy on the CPU,
+CuPy on the GPU).
 
 Installed as ``distsm.kernels``.  :func:`get_backend` is the one place a backend is chosen.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from distsm.errors import BackendUnavailableError
 from distsm.kernels.array_backend import NumpyBackend
+from distsm.kernels.backend import Backend
 from distsm.vocabulary import BACKENDS
-_instances: dict[str, Any] = {}
+
+_instances: dict[str, Backend] = {}
 
 
 def cuda_device_count() -> int:
@@ -25,7 +26,7 @@ def cuda_device_count() -> int:
         return 0
 
 
-def get_backend(name: str = "auto") -> Any:
+def get_backend(name: str = "auto") -> Backend:
     """Return the backend called ``name``: ``"numpy"``, ``"cupy"``, or ``"auto"`` (CuPy when a CUDA device is
     present, else NumPy).  ``"cupy"`` without a device raises :class:`BackendUnavailableError`."""
     if name not in BACKENDS:
@@ -40,7 +41,7 @@ def get_backend(name: str = "auto") -> Any:
                 raise BackendUnavailableError(
                     "backend='cupy' needs CuPy and a CUDA device; none is available here "
                     "(install distsm[gpu] on a machine with an NVIDIA GPU, or use backend='numpy')")
-            from distsm.kernels.cupy_backend import CupyBackend
+            from distsm.kernels.cupy import CupyBackend
 
             _instances[name] = CupyBackend()
     return _instances[name]

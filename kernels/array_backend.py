@@ -8,8 +8,9 @@ Python loop over rows.  The CuPy backend subclasses it and replaces the hot prim
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, QueryPlan, Step
 from distsm.kernels.signature import signatures
+
+if TYPE_CHECKING:
+    from distsm.kernels.backend import Backend
 
 #: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
 Allowed = np.ndarray | range
@@ -58,7 +62,8 @@ class ArrayBackend:
     """
 
     name = "array"
-    vertex_dtype = np.int32
+    on_device = False
+    vertex_dtype: type[np.generic] = np.int32
 
     def __init__(self, xp: Any):
         self.xp = xp
@@ -86,6 +91,11 @@ class ArrayBackend:
         """``idx`` ready for this backend's kernels (its arrays must already be on ``xp``)."""
         return idx
 
+    def from_host(self, host: DataIndex) -> DataIndex:
+        """``host`` (NumPy arrays, e.g. memory mapped) usable by this backend: on the CPU ``host`` itself, so
+        every process on the machine shares one memory map."""
+        return host
+
     def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex:
         """``core`` (an adopted index) with its adjacency arrays (``nbr``, ``indptr``, ``run_*``, ``entry_keys``,
         ``pair_keys``) replaced by ``arrays``, e.g. a piece gathered from host memory."""
@@ -98,9 +108,13 @@ class ArrayBackend:
     def synchronize(self) -> None:
         """Wait for queued device work (timers read after it); the CPU has none."""
 
-    def host(self) -> ArrayBackend:
+    def host(self) -> Backend:
         """The backend for work too small to be worth a device: itself on the CPU."""
         return self
+
+    def release_memory(self) -> None:
+        """Hand cached free device memory back to the device (after a cancelled join, or when a worker's cache is
+        torn down); the CPU keeps none."""
 
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""
@@ -110,7 +124,7 @@ class ArrayBackend:
 
     # ------------------------------------------------------------------ filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
-                   restrict: dict[int, Allowed] | None = None) -> list[Any]:
+                   restrict: Mapping[int, Allowed] | None = None) -> list[Any]:
         """Candidate vertex arrays (sorted data ids) of each query vertex.
 
         ``v`` is a candidate of ``u`` iff labels agree, ``v``'s signature covers ``u``'s and (unless
@@ -297,13 +311,15 @@ class Spanning:
             keep &= (part[table[rowid]] != part[cand][:, None]).any(axis=1)
         if not step.dup_checks:
             return keep
-        arc = UNDIRECTED if not self.prime.directed else ARC_TO_NEW
+        prime = self.prime
+        assert prime is not None, "DUPREMOVE checks come with a prime edge"
+        arc = UNDIRECTED if not prime.directed else ARC_TO_NEW
         second = cand if table.shape[1] == 1 else table[rowid, 1]
         prime_key = self.edge_key(xp, n, table[rowid, 0], second, arc)
         for col, code, j in step.dup_checks:
             other = table[rowid, col]
             key = self.edge_key(xp, n, other, cand, code)
-            earlier = (key < prime_key) | ((key == prime_key) & (j < self.prime.edge_index))
+            earlier = (key < prime_key) | ((key == prime_key) & (j < prime.edge_index))
             keep &= ~((part[other] != part[cand]) & earlier)
         return keep
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from distsm.graph import Graph
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 
@@ -95,7 +96,7 @@ def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
     return [(u, w, e) for u, nbrs in enumerate(query_adjacency(query)) for w, e in nbrs]
 
 
-def scan_entries(backend: Any, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
+def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
     """Adjacency entries one pass over every query arc scans (the work and memory measure of a build)."""
     xp = backend.xp
     total = 0
@@ -111,7 +112,7 @@ def member(xp: Any, bits: Any, x: Any) -> Any:
     return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
 
 
-def build_arc(backend: Any, idx: DataIndex, cu: Any, label: int, bits_w: Any, u: int, w: int) -> ArcIndex:
+def build_arc(backend: Backend, idx: DataIndex, cu: Any, label: int, bits_w: Any, u: int, w: int) -> ArcIndex:
     """The :class:`ArcIndex` of arc ``u -> w`` given ``C(u)`` (sorted) and ``C(w)``'s bitset."""
     xp = backend.xp
     s, t = backend.run_bounds(idx, cu, label)
@@ -126,7 +127,7 @@ def build_arc(backend: Any, idx: DataIndex, cu: Any, label: int, bits_w: Any, u:
     return ArcIndex(u, w, label, offsets, x.astype(xp.int32), row.astype(xp.int64) * idx.n + x)
 
 
-def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
+def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any], *,
           passes: int = REFINE_PASSES) -> CandidateEdges:
     """Refine ``candidates`` (up to ``passes`` passes) and build every arc's candidate edges over the result."""
     xp = backend.xp

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 
 #: With a progress callback, the first level is cut into at least this many chunks so progress can advance.
@@ -45,7 +46,7 @@ def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tupl
     return start, offsets[pos + 1] - start
 
 
-def extension_set(backend: Any, ce: CandidateEdges, table: Any, ext: Extension,
+def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension,
                   injective: bool = True) -> tuple[Any, Any]:
     """``(row, vertex)``: every extension of every row of ``table`` by ``ext.vertex``, sorted by row then
     vertex.  ``injective=False`` keeps vertices equal to unlinked columns (homomorphisms, raw sets)."""
@@ -64,7 +65,7 @@ def extension_set(backend: Any, ce: CandidateEdges, table: Any, ext: Extension,
     return row, x
 
 
-def walk_core(backend: Any, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
+def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
               injective: bool, control: Any = None, level_rows: list[int] | None = None) -> Iterator[Any]:
     """Tables of complete matches of ``[start] + steps`` (columns in that order), chunk by chunk.
 

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import Extension
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
@@ -104,13 +105,18 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     everything = frozenset(range(query.n))
     nbrs = [{w for w, _ in adj[u]} for u in range(query.n)]
 
-    def label_groups(trailing: Sequence[int]) -> list[list[int]] | None:
+    def label_groups(trailing: Iterable[int]) -> list[list[int]] | None:
         groups: dict[int, list[int]] = {}
         for j in sorted(trailing):
             groups.setdefault(labels[j], []).append(j)
         if not homomorphism and max(len(g) for g in groups.values()) > MAX_GROUP:
             return None
         return list(groups.values())
+
+    def groups_of(trailing: frozenset[int]) -> list[list[int]]:
+        groups = label_groups(trailing)
+        assert groups is not None, "trailing sets are drawn from those with valid label groups"
+        return groups
 
     def start_of(core: frozenset[int]) -> int:
         return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
@@ -125,7 +131,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
             raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
         core = everything - trailing
-        return _cheapest(sampler, [(sampler.core_order(core, start_of(core)), len(core), label_groups(trailing))])
+        return _cheapest(sampler, [(sampler.core_order(core, start_of(core)), len(core), groups_of(trailing))])
     # First the splits of one greedy order of the whole query; a plan that cheap is not worth more sampling.
     whole = sampler.core_order(everything, start_of(everything))
     candidates = []
@@ -138,7 +144,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return best
     for trailing_set in maximal[:MAX_SAMPLED]:
         core = everything - trailing_set
-        candidates.append((sampler.core_order(core, start_of(core)), len(core), label_groups(trailing_set)))
+        candidates.append((sampler.core_order(core, start_of(core)), len(core), groups_of(trailing_set)))
     return _cheapest(sampler, candidates)
 
 
@@ -188,7 +194,7 @@ def blocks_needed(groups: tuple[tuple[int, ...], ...]) -> set[tuple[int, ...]]:
     return need
 
 
-def gate_cost(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
+def gate_cost(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
     """An upper-leaning estimate of the general join's rows from label statistics alone (no index built).
 
     An arc ``w -> u`` fans out to ``entries(label(w), e, label(u)) / degree sum of label(w)`` neighbours per
@@ -242,7 +248,7 @@ class LabelPairStatistics:
 _STATS = LifetimeCache()
 
 
-def label_pair_statistics(backend: Any, idx: DataIndex) -> LabelPairStatistics:
+def label_pair_statistics(backend: Backend, idx: DataIndex) -> LabelPairStatistics:
     """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index, kept while it lives)."""
     cached = _STATS.get(idx)
     if cached is not None:

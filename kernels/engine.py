@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges
 from distsm.kernels.array_backend import Allowed, restricted
+from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import first_level_chunks, walk_core
 from distsm.kernels.count_plan import gate_cost, plan_count
 from distsm.kernels.explain import Explanation
@@ -80,8 +82,8 @@ class PreparedQuery:
     bits: list[Any]
 
 
-def prepare(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
-            less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
+def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
+            less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
             spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
     """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
@@ -132,7 +134,7 @@ def check_pair(data: Graph, query: Graph) -> None:
         raise ValueError("the query graph is not connected; match each connected component separately")
 
 
-def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
+def walk(backend: Backend, prepared: PreparedQuery, budget: int, count_only: bool,
          spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None,
          control: Control | None = None) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
@@ -207,6 +209,7 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
                 yield from descend(out, level + 1)
 
     def note_level(columns: int, rows: int) -> None:
+        assert stats is not None  # called only when stats are asked for
         key = f"level{columns}"
         stats[key] = stats.get(key, 0) + rows
 
@@ -224,13 +227,10 @@ def walk(backend: Any, prepared: PreparedQuery, budget: int, count_only: bool,
 #: per query arc and walk step, more than such a join.
 TRAILING_GATE = 1_000
 COUNT_PATHS = ("auto", "general", "trailing")
-#: Plans estimated below this much work (entries read and written; about a second of NumPy) run on the host
-#: even for a device backend: below it a device spends more on launches than on the work.
-HOST_WORK = 3e7
 
 
-def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
-          less_than: tuple[tuple[int, int], ...] = (), restrict: dict[int, Allowed] | None = None,
+def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
+          less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
     """Number of matches (a Python int).
@@ -262,8 +262,10 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
                                                                    automorphisms, cands, budget, path == "auto")
     if reason:
         prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
-        stats: dict[str, int] | None = {} if explain is not None else None
-        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats, control=control))
+        assert prepared is not None  # every query vertex has candidates
+        stats: dict[str, int] = {}
+        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats if explain is not None else None,
+                                         control=control))
         clock.lap("join")
         if explain is not None:
             explain.path, explain.order = "general", prepared.plan.order
@@ -272,8 +274,8 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     # Refinement and sampling are many small steps: on the host (a device's launch latency would dominate), with
     # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
     host = backend.host() if isinstance(data, Graph) else backend
-    ce = candidate_edges.build(host, host.index(data) if host is not backend else idx, query,
-                               [backend.to_host(c) for c in cands] if host is not backend else cands)
+    ce = candidate_edges.build(host, host.index(data) if isinstance(data, Graph) and host is not backend else idx,
+                               query, [backend.to_host(c) for c in cands] if host is not backend else cands)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:
@@ -282,7 +284,9 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     left = max(budget - ce.nbytes, budget // 8)
     sampler = Sampler(host, query, ce, homomorphism=options.homomorphism, walks=walks_for(left))
     plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
-    runner = host if plan.cost < HOST_WORK else backend
+    # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
+    # host even for a device backend: below it a device spends more on launches than on the work.
+    runner = host if plan.cost < engine_options().host_work else backend
     if runner is not host:
         ce = ce.to(runner.xp)
     counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
@@ -295,6 +299,7 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
         total += counter.count(table, control)
         clock.lap("trailing count")
     if less_than:
+        assert automorphisms is not None  # _general_reason sends symmetry breaking without |Aut(Q)| to the join
         total //= automorphisms
     if explain is not None:
         explain.path, explain.order = "trailing", plan.order
@@ -313,7 +318,7 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     return _explained(explain, total, why)
 
 
-def _general_reason(backend: Any, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
+def _general_reason(backend: Backend, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
                     less_than: tuple[tuple[int, int], ...], automorphisms: int | None, cands: list[Any],
                     budget: int, gate: bool) -> str:
     """Why a count takes the general join ("" when the trailing-count path applies); ``gate`` False skips the
@@ -345,7 +350,7 @@ def _explained(explain: Explanation | None, total: int, reason: str, path: str |
 class _Clock:
     """Stage timings for an :class:`Explanation` (the backend synchronises so device work is counted)."""
 
-    def __init__(self, backend: Any, explain: Explanation | None):
+    def __init__(self, backend: Backend, explain: Explanation | None):
         self.backend, self.explain = backend, explain
         self.t = time.perf_counter()
 
@@ -358,9 +363,9 @@ class _Clock:
         self.t = now
 
 
-def iter_matches(backend: Any, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
+def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int,
                  limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
-                 restrict: dict[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
+                 restrict: Mapping[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
     if limit is not None and limit <= 0:
         return

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
 
@@ -78,7 +79,7 @@ class HostAdjacency:
         cache: device bytes of the resident high-degree rows (0: none).
     """
 
-    def __init__(self, backend: Any, host: DataIndex, limit: int, cache: int = 0):
+    def __init__(self, backend: Backend, host: DataIndex, limit: int, cache: int = 0):
         if not isinstance(host.nbr, np.ndarray):
             raise TypeError("HostAdjacency needs an index with host (NumPy) arrays")
         self.backend = backend
@@ -171,6 +172,7 @@ class HostAdjacency:
                 if k in buf:
                     buf[k] = buf[k][entry_pos]
             if L > 1:
+                assert run_lengths is not None  # segments carry run lengths whenever there are several labels
                 run_pos = _device_ranges(xp, _starts(run_lengths)[order], run_lengths[order])
                 buf["run_keys"], buf["run_len"] = buf["run_keys"][run_pos], buf["run_len"][run_pos]
                 run_lengths = run_lengths[order]

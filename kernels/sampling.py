@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_lengths
 from distsm.kernels.order import query_adjacency
@@ -37,7 +38,7 @@ def walks_for(budget: int) -> int:
 class Sampler:
     """Sampled level estimates of join orders of one query over its :class:`CandidateEdges`."""
 
-    def __init__(self, backend: Any, query: Graph, ce: CandidateEdges, *, homomorphism: bool,
+    def __init__(self, backend: Backend, query: Graph, ce: CandidateEdges, *, homomorphism: bool,
                  walks: int = WALKS, seed: int = 0):
         self.backend, self.query, self.ce = backend, query, ce
         self.homomorphism = homomorphism
@@ -55,7 +56,7 @@ class Sampler:
         are shortest over the walks first, and that mean run length (links in query order and 0.0 when
         ``table`` is None: no walks left to rank them by)."""
         xp = self.backend.xp
-        links = []
+        links: list[Any] = []
         for w, e in self.adj[u]:
             if w in cols:
                 arc = self.arc_from(w, u, e)

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_lengths
 from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
@@ -34,7 +35,7 @@ _SAFE = float(1 << 62)
 class TrailingCounter:
     """Counts the completions of core-match tables under one :class:`CountPlan` (see the module docstring)."""
 
-    def __init__(self, backend: Any, plan: CountPlan, ce: CandidateEdges, *, homomorphism: bool,
+    def __init__(self, backend: Backend, plan: CountPlan, ce: CandidateEdges, *, homomorphism: bool,
                  budget: int):
         self.backend, self.plan, self.ce = backend, plan, ce
         self.homomorphism = homomorphism

@@ -4,15 +4,17 @@ All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA de
 are drawn fresh by Hypothesis on every run (well over 300 per run: see the ``max_examples`` below; scale them
 with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused descent (all levels in one
 launch, or stopped early and resumed), the single-block kernels level by level, or the multi-block path
-(``small_limit = 0``), entry-parallel or tiered by row workload, so every path is checked against NumPy.
+(``distsm.gpu.small-limit: 0``), entry-parallel or tiered by row workload, so every path is checked against NumPy.
 """
 
 from __future__ import annotations
 
+import copy
 import gc
 import os
 from pathlib import Path
 
+import dask.config
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,7 +27,7 @@ from distsm import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.array_backend import NumpyBackend
-from distsm.kernels.cupy_backend import DEFAULT_SMALL_LIMIT
+from distsm.config import gpu_options
 
 pytestmark = pytest.mark.gpu
 
@@ -42,17 +44,20 @@ def gpu():
     return get_backend("cupy")
 
 
-def _need_cupy(be) -> None:
-    if be.xp is np:
-        pytest.skip("needs CuPy's memory pool")
+#: The configured options when the tests start (defaults, or DASK_DISTSM__GPU__* from the environment).
+CONFIGURED = gpu_options()
 
 
 @pytest.fixture(autouse=True)
 def _restore_knobs():
-    be = get_backend("cupy")
-    saved = be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits, be.fuse_levels
+    saved = copy.deepcopy(dask.config.get("distsm.gpu"))
     yield
-    be.small_limit, be.use_pcsr, be.use_staging, be.load_balance, be.tier_limits, be.fuse_levels = saved
+    dask.config.set({"distsm.gpu": saved})
+
+
+def _knobs(**values) -> None:
+    """Set ``distsm.gpu`` options until the test ends (``_restore_knobs`` puts them back)."""
+    dask.config.set({f"distsm.gpu.{k.replace('_', '-')}": v for k, v in values.items()})
 
 
 #: Which kernels a random case runs: the fused descent (every level in one launch; "fused-tiny" stops it after a
@@ -63,10 +68,10 @@ PATHS = st.sampled_from(["fused", "fused-tiny", "single", "entry", "tiered", "ti
 
 
 def _use_path(be, path: str) -> None:
-    be.small_limit = {"fused": DEFAULT_SMALL_LIMIT, "single": DEFAULT_SMALL_LIMIT, "fused-tiny": 7}.get(path, 0)
-    be.fuse_levels = path.startswith("fused")
-    be.load_balance = "tiered" if path.startswith("tiered") else "entry"
-    be.tier_limits = (2, 5) if path == "tiered-tiny" else None
+    small = CONFIGURED.small_limit
+    _knobs(small_limit={"fused": small, "single": small, "fused-tiny": 7}.get(path, 0),
+           fuse_levels=path.startswith("fused"), load_balance="tiered" if path.startswith("tiered") else "entry",
+           tier_limits=[2, 5] if path == "tiered-tiny" else None)
 
 
 def _read(path: Path) -> Graph:
@@ -149,8 +154,9 @@ def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, samp
     opts = dict(induced="induced" in semantics, homomorphism=semantics == "homomorphism",
                 unique="unique" in semantics, memory_budget=budget)
     _use_path(gpu, path)
-    # zero-copy staging of programs/counts (on by default) or device copies; DISTSM_PINNED=0 forbids staging
-    gpu.use_staging = staging and os.environ.get("DISTSM_PINNED", "1") != "0"
+    # zero-copy staging of programs/counts (on by default) or device copies; DASK_DISTSM__GPU__PINNED=False
+    # forbids staging
+    _knobs(pinned=staging and CONFIGURED.pinned)
     g_count, g_rows, n_count, n_rows = _both(data, query, **opts)
     assert isinstance(g_count, int)
     assert g_count == n_count
@@ -198,7 +204,7 @@ def test_larger_graphs_with_many_edge_labels(gpu, seed, n, deg, vl, el, directed
     """Bigger tables (both kernel paths) and many effective labels (runs found by the PCSR hash, or by binary
     search when the hash is switched off)."""
     rng = np.random.default_rng(seed)
-    gpu.use_pcsr = use_pcsr  # read when the (fresh) graph is indexed
+    _knobs(pcsr=use_pcsr)  # read when the (fresh) graph is indexed
     data = _edge_list_graph(rng, n, int(n * deg / 2), vl, el, directed)
     query = sampled_query(rng, data, qsize)
     if query is None:
@@ -224,7 +230,7 @@ def test_tiered_write_cache_lists_hub_rows_like_numpy(gpu, limits):
     data = Graph.from_edges(pairs, n=n, vertex_labels=(np.arange(n) % 2 == 0).astype(np.int64))
     query = Graph.from_edges(np.array([[0, 1], [1, 2], [2, 0], [2, 3]]), n=4, vertex_labels=[0, 1, 0, 1])
     _use_path(gpu, "tiered")
-    gpu.tier_limits = limits
+    _knobs(tier_limits=None if limits is None else list(limits))
     gpu.tier_stats = {}
     g_count, g_rows, n_count, n_rows = _both(data, query)
     assert g_count == n_count == g_rows.shape[0] > 100_000
@@ -369,7 +375,6 @@ def test_hprd_out_of_core_on_gpu_matches_known_answers(gpu, adjacency):
 
 
 def test_default_budget_is_half_the_free_device_memory(gpu):
-    _need_cupy(gpu)
     import cupy
 
     free, _ = cupy.cuda.runtime.memGetInfo()
@@ -383,7 +388,7 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
     level: a fused descent computes its levels' workloads inside its kernel)."""
     need = []
     orig = backend.workload
-    backend.fuse_levels = False  # restored by _restore_knobs
+    _knobs(fuse_levels=False)  # restored by _restore_knobs
 
     def spy(idx, table, step):
         delta, offsets, total = orig(idx, table, step)
@@ -395,7 +400,7 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
         c = engine.count(backend, data, query, MatchOptions(), budget=backend.default_budget(), path="general")
     finally:
         del backend.workload
-    backend.fuse_levels = True
+    _knobs(fuse_levels=True)
     return max(need), c
 
 
@@ -415,7 +420,6 @@ def test_query_needing_ten_times_the_budget_finishes_with_the_right_count(gpu):
 
 
 def test_no_device_memory_growth_over_1000_queries(gpu):
-    _need_cupy(gpu)
     import cupy
 
     pool = cupy.get_default_memory_pool()

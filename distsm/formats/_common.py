@@ -17,7 +17,7 @@ import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def open_output(path: PathLike) -> IO[bytes]:
     """Open ``path`` for binary writing, gzip-compressed when the name ends in ``.gz``."""
     p = fspath(path)
     if is_gzip_name(p):
-        return gzip.open(p, "wb", compresslevel=6)
+        return cast(IO[bytes], gzip.open(p, "wb", compresslevel=6))
     return open(p, "wb")
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import restricted
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
 from distsm.plan.search import inter_task, intra_task
@@ -145,7 +146,7 @@ class Site(Protocol):
     """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
     (:class:`~distsm.cluster.tasks.WorkerState`)."""
 
-    backend: Any
+    backend: Backend
     worker: str
 
     def part(self, i: int) -> AbstractContextManager[Any]:
@@ -180,7 +181,8 @@ def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[ra
     if k == 1 or cross_edges == 0:
         return intra
     groups = None if whole else tuple(plan.groups)
-    return intra + [Job("inter", groups=groups, start=s) for s in (slices or [None])]
+    starts: list[range | None] = list(slices) if slices else [None]
+    return intra + [Job("inter", groups=groups, start=s) for s in starts]
 
 
 def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
@@ -203,6 +205,7 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
               stats: dict[str, int] | None = None, control: engine.Control | None = None) -> int:
     """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work."""
     if job.stage == "intra":
+        assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
             return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
@@ -217,6 +220,7 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
 
     def chunks() -> Iterator[np.ndarray]:
         if job.stage == "intra":
+            assert job.part is not None  # an intra job names its part
             with site.part(job.part) as local:
                 yield from intra_task(site.backend, local, query, sem, budget, count_only=False, limit=limit,
                                       control=control)
@@ -255,7 +259,7 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
           listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
     """Combine the pieces of one query into its :class:`QueryResult`."""
     t = time.perf_counter()
-    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part)
+    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part or 0)  # intra pieces name parts
     inter = [p for p in pieces if p.stage == "inter"]
     seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
                # the longest slice bounds how well the spanning search spreads over workers
@@ -277,12 +281,10 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
     return result
 
 
-def release_device_memory(backend: Any) -> None:
+def release_device_memory(backend: Backend) -> None:
     """Hand the device memory pool's free blocks back to the device (after a cancelled join, or when a worker's
     cache is torn down); a no-op on the CPU backend."""
-    if backend.name == "cupy":
-        backend.xp.get_default_memory_pool().free_all_blocks()
-        backend.xp.get_default_pinned_memory_pool().free_all_blocks()
+    backend.release_memory()
 
 
 def deadline(timeout: float | None,
@@ -298,7 +300,7 @@ def deadline(timeout: float | None,
 
 
 @contextmanager
-def timeout_error(timeout: float | None, backend: Any) -> Iterator[None]:
+def timeout_error(timeout: float | None, backend: Backend) -> Iterator[None]:
     """Turn a join cancelled by :func:`deadline` into a ``TimeoutError`` once its device tables are freed."""
     try:
         yield

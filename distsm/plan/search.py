@@ -22,6 +22,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import Spanning
+from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy, inter_partition_plan
@@ -32,7 +33,7 @@ def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
     return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
 
 
-def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
+def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
                share: bool = True, strategy: Strategy | str | None = None) -> InterPartitionPlan:
     """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs); ``strategy``
     overrides the cost model's choice (the plan's reason says so) and ``share=False`` turns shared execution
@@ -48,7 +49,7 @@ def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cro
     return plan
 
 
-def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
+def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
                limit: int | None = None, control: engine.Control | None = None) -> Any:
     """Matches wholly inside one part: an int, or an iterator of global-id rows.  ``control`` cancels the join
     between chunks (see :class:`~distsm.kernels.engine.Control`)."""
@@ -61,7 +62,7 @@ def intra_task(backend: Any, local: Any, query: Graph, sem: Semantics, budget: i
     return (np.asarray(local.global_ids)[r] for r in rows)
 
 
-def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
+def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
                limit: int | None = None, stats: dict[str, int] | None = None,
                candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None,
@@ -106,7 +107,7 @@ def inter_task(backend: Any, index: DataIndex, assignment: Any, query: Graph, se
     return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency, control)
 
 
-def _remapped_rows(backend: Any, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
+def _remapped_rows(backend: Backend, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
                    limit: int | None, adjacency: Any, control: engine.Control | None) -> Iterator[np.ndarray]:
     inv = prepared.plan.inverse_order
     # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].

@@ -189,8 +189,8 @@ def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, li
             if e is None:
                 return empty
             restrict[u] = np.array([e], np.int64)
-    for u, cls in types.items():
-        allowed = data.with_type_ids(cls)
+    for u, classes in types.items():
+        allowed = data.with_type_ids(classes)
         if u in restrict:
             allowed = np.intersect1d(restrict[u], allowed)
         restrict[u] = allowed
@@ -340,8 +340,8 @@ def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[s
         if pid is None:
             return empty
         a, b = (j + 1, j) if back else (j, j + 1)
-        t = k + 1 + j
-        qe += [(a, t), (t, b)]
+        mid = k + 1 + j
+        qe += [(a, mid), (mid, b)]
         ql += [2 * pid, 2 * pid + 1]
         qv.append(1 + pid)
     if k == 0:

@@ -21,7 +21,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class Dictionary:
 
 def _open_binary(path: str | os.PathLike) -> IO[bytes]:
     p = os.fspath(path)
-    return gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")
+    return cast(IO[bytes], gzip.open(p, "rb")) if p.endswith(".gz") else open(p, "rb")
 
 
 def parse_line(line: str) -> tuple[str, str, str] | None:

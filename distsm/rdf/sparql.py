@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 from urllib.parse import urljoin
 
 from distsm.errors import short_repr
@@ -120,7 +121,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
             if text[pos] in "/|^":
                 raise SparqlSyntaxError(f"property paths are not supported ({_SUBSET})", *_position(text, pos))
             raise SparqlSyntaxError(f"unexpected character {text[pos]!r}", *_position(text, pos))
-        kind = m.lastgroup
+        kind = cast(str, m.lastgroup)  # every alternative of the token pattern is a named group
         if kind != "ws":
             out.append((kind, m.group(), pos))
         pos = m.end()

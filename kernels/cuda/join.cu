@@ -1,4 +1,4 @@
-// distsm GPU join kernels (loaded by kernels/cupy_backend.py through cupy.RawModule, compiled by NVRTC).
+// distsm GPU join kernels (loaded by kernels/cupy/launch.py through cupy.RawModule, compiled by NVRTC).
 //
 // Layout of the data graph (see kernels/index.py): CSR rows sorted by (effective label, neighbour), so the run
 // N(v, l) = nbr[run_start[r] .. run_end[r]) is sorted.  With one effective label the run of v is its row
@@ -26,24 +26,24 @@
 //   [length, n_gt, gt cols..., n_lt, lt cols..., n_dist, distinct cols..., n_chk, (col, label)...,
 //    n_pair, (col, need)...]
 
-#ifndef DISTSM_HOST_EMU
-#define DSM_FULL_MASK 0xffffffffu
+// Constants shared with Python are defined there once (kernels/cupy/launch.py, DEFINES) and passed to NVRTC
+// as -D options; a compilation without them fails here rather than running with sizes Python does not use.
+#if !defined(DSM_PCSR_SLOTS) || !defined(DSM_EMPTY_SLOT) || !defined(DSM_SIG_WORDS) || !defined(DSM_PROG_MAX) \
+    || !defined(DSM_TIER_COLS) || !defined(DSM_TIER_CHECKS) || !defined(DSM_BLOCK)
+#error "join.cu needs -D definitions of its shared constants (kernels/cupy/launch.py, DEFINES)"
+#endif
+#if DSM_BLOCK % 32 != 0 || DSM_BLOCK > 1024
+#error "DSM_BLOCK must be a multiple of 32 and at most 1024"
 #endif
 
-#define PCSR_SLOTS 16
-#define EMPTY_SLOT 0xffffffffffffffffull
-#define SIG_WORDS 4
+#define DSM_FULL_MASK 0xffffffffu
 
 // ------------------------------------------------------------------------------------------------ helpers
 // Adds every thread's survivor count to *counter: one atomic per warp after a shuffle reduction.  Call it with
 // the whole warp converged (at the end of a kernel).
 __device__ __forceinline__ void dsm_add_count(unsigned long long* counter, unsigned long long local) {
-#ifndef DISTSM_HOST_EMU
     for (int d = 16; d > 0; d >>= 1) local += __shfl_down_sync(DSM_FULL_MASK, local, d);
     if ((threadIdx.x & 31) == 0 && local) atomicAdd(counter, local);
-#else
-    if (local) atomicAdd(counter, local);
-#endif
 }
 
 __device__ __forceinline__ unsigned long long dsm_mix64(unsigned long long x) {
@@ -84,10 +84,10 @@ __device__ __forceinline__ long long dsm_find_run(long long v, int label, int L,
     unsigned int fp = (unsigned int)(h >> 32);
     long long g = (long long)(h & (unsigned long long)gmask);
     for (;;) {
-        const unsigned long long* grp = pcsr + g * PCSR_SLOTS;
-        for (int s = 0; s < PCSR_SLOTS; ++s) {
+        const unsigned long long* grp = pcsr + g * DSM_PCSR_SLOTS;
+        for (int s = 0; s < DSM_PCSR_SLOTS; ++s) {
             unsigned long long e = grp[s];
-            if (e == EMPTY_SLOT) return -1;
+            if (e == DSM_EMPTY_SLOT) return -1;
             if ((unsigned int)(e >> 32) == fp) {
                 long long r = (long long)(unsigned int)(e & 0xffffffffull);
                 if (run_keys[r] == key) return r;
@@ -248,9 +248,9 @@ extern "C" __global__ void pcsr_build(const long long* __restrict__ run_keys, lo
         long long g = (long long)(h & (unsigned long long)gmask);
         bool done = false;
         while (!done) {
-            for (int s = 0; s < PCSR_SLOTS; ++s) {
-                unsigned long long old = atomicCAS(&table[g * PCSR_SLOTS + s], EMPTY_SLOT, val);
-                if (old == EMPTY_SLOT) { done = true; break; }
+            for (int s = 0; s < DSM_PCSR_SLOTS; ++s) {
+                unsigned long long old = atomicCAS(&table[g * DSM_PCSR_SLOTS + s], DSM_EMPTY_SLOT, val);
+                if (old == DSM_EMPTY_SLOT) { done = true; break; }
             }
             g = (g + 1) & gmask;
         }
@@ -268,7 +268,7 @@ extern "C" __global__ void pcsr_lookup(const int* __restrict__ vs, const int* __
 }
 
 // ------------------------------------------------------------------------------------------------ filter
-// qinfo (int64): [lo[nq] | ioff[nq+1] | qdeg[nq] | qsig[SIG_WORDS * nq] (word-major)].  Item i of the
+// qinfo (int64): [lo[nq] | ioff[nq+1] | qdeg[nq] | qsig[DSM_SIG_WORDS * nq] (word-major)].  Item i of the
 // concatenated pools belongs to u with ioff[u] <= i < ioff[u+1] and names vertex by_label[lo[u] + i - ioff[u]].
 __device__ __forceinline__ int dsm_filter_item(long long i, const int* by_label, const long long* qinfo, int nq,
                                                const unsigned int* sig, long long n, const long long* degrees,
@@ -280,7 +280,7 @@ __device__ __forceinline__ int dsm_filter_item(long long i, const int* by_label,
     int u = (int)dsm_upper_bound(ioff, nq + 1, i) - 1;
     *u_out = u;
     int v = by_label[lo[u] + i - ioff[u]];
-    for (int w = 0; w < SIG_WORDS; ++w) {
+    for (int w = 0; w < DSM_SIG_WORDS; ++w) {
         unsigned int q = (unsigned int)qsig[w * nq + u];
         if ((sig[w * n + v] & q) != q) return -1;
     }
@@ -439,7 +439,6 @@ extern "C" __global__ void workload_delta(long long* __restrict__ starts, const 
     run_keys, pcsr, gmask, L, pair_keys, n, bits, part, prog, (rowp))
 #define DSM_PROBE_CALL_P(p, rowp, progp) dsm_probe((p), table, ncols, offsets, nrows, delta, nbr, indptr, run_start, \
     run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part, (progp), (rowp))
-#define DSM_PROG_MAX 2048
 
 // One block (every thread calls it): entries [a, a+m) probed against the step program sprog (in shared memory);
 // survivors written in entry order to out (ncols+1 columns) when write; returns their number to every thread.
@@ -623,10 +622,10 @@ extern "C" __global__ void extend_count(DSM_PROBE_ARGS, long long a, long long m
 // cand_out (entry - a); item_out[3 * ordinal] gets (survivors, row, first entry).  A scan over the items' counts
 // (ordinals follow entry order) then places every item's survivors in the new table (extend_write_items), so
 // only survivors are written and moved, and the scan runs over items, not entries.
-#define DSM_TIER_GROUPS 8
-#define DSM_TIER_COLS 64
-#define DSM_TIER_CHECKS 32
-#define DSM_TIER_CACHE 512  // candidates of write cache per block: 2 x 32 per warp group, 2 x 256 per block group
+// Groups of a block are warps at most (extend_tiered runs with DSM_BLOCK threads); the write cache holds 2 x 32
+// candidates per warp group or 2 x DSM_BLOCK per block group.
+#define DSM_TIER_GROUPS (DSM_BLOCK / 32)
+#define DSM_TIER_CACHE (2 * DSM_BLOCK)
 
 __device__ __forceinline__ void dsm_group_sync(int group) {
     if (group == 32) __syncwarp(); else __syncthreads();

@@ -1,0 +1,132 @@
+"""Tuning options: the one place distsm reads them, from ``dask.config`` under the ``distsm`` key.
+
+Defaults live in ``distsm/distsm.yaml`` and are registered with :func:`dask.config.update_defaults` (the Dask
+idiom), so a Dask config file, ``dask.config.set`` or an environment variable (``DASK_DISTSM__GPU__PINNED=False``)
+overrides them.  :func:`options` sets some for a block of code, checking their names and values.  Readers call
+:func:`gpu_options` / :func:`engine_options` at the time they decide, so an override applies from the next call
+on; both cost a dictionary comparison while the configuration is unchanged.  Dask is imported on the first
+read, which keeps ``import distsm`` light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+from importlib import resources
+from typing import Any, Literal, TypeVar, cast
+
+LoadBalance = Literal["entry", "tiered"]
+LOAD_BALANCE: tuple[LoadBalance, ...] = ("entry", "tiered")
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """Options of the CuPy backend (``distsm.gpu.*``; defaults in ``distsm.yaml``, the README's table says what
+    each does)."""
+
+    fuse_levels: bool
+    load_balance: LoadBalance
+    pinned: bool
+    small_limit: int
+    pcsr: bool
+    tier_limits: tuple[int, int] | None
+
+    def __post_init__(self) -> None:
+        if self.load_balance not in LOAD_BALANCE:
+            raise ValueError(f"distsm.gpu.load-balance must be one of {', '.join(map(repr, LOAD_BALANCE))}, "
+                             f"got {self.load_balance!r}")
+        if self.small_limit < 0:
+            raise ValueError(f"distsm.gpu.small-limit must be >= 0, got {self.small_limit!r}")
+        if self.tier_limits is not None and (len(self.tier_limits) != 2 or min(self.tier_limits) < 1):
+            raise ValueError(f"distsm.gpu.tier-limits must be null or two positive integers, got {self.tier_limits!r}")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Options of the join driver (``distsm.engine.*``)."""
+
+    host_work: float
+
+
+_Opts = TypeVar("_Opts", GpuOptions, EngineOptions)
+_SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions}
+_dask_config: Any = None
+_seen: dict[str, tuple[dict[str, Any], Any]] = {}
+
+
+def _config() -> Any:
+    """``dask.config`` with distsm's defaults registered (once)."""
+    global _dask_config
+    if _dask_config is None:
+        import dask.config
+        import yaml
+
+        dask.config.update_defaults(yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text()))
+        _dask_config = dask.config
+    return _dask_config
+
+
+def _convert(cls: type, name: str, value: Any) -> Any:
+    kind = {f.name: f.type for f in fields(cls)}[name]
+    if kind == "bool":
+        # Environment variables arrive parsed by Dask ("0" as 0, "False" as False); a string is taken at its word.
+        if isinstance(value, str):
+            return value.strip().lower() not in ("0", "false", "no", "off", "")
+        return bool(value)
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    if name == "tier_limits":
+        return None if value is None else tuple(int(x) for x in value)
+    return value
+
+
+def _section(name: str, cls: type[_Opts]) -> _Opts:
+    raw = _config().config.get("distsm", {}).get(name) or {}
+    seen = _seen.get(name)
+    if seen is not None and seen[0] == raw:
+        return cast(_Opts, seen[1])
+    known = {f.name for f in fields(cls)}
+    values = {}
+    for key, value in raw.items():
+        attr = key.replace("-", "_")
+        if attr not in known:
+            raise ValueError(f"unknown option distsm.{name}.{key}; known: "
+                             f"{', '.join(sorted(k.replace('_', '-') for k in known))}")
+        values[attr] = _convert(cls, attr, value)
+    opts = cls(**values)
+    _seen[name] = (dict(raw), opts)
+    return opts
+
+
+def gpu_options() -> GpuOptions:
+    """The CuPy backend's options as configured now."""
+    return _section("gpu", GpuOptions)
+
+
+def engine_options() -> EngineOptions:
+    """The join driver's options as configured now."""
+    return _section("engine", EngineOptions)
+
+
+@contextmanager
+def options(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Iterator[None]:
+    """Set options for the ``with`` block, e.g. ``with distsm.options({"gpu.fuse-levels": False}):``.
+
+    Keys are ``section.name`` below ``distsm`` (``gpu.pinned``, ``engine.host-work``; keyword arguments use
+    ``gpu__pinned`` for the same).  An unknown name or a bad value raises ``ValueError`` before anything is
+    set; the previous values come back when the block exits."""
+    merged = dict(values or {})
+    merged.update({k.replace("__", "."): v for k, v in kwargs.items()})
+    for key, value in merged.items():
+        section, _, name = key.partition(".")
+        cls = _SECTIONS.get(section)
+        attr = name.replace("-", "_")
+        if cls is None or attr not in {f.name for f in fields(cls)}:
+            raise ValueError(f"unknown option {key!r}; known: " + ", ".join(
+                f"{s}.{f.name.replace('_', '-')}" for s, c in _SECTIONS.items() for f in fields(c)))
+        replace(_section(section, cls), **{attr: _convert(cls, attr, value)})  # validates the value
+    with _config().set({f"distsm.{k}": v for k, v in merged.items()}):
+        yield

@@ -1,0 +1,66 @@
+"""The interface the join driver, the planners and the executors use: :class:`Backend`.
+
+:class:`~distsm.kernels.array_backend.NumpyBackend` (the reference, on the CPU) and
+:class:`~distsm.kernels.cupy.CupyBackend` implement it; :func:`distsm.kernels.get_backend` chooses one.  Arrays
+are ``Any``: they belong to the backend's array module ``xp`` (NumPy or CuPy).  Where the caller's work depends
+on where the backend keeps its data, it asks the backend (:attr:`Backend.on_device`, :meth:`Backend.host`,
+:meth:`Backend.release_memory`) rather than its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from distsm.graph import Graph
+    from distsm.kernels.array_backend import Allowed, Descent, Spanning
+    from distsm.kernels.index import DataIndex
+    from distsm.kernels.query_plan import QueryPlan, Step
+
+
+class Backend(Protocol):
+    """What a matching backend provides (see :class:`~distsm.kernels.array_backend.ArrayBackend` for the
+    reference semantics of each method)."""
+
+    #: ``"numpy"`` or ``"cupy"``: for reports and cache keys, never for decisions (those are the members below).
+    name: str
+    #: True when the backend's arrays live in device memory (its tables come back through :meth:`to_host`; a
+    #: memory-mapped host index is not usable in place; results may go to device frames).
+    on_device: bool
+    #: The array module of the backend's arrays (``numpy`` or ``cupy``).
+    xp: Any
+    vertex_dtype: type[np.generic]
+
+    # data graph
+    def index(self, graph: Graph) -> DataIndex: ...
+    def release(self, graph: Graph) -> None: ...
+    def host_resident(self, host: DataIndex) -> DataIndex: ...
+    def adopt_index(self, idx: DataIndex) -> DataIndex: ...
+    def from_host(self, host: DataIndex) -> DataIndex: ...
+    def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex: ...
+
+    # memory and synchronisation
+    def to_host(self, a: Any) -> np.ndarray: ...
+    def synchronize(self) -> None: ...
+    def host(self) -> Backend: ...
+    def default_budget(self) -> int: ...
+    def release_memory(self) -> None: ...
+
+    # filter
+    def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
+                   restrict: Mapping[int, Allowed] | None = None) -> list[Any]: ...
+    def bitset(self, idx: DataIndex, members: Any) -> Any: ...
+
+    # join primitives
+    def run_bounds(self, idx: DataIndex, v: Any, label: int) -> tuple[Any, Any]: ...
+    def expand(self, counts: Any) -> tuple[Any, Any]: ...
+    def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any: ...
+    def pair_count(self, idx: DataIndex, x: Any, y: Any) -> Any: ...
+    def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, Any, int]: ...
+    def descend(self, idx: DataIndex, table: Any, level: int, plan: QueryPlan, bits: list[Any], count_only: bool,
+                cap: int, spanning: Spanning | None = None) -> Descent | None: ...
+    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
+               bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...

@@ -1,0 +1,121 @@
+"""The CuPy backend's shared state and plumbing: the array module, the kernel launcher, options, staging."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from distsm.config import GpuOptions, gpu_options
+from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.backend import Backend
+from distsm.kernels.cupy.launch import Launcher
+from distsm.kernels.cupy.staging import Staging
+from distsm.kernels.index import DataIndex, index_to
+from distsm.kernels.lifetime_cache import LifetimeCache
+
+BUDGET_CACHE_S = 1.0   # default_budget() re-reads the driver's free memory at most this often
+
+
+class DeviceBase(ArrayBackend):
+    """What every part of the CuPy backend uses: ``xp = cupy``, the launcher, the options (``distsm.gpu.*``,
+    read at each call from :func:`distsm.config.gpu_options`) and the weak caches tied to query objects."""
+
+    name = "cupy"
+    on_device = True
+
+    def __init__(self) -> None:
+        import cupy
+
+        super().__init__(cupy)
+        self.kernels = Launcher()
+        self._progs = LifetimeCache()     # step -> [host program, device copy or None]
+        self._dummies: dict[np.dtype, Any] = {}  # e.g. the partition array outside spanning searches
+        self._bitsets = LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
+        #: rows / split pieces per tier of the tiered extend, summed over launches (benchmarks read and reset it)
+        self.tier_stats: dict[str, int] = {}
+        self._sms: int | None = None
+        self.last_index_stats: dict[str, Any] = {}
+        self._budget_cache: tuple[float, int] | None = None
+        self._foreign = LifetimeCache()   # index built elsewhere -> its GpuIndex
+        self._staging: Staging | None = None
+        self._descents = LifetimeCache()  # plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))
+
+    @property
+    def options(self) -> GpuOptions:
+        """The ``distsm.gpu.*`` options in force now."""
+        return gpu_options()
+
+    # ------------------------------------------------------------------ plumbing
+    def synchronize(self) -> None:
+        self._sync()
+
+    def host(self) -> Backend:
+        """The NumPy backend: planning and small joins run there, below a device's launch latencies."""
+        from distsm.kernels import get_backend
+
+        return get_backend("numpy")
+
+    def _sync(self) -> None:
+        self.xp.cuda.get_current_stream().synchronize()
+
+    def to_host(self, a: Any) -> np.ndarray:
+        return self.xp.asnumpy(a)
+
+    def from_host(self, host: DataIndex) -> DataIndex:
+        """``host`` with its arrays copied to the device."""
+        return index_to(host, self.xp)
+
+    def release_memory(self) -> None:
+        """Hand the device and pinned memory pools' free blocks back to the driver."""
+        self.xp.get_default_memory_pool().free_all_blocks()
+        self.xp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def default_budget(self) -> int:
+        """Half of the device memory that is free (free in the driver plus free in CuPy's pool)."""
+        now = time.monotonic()
+        if self._budget_cache is not None and now - self._budget_cache[0] < BUDGET_CACHE_S:
+            return self._budget_cache[1]
+        free, _total = self.xp.cuda.runtime.memGetInfo()
+        pool = self.xp.get_default_memory_pool()
+        budget = int((free + pool.free_bytes()) // 2)
+        self._budget_cache = (now, budget)
+        return budget
+
+    def _stage(self) -> Staging:
+        """The staging ring, allocated on first use."""
+        if self._staging is None:
+            self._staging = Staging(self.xp)
+        return self._staging
+
+    def _dummy(self, dtype: Any) -> Any:
+        """A one-element device array of ``dtype`` for kernel arguments a launch does not read."""
+        key = np.dtype(dtype)
+        a = self._dummies.get(key)
+        if a is None:
+            a = self._dummies[key] = self.xp.zeros(1, dtype=key)
+        return a
+
+    def _as_table(self, table: Any) -> Any:
+        if table.dtype == np.int32 and table.flags.c_contiguous:
+            return table
+        return self.xp.ascontiguousarray(table, dtype=self.xp.int32)
+
+    def _timer(self) -> Any:
+        backend = self
+
+        class _T:
+            ms = 0.0
+
+            def __enter__(self) -> _T:
+                self.e0, self.e1 = backend.xp.cuda.Event(), backend.xp.cuda.Event()
+                self.e0.record()
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                self.e1.record()
+                self.e1.synchronize()
+                self.ms = float(backend.xp.cuda.get_elapsed_time(self.e0, self.e1))
+
+        return _T()

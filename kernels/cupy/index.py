@@ -1,0 +1,173 @@
+"""The device index: :func:`build_index`'s arrays on the GPU, the PCSR hash of (vertex, label) -> run, the
+vertices sorted by label, and the prebuilt kernel arguments that name the graph."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.kernels.cupy.base import DeviceBase
+from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
+from distsm.kernels.index import DataIndex, build_index
+
+PCSR_LOAD = 0.5        # target slot occupancy
+
+
+@dataclass(frozen=True)
+class GpuIndex(DataIndex):
+    """:class:`DataIndex` plus the GPU-only structures."""
+
+    by_label: Any = None                  # int32[n] vertices sorted by (label, id)
+    label_bounds: dict[int, tuple[int, int]] = field(default_factory=dict)  # label -> [lo, hi) in by_label (host)
+    pcsr: Any = None                      # uint64[groups * 16] (a 16-slot dummy when unused)
+    pcsr_mask: int = 0                    # groups - 1 (a power of two minus one); -(runs + 1): no hash
+    run_keys_arg: Any = None              # run_keys, or a dummy int64 array when num_labels == 1
+    stats: dict[str, Any] = field(default_factory=dict)
+    #: named kernel arguments that describe the graph (prebuilt: launches are hot): the probe's and the workload's
+    probe_args: dict[str, Any] = field(default_factory=dict)
+    run_args: dict[str, Any] = field(default_factory=dict)
+
+
+class IndexOps(DeviceBase):
+    """Building, adopting and moving device indexes."""
+
+    def index(self, graph: Graph) -> GpuIndex:
+        key = f"index:{self.name}"
+        idx = graph._derived.get(key)
+        if idx is None:
+            idx = self._build_index(graph)
+            graph._derived[key] = idx
+        self.last_index_stats = idx.stats
+        return idx
+
+    def _build_index(self, graph: Graph) -> GpuIndex:
+        t0 = time.perf_counter()
+        return self._gpu_index(build_index(graph, self.xp), np.asarray(graph.vertex_labels), t0, self.options.pcsr)
+
+    def as_gpu_index(self, idx: DataIndex) -> GpuIndex:
+        """``idx`` with this backend's device structures (an index built elsewhere, e.g. on the host or memory
+        mapped, is moved to the device once and cached for its lifetime)."""
+        if isinstance(idx, GpuIndex):
+            return idx
+        cached = self._foreign.get(idx)
+        if cached is not None:
+            return cached
+        t0 = time.perf_counter()
+        xp = self.xp
+        kw = {}
+        for f in fields(DataIndex):
+            v = getattr(idx, f.name)
+            if f.name == "vertices_by_label":
+                v = {k: xp.asarray(a) for k, a in v.items()}
+            elif hasattr(v, "shape"):
+                v = xp.asarray(v)
+            kw[f.name] = v
+        return self._foreign.put(idx, self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])),
+                                                      t0, self.options.pcsr))
+
+    def host_resident(self, host: DataIndex) -> GpuIndex:
+        """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
+        in place over the bus (zero copy: only the bytes a probe touches cross it, nothing is cached on the
+        device) and its O(|V|) arrays on the device.  Runs are found by binary search in the mapped run keys,
+        since a hash of them would be O(|E|) device memory."""
+        xp = self.xp
+        device_id = xp.cuda.Device().id
+
+        def mapped(a: np.ndarray) -> Any:
+            a = np.ascontiguousarray(a)
+            size = max(int(a.nbytes), 1)
+            pinned = xp.cuda.alloc_pinned_memory(size)
+            np.frombuffer(pinned, a.dtype, a.size).reshape(a.shape)[...] = a
+            mem = xp.cuda.UnownedMemory(pinned.ptr, size, pinned, device_id)
+            return xp.ndarray(a.shape, a.dtype, xp.cuda.MemoryPointer(mem, 0))
+
+        kw = {f.name: getattr(host, f.name) for f in fields(DataIndex)}
+        shared_pairs = host.pair_keys is host.entry_keys
+        for name in ("nbr", "indptr", "run_start", "run_end", "run_keys", "entry_keys", "pair_keys"):
+            if kw[name] is not None and not (name == "pair_keys" and shared_pairs):
+                kw[name] = mapped(kw[name])
+        if shared_pairs:
+            kw["pair_keys"] = kw["entry_keys"]
+        for name in ("vertex_labels", "degrees", "sig"):
+            kw[name] = xp.asarray(kw[name])
+        kw["vertices_by_label"] = {k: xp.asarray(v) for k, v in host.vertices_by_label.items()}
+        device_bytes = sum(int(kw[k].nbytes) for k in ("vertex_labels", "degrees", "sig")) + 4 * host.n
+        kw["nbytes"] = device_bytes
+        return self._gpu_index(DataIndex(**kw), np.asarray(host.vertex_labels), time.perf_counter(), False)
+
+    def adopt_index(self, idx: DataIndex) -> GpuIndex:
+        return self.as_gpu_index(idx)
+
+    def with_adjacency(self, core: DataIndex, **arrays: Any) -> GpuIndex:
+        core = self.as_gpu_index(core)
+        kw = {f.name: getattr(core, f.name) for f in fields(DataIndex)}
+        kw.update(arrays)
+        extra = sum(int(v.nbytes) for k, v in arrays.items() if v is not None and k != "pair_keys")
+        kw["nbytes"] = core.nbytes + extra
+        return self._with_runs(DataIndex(**kw), core.by_label, core.label_bounds, {}, self.options.pcsr)
+
+    def _gpu_index(self, base: DataIndex, vlab: np.ndarray, t0: float, pcsr: bool) -> GpuIndex:
+        n = base.n
+        order = np.argsort(vlab, kind="stable").astype(np.int32)
+        ulab, first = np.unique(vlab[order], return_index=True)
+        bounds = np.append(first, n)
+        label_bounds = {int(lab): (int(bounds[i]), int(bounds[i + 1])) for i, lab in enumerate(ulab)}
+        by_label = self.xp.asarray(order)
+        self._sync()
+        stats: dict[str, Any] = {"index_build_upload_s": time.perf_counter() - t0}
+        return self._with_runs(base, by_label, label_bounds, stats, pcsr)
+
+    def _with_runs(self, base: DataIndex, by_label: Any, label_bounds: dict[int, tuple[int, int]],
+                   stats: dict[str, Any], use_pcsr: bool) -> GpuIndex:
+        """The GPU index of ``base``: the (vertex, label) -> run hash over its runs (when ``use_pcsr`` and the
+        graph has several labels) and the prebuilt kernel arguments; ``by_label``/``label_bounds`` are the
+        vertices grouped by label (shared by gathered pieces)."""
+        xp = self.xp
+        n = base.n
+        stats.update(num_labels=base.num_labels, pcsr=False)
+        L = base.num_labels
+        if L > 1 and use_pcsr:
+            runs = int(base.run_keys.shape[0])
+            if runs >= 2**32 - 1:
+                raise ValueError("PCSR run ids are 32-bit; this graph has too many (vertex, label) runs")
+            groups = 1
+            while groups * PCSR_SLOTS * PCSR_LOAD < max(runs, 1):
+                groups *= 2
+            pcsr = xp.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            with self._timer() as tm:
+                if runs:
+                    self.kernels.grid(PCSR_BUILD, runs, run_keys=base.run_keys, runs=runs, table=pcsr,
+                                      gmask=groups - 1)
+            stats.update(pcsr=True, pcsr_build_ms=tm.ms, pcsr_groups=groups, pcsr_runs=runs,
+                         pcsr_bytes=int(pcsr.nbytes), pcsr_load=runs / (groups * PCSR_SLOTS))
+            mask = groups - 1
+        else:
+            pcsr = xp.full(PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            # several labels but no hash: kernels binary-search run_keys (mask encodes -(runs + 1))
+            mask = -(int(base.run_keys.shape[0]) + 1) if L > 1 else 0
+        run_keys_arg = base.run_keys if base.run_keys is not None else base.run_start
+        nbytes = base.nbytes + int(by_label.nbytes) + int(pcsr.nbytes)
+        stats["index_bytes"] = nbytes
+        kw = {f.name: getattr(base, f.name) for f in fields(DataIndex)}
+        kw["nbytes"] = nbytes
+        probe_args = dict(nbr=base.nbr, indptr=base.indptr, run_start=base.run_start, run_end=base.run_end,
+                          run_keys=run_keys_arg, pcsr=pcsr, gmask=mask, L=L, pair_keys=base.pair_keys, n=n)
+        run_args = dict(L=L, run_keys=run_keys_arg, pcsr=pcsr, gmask=mask, run_start=base.run_start,
+                        run_end=base.run_end)
+        return GpuIndex(**kw, by_label=by_label, label_bounds=label_bounds, pcsr=pcsr, pcsr_mask=mask,
+                        run_keys_arg=run_keys_arg, stats=stats, probe_args=probe_args, run_args=run_args)
+
+    def pcsr_lookup(self, idx: GpuIndex, v: Any, labels: Any) -> Any:
+        """Run id of each ``(v[i], labels[i])`` through the hash (-1 when absent); for tests and tools."""
+        xp = self.xp
+        v = xp.ascontiguousarray(xp.asarray(v, dtype=xp.int32))
+        labels = xp.ascontiguousarray(xp.asarray(labels, dtype=xp.int32))
+        out = xp.empty(v.shape[0], dtype=xp.int64)
+        if v.shape[0]:
+            self.kernels.grid(PCSR_LOOKUP, v.shape[0], vs=v, labels=labels, m=v.shape[0], L=idx.num_labels,
+                              run_keys=idx.run_keys_arg, pcsr=idx.pcsr, gmask=idx.pcsr_mask, out=out)
+        return out

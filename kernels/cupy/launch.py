@@ -1,0 +1,191 @@
+"""Kernel launches: the constants shared with ``join.cu``, one typed description per kernel, the compiled module.
+
+The constants below are the only definition of the sizes both sides use: :data:`DEFINES` passes them to NVRTC as
+``-D`` options and ``join.cu`` refuses to compile without them.  Each kernel is described once
+(:class:`Kernel`: argument names and types in the order of its signature in ``join.cu``, checked against the
+source by ``tests/test_kernel_specs.py``); a launch passes named values, and a missing, extra or mistyped one
+raises :class:`KernelArgumentError` in Python instead of reaching the GPU as a misplaced pointer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distsm.kernels.signature import SIG_WORDS
+
+KERNEL_PATH = Path(__file__).resolve().parent.parent / "cuda" / "join.cu"
+BLOCK = 256            # threads per block of the grid-stride kernels (and of extend_tiered's groups)
+SMALL_BLOCK = 1024     # threads of the fused single-block kernels
+MAX_GRID = 65535
+PCSR_SLOTS = 16        # 8-byte slots per 128-byte group
+EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
+TIER_COLS = 64         # larger steps stay entry-parallel (extend_tiered keeps a row in shared memory)
+TIER_CHECKS = 32
+PROG_MAX = 2048        # program words the single-block kernels keep in shared memory
+
+#: ``-D`` definitions of the constants ``join.cu`` shares with Python.
+DEFINES: dict[str, str] = {
+    "DSM_PCSR_SLOTS": str(PCSR_SLOTS),
+    "DSM_EMPTY_SLOT": f"{int(EMPTY_SLOT):#x}ull",
+    "DSM_SIG_WORDS": str(SIG_WORDS),
+    "DSM_PROG_MAX": str(PROG_MAX),
+    "DSM_TIER_COLS": str(TIER_COLS),
+    "DSM_TIER_CHECKS": str(TIER_CHECKS),
+    "DSM_BLOCK": str(BLOCK),
+}
+#: NVRTC options of ``join.cu`` (nvcc takes the same ``-D`` flags for a compile check).
+COMPILE_OPTIONS: tuple[str, ...] = ("--std=c++17", *(f"-D{k}={v}" for k, v in DEFINES.items()))
+
+
+class KernelArgumentError(TypeError):
+    """A launch's arguments do not match its kernel's description."""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One kernel argument: ``dtype`` of the scalar, or of the array a pointer (``pointer``) points to."""
+
+    name: str
+    dtype: type[np.generic]
+    pointer: bool = False
+
+
+def _p(name: str, dtype: type[np.generic]) -> Arg:
+    return Arg(name, dtype, True)
+
+
+_i32, _i64, _u32, _u64 = np.int32, np.int64, np.uint32, np.uint64
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A ``join.cu`` kernel: its name and arguments in signature order."""
+
+    name: str
+    args: tuple[Arg, ...]
+
+    def __post_init__(self) -> None:
+        # (name, scalar type or None, pointee dtype or None) per argument, so that a launch does no lookups.
+        plan = tuple((a.name, None if a.pointer else a.dtype, np.dtype(a.dtype) if a.pointer else None)
+                     for a in self.args)
+        object.__setattr__(self, "_plan", plan)
+
+    def pack(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The positional arguments of a launch from named ``values``.
+
+        A scalar is converted to its C type (an out-of-range value raises).  A pointer takes a device array of
+        its dtype, or an ``np.uint64`` address (page-locked host memory that the kernel reads in place)."""
+        if len(values) != len(self.args):
+            names = {a.name for a in self.args}
+            missing, extra = sorted(names - values.keys()), sorted(values.keys() - names)
+            raise KernelArgumentError(f"{self.name}: missing arguments {missing}, unexpected {extra}")
+        out = []
+        for name, scalar, pointee in self._plan:  # type: ignore[attr-defined]
+            try:
+                v = values[name]
+            except KeyError:
+                raise KernelArgumentError(f"{self.name}: missing argument {name!r}") from None
+            if scalar is not None:
+                out.append(scalar(v))
+                continue
+            dtype = getattr(v, "dtype", None)
+            if dtype is pointee or type(v) is np.uint64 or dtype == pointee:
+                out.append(v)
+            else:
+                raise KernelArgumentError(f"{self.name}: argument {name!r} must be a {pointee} device array or an "
+                                          f"address, got {type(v).__name__} of dtype {getattr(v, 'dtype', None)}")
+        return tuple(out)
+
+
+#: The arguments of DSM_PROBE_ARGS (join.cu), shared by the entry-parallel extend kernels.
+PROBE_ARGS = (_p("table", _i32), Arg("ncols", _i32), _p("offsets", _i64), Arg("nrows", _i64), _p("delta", _i64),
+              _p("nbr", _i32), _p("indptr", _i64), _p("run_start", _i64), _p("run_end", _i64),
+              _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), Arg("L", _i32), _p("pair_keys", _i64),
+              Arg("n", _i64), _p("bits", _u32), _p("part", _i32), _p("prog", _i32))
+#: The graph arguments a workload kernel reads to find a row's run.
+_RUN_ARGS = (Arg("L", _i32), _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), _p("run_start", _i64),
+             _p("run_end", _i64))
+_WORKLOAD_HEAD = (_p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), Arg("first_col", _i32),
+                  Arg("label", _i32)) + _RUN_ARGS
+_FILTER_HEAD = (_p("by_label", _i32), _p("qinfo", _i64), Arg("nq", _i32))
+
+PCSR_BUILD = Kernel("pcsr_build", (_p("run_keys", _i64), Arg("runs", _i64), _p("table", _u64), Arg("gmask", _i64)))
+PCSR_LOOKUP = Kernel("pcsr_lookup", (_p("vs", _i32), _p("labels", _i32), Arg("m", _i64), Arg("L", _i32),
+                                     _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), _p("out", _i64)))
+FILTER_SMALL = Kernel("filter_small", _FILTER_HEAD + (
+    _p("sig", _u32), Arg("n", _i64), _p("degrees", _i64), Arg("check_deg", _i32), Arg("items", _i64),
+    _p("out", _i32), _p("seg_counts", _i64), _p("words", _u32), Arg("nwords", _i64)))
+FILTER_FLAGS = Kernel("filter_flags", _FILTER_HEAD + (
+    _p("sig", _u32), Arg("n", _i64), _p("degrees", _i64), Arg("check_deg", _i32), Arg("items", _i64),
+    _p("flags", _i32)))
+FILTER_SCATTER = Kernel("filter_scatter", _FILTER_HEAD + (
+    Arg("items", _i64), _p("flags", _i32), _p("scan", _i64), _p("out", _i32), _p("seg_counts", _i64),
+    _p("words", _u32), Arg("nwords", _i64)))
+BITSET_SET = Kernel("bitset_set", (_p("members", _i32), Arg("m", _i64), _p("words", _u32)))
+WORKLOAD_SMALL = Kernel("workload_small", _WORKLOAD_HEAD + (_p("offsets", _i64), _p("delta", _i64),
+                                                            _p("total", _i64)))
+WORKLOAD_COUNTS = Kernel("workload_counts", _WORKLOAD_HEAD + (_p("counts", _i64), _p("starts", _i64)))
+WORKLOAD_DELTA = Kernel("workload_delta", (_p("starts", _i64), _p("offsets", _i64), Arg("nrows", _i64)))
+EXTEND_SMALL = Kernel("extend_small", PROBE_ARGS + (Arg("a", _i64), Arg("m", _i64), Arg("count_only", _i32),
+                                                    _p("out", _i32), _p("count", _i64)))
+DESCEND_SMALL = Kernel("descend_small", (
+    _p("table0", _i32), Arg("nrows0", _i64), Arg("level0", _i32), Arg("nq", _i32), _p("desc", _i32),
+    _p("bits_list", _u64), Arg("count_only", _i32), Arg("cap", _i64), _p("buf0", _i32), _p("buf1", _i32),
+    _p("offsets", _i64), _p("delta", _i64), _p("nbr", _i32), _p("indptr", _i64), _p("run_start", _i64),
+    _p("run_end", _i64), _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), Arg("L", _i32),
+    _p("pair_keys", _i64), Arg("n", _i64), _p("part", _i32), _p("res", _i64)))
+EXTEND_FLAGS = Kernel("extend_flags", PROBE_ARGS + (Arg("a", _i64), Arg("m", _i64), _p("cand_out", _i32),
+                                                    _p("flags", _i32)))
+EXTEND_WRITE = Kernel("extend_write", (
+    _p("table", _i32), Arg("ncols", _i32), _p("offsets", _i64), Arg("nrows", _i64), Arg("a", _i64), Arg("m", _i64),
+    _p("cand_out", _i32), _p("scan", _i64), _p("out", _i32)))
+EXTEND_COUNT = Kernel("extend_count", PROBE_ARGS + (Arg("a", _i64), Arg("m", _i64), _p("counter", _u64)))
+EXTEND_TIERED = Kernel("extend_tiered", PROBE_ARGS + (
+    _p("items", _i64), Arg("count", _i64), Arg("group", _i32), Arg("a", _i64), Arg("mode", _i32),
+    _p("counter", _u64), _p("cand_out", _i32), _p("item_out", _i64)))
+EXTEND_WRITE_ITEMS = Kernel("extend_write_items", (
+    _p("table", _i32), Arg("ncols", _i32), _p("item_out", _i64), _p("scan", _i64), Arg("n_items", _i64),
+    Arg("a", _i64), _p("cand_out", _i32), Arg("total", _i64), _p("out", _i32)))
+STAGING_ECHO = Kernel("staging_echo", (_p("src", _i32), _p("dst", _i64)))
+
+#: Every kernel of ``join.cu``, by name.
+KERNELS: dict[str, Kernel] = {k.name: k for k in (
+    PCSR_BUILD, PCSR_LOOKUP, FILTER_SMALL, FILTER_FLAGS, FILTER_SCATTER, BITSET_SET, WORKLOAD_SMALL,
+    WORKLOAD_COUNTS, WORKLOAD_DELTA, EXTEND_SMALL, DESCEND_SMALL, EXTEND_FLAGS, EXTEND_WRITE, EXTEND_COUNT,
+    EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO)}
+
+
+class Launcher:
+    """``join.cu`` compiled by NVRTC on first use, and launches of its kernels with named arguments."""
+
+    def __init__(self) -> None:
+        self._module: Any = None
+        self._functions: dict[str, Any] = {}
+
+    def function(self, kernel: Kernel) -> Any:
+        f = self._functions.get(kernel.name)
+        if f is None:
+            if self._module is None:
+                import cupy
+
+                self._module = cupy.RawModule(code=KERNEL_PATH.read_text(), options=COMPILE_OPTIONS)
+            f = self._module.get_function(kernel.name)
+            self._functions[kernel.name] = f
+        return f
+
+    def grid(self, kernel: Kernel, items: int, /, **values: Any) -> None:
+        """A grid-stride launch of ``BLOCK`` threads per block covering ``items`` work items."""
+        self.launch(kernel, max(1, min((int(items) + BLOCK - 1) // BLOCK, MAX_GRID)), BLOCK, **values)
+
+    def single(self, kernel: Kernel, /, **values: Any) -> None:
+        """A single-block launch of ``SMALL_BLOCK`` threads."""
+        self.launch(kernel, 1, SMALL_BLOCK, **values)
+
+    def launch(self, kernel: Kernel, grid: int, block: int, /, **values: Any) -> None:
+        """``grid`` blocks of ``block`` threads (positional, so that no kernel argument name can clash)."""
+        self.function(kernel)((grid,), (block,), kernel.pack(values))

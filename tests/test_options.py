@@ -1,0 +1,63 @@
+"""Tuning options read from dask.config (distsm/config.py): defaults, overrides, validation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib import resources
+
+import dask.config
+import pytest
+import yaml
+
+import distsm
+from distsm.config import engine_options, gpu_options, options
+
+
+def test_defaults_come_from_the_shipped_yaml():
+    shipped = yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text())["distsm"]
+    g = gpu_options()
+    assert g.fuse_levels is shipped["gpu"]["fuse-levels"]
+    assert g.small_limit == shipped["gpu"]["small-limit"]
+    assert g.load_balance == shipped["gpu"]["load-balance"]
+    assert engine_options().host_work == float(shipped["engine"]["host-work"])
+
+
+def test_context_manager_overrides_then_restores():
+    before = gpu_options()
+    with distsm.options({"gpu.fuse-levels": not before.fuse_levels}, gpu__small_limit=7):
+        assert gpu_options().fuse_levels is not before.fuse_levels
+        assert gpu_options().small_limit == 7
+    assert gpu_options() == before
+    with dask.config.set({"distsm.gpu.load-balance": "tiered", "distsm.gpu.tier-limits": [2, 5]}):
+        assert gpu_options().load_balance == "tiered" and gpu_options().tier_limits == (2, 5)
+    assert gpu_options() == before
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"gpu.fuse-level": False}, "unknown option 'gpu.fuse-level'"),
+    ({"cpu.pinned": False}, "unknown option"),
+    ({"gpu.load-balance": "rows"}, "load-balance must be one of"),
+    ({"gpu.small-limit": -1}, "small-limit must be >= 0"),
+])
+def test_bad_names_and_values_are_refused_before_anything_is_set(values, message):
+    before = gpu_options()
+    with pytest.raises(ValueError, match=message):
+        with options(values):
+            pass
+    assert gpu_options() == before
+
+
+def test_a_bad_value_set_through_dask_is_reported_when_read():
+    with dask.config.set({"distsm.gpu.load-balance": "rows"}):
+        with pytest.raises(ValueError, match="distsm.gpu.load-balance"):
+            gpu_options()
+
+
+def test_environment_variables_reach_the_options_through_dask():
+    env = dict(os.environ, DASK_DISTSM__GPU__FUSE_LEVELS="False", DASK_DISTSM__GPU__PINNED="0",
+               DASK_DISTSM__ENGINE__HOST_WORK="5")
+    code = "from distsm.config import *; g = gpu_options(); print(g.fuse_levels, g.pinned, engine_options().host_work)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "5.0"]
