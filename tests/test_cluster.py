@@ -409,4 +409,5 @@ def test_close_returns_device_memory_to_baseline(tmp_path):
     finally:
         lc.close()
     assert all(during[w][0] > before[w][0] for w in before), (before, during)
-    assert after == before, (before, during, after)
+    # in use: back to the baseline; held by the pool: no more than it (closing may free blocks the warm-up kept)
+    assert all(after[w][0] == before[w][0] and after[w][1] <= before[w][1] for w in before), (before, during, after)
