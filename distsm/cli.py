@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -256,14 +257,11 @@ def _cmd_count(args: argparse.Namespace) -> int:
         _check_query(path, name, q, data)
     print(f"loaded {data_path}: {data.n} vertices, {data.m} edges; {len(queries)} queries "
           f"({time.perf_counter() - t0:.2f}s)", file=sys.stderr)
-    failures = 0
+    outcomes: Counter[str] = Counter()
     with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
         for record in _count_in_process(args, data, queries, sem, bar):
-            failures += not _report(args, record, expected, sem, bar) or record["status"] != "ok"
-    if failures:
-        print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
-        return 1
-    return 0
+            outcomes[_report(args, record, expected, sem, bar)] += 1
+    return 1 if _print_outcomes(outcomes) else 0
 
 
 def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple[str, Any, Graph]],
@@ -316,8 +314,9 @@ def _wants_cluster(args: argparse.Namespace) -> bool:
 
 
 def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str, int], sem: Semantics,
-            bar: ProgressBar) -> bool:
-    """Print one query's line (or JSON); returns False when it disagrees with a known count."""
+            bar: ProgressBar) -> str:
+    """Print one query's line (or JSON); returns its outcome: ``"ok"``, ``"mismatch"`` (it disagrees with a
+    known count) or the status of a query that did not finish (``"timeout"``, ``"error"``, ...)."""
     name, n = record["query"], record.get("count")
     ok = True
     status = ""
@@ -336,7 +335,20 @@ def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str
         if "explain" in record:
             print(record["explain"], flush=True)
     bar.advance()
-    return ok
+    return record.get("status", "ok") if record.get("status", "ok") != "ok" else ("ok" if ok else "mismatch")
+
+
+_OUTCOMES = {"mismatch": "disagree with their known counts", "timeout": "timed out", "error": "failed",
+             "cancelled": "were cancelled"}
+
+
+def _print_outcomes(outcomes: Counter[str]) -> int:
+    """One stderr line for the queries that did not end well, by kind; returns how many there were."""
+    bad = {k: v for k, v in outcomes.items() if k != "ok"}
+    if bad:
+        print("; ".join(f"{v} {'query' if v == 1 else 'queries'} {_OUTCOMES.get(k, k)}" for k, v in bad.items()),
+              file=sys.stderr)
+    return sum(bad.values())
 
 
 def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list[str], sem: Semantics,
@@ -387,21 +399,18 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
                 _check_query(path, name, q, m.data)
             print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
                   f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
-            failures = 0
+            outcomes: Counter[str] = Counter()
             batch = m.submit([q for _, _, q in queries], names=[n for n, _, _ in queries], induced=sem.induced,
                              homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
             with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
                 for r in batch.as_completed():
                     record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
-                    failures += not _report(args, record, expected, sem, bar) or not r.ok
+                    outcomes[_report(args, record, expected, sem, bar)] += 1
             _hold_dashboard(args, m.dashboard_link)
     finally:
         if client is not None:
             client.close()
-    if failures:
-        print(f"{failures} queries failed or disagree with their known counts", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if _print_outcomes(outcomes) else 0
 
 
 def _hold_dashboard(args: argparse.Namespace, link: str | None) -> None:
