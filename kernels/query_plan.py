@@ -105,10 +105,11 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     level 1 extends through cross edges only, and every step carries DUPREMOVE checks.  ``spanning_only`` keeps
     only matches that span two or more parts (the global alternative to per-edge spanning searches).
     """
-    edge_id = query_edge_index(query)
     prime = None
     prefix: tuple[int, ...] = ()
+    edge_id: dict[tuple[int, int], int] = {}
     if prime_edge is not None:
+        edge_id = query_edge_index(query)
         a, b = int(query.edge_src[prime_edge]), int(query.edge_dst[prime_edge])
         if not query.directed and candidate_sizes[b] < candidate_sizes[a]:
             a, b = b, a
