@@ -279,8 +279,8 @@ class ArrayBackend:
         keep = (bits[cand >> 5] & xp.asarray(_BIT)[cand & 31]) != 0
         rowid, cand = rowid[keep], cand[keep]
         # Order and distinctness tests are cheap per entry: one mask, one compaction.
-        tests = [(col, xp.greater) for col in step.greater_than] + [(col, xp.less) for col in step.less_than]
-        if (tests or step.distinct_cols) and cand.size:
+        if (step.greater_than or step.less_than or step.distinct_cols) and cand.size:
+            tests = [(col, xp.greater) for col in step.greater_than] + [(col, xp.less) for col in step.less_than]
             keep = None
             for col, op in tests:
                 ok = op(cand, xp.take(table[:, col], rowid))
