@@ -5,15 +5,17 @@ The filter and the gate read structures cached per index (label pools, label-pai
 bulk; these tests pin what they must compute whatever the layout.
 """
 
+from unittest import mock
+
 import hprd
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import make_case
+from oracles import brute_force, make_case
 
 import distsm
-from distsm.kernels import engine, get_backend
+from distsm.kernels import array_backend, engine, get_backend
 from distsm.kernels.count_plan import degree_sums
 from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
@@ -104,3 +106,22 @@ def test_auto_path_counts_what_both_forced_paths_count(seed, n, p, vl, el, direc
     counts = {path: engine.count(NUMPY, data, query, opts, budget=1 << 26, path=path)
               for path in engine.COUNT_PATHS}
     assert len(set(counts.values())) == 1, counts
+
+
+@SETTINGS
+@given(**case_args, words=st.booleans())
+def test_membership_sets_as_masks_or_bitsets_give_the_same_counts(seed, n, p, vl, el, directed, qsize, sampled,
+                                                                     words):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    limit = -1 if words else array_backend.MASK_VERTICES
+    with mock.patch.object(array_backend, "MASK_VERTICES", limit):
+        rng = np.random.default_rng(seed)
+        members = np.sort(rng.choice(data.n, size=int(rng.integers(0, data.n + 1)), replace=False))
+        bits = NUMPY.bitset(idx, members.astype(np.int32))
+        assert (bits.dtype == np.uint32) == words
+        everyone = np.arange(data.n, dtype=np.int32)
+        assert np.array_equal(array_backend.member(np, bits, everyone), np.isin(everyone, members))
+        counts = {path: engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
+                  for path in ("general", "trailing")}
+    assert counts["general"] == counts["trailing"] == len(brute_force(data, query))
