@@ -158,7 +158,8 @@ class ArrayBackend:
         (an array, or a ``range`` of ids).
         """
         xp = self.xp
-        qrows = np.repeat(np.arange(query.n), query.degrees)
+        qdeg = query.degrees
+        qrows = np.repeat(np.arange(query.n), qdeg)
         qnbr = np.asarray(query.neighbors, np.int64)
         qsig = signatures(np, query.n, qrows, np.asarray(query.neighbor_labels), query.vertex_labels[qnbr],
                           presence_only=homomorphism)
@@ -177,10 +178,11 @@ class ArrayBackend:
             need = xp.take(xp.asarray(qsig[w]), downer)
             keep &= (xp.take(pools.sig[w], dpos) & need) == need
         if not homomorphism:
-            keep &= xp.take(pools.degrees, dpos) >= xp.take(xp.asarray(query.degrees), downer)
+            keep &= xp.take(pools.degrees, dpos) >= xp.take(xp.asarray(qdeg), downer)
         kept = pools.members[dpos[keep]]
-        ends = np.cumsum(self.to_host(xp.bincount(downer[keep], minlength=query.n)))
-        out = [kept[end - size:end] for end, size in zip(ends.tolist(), np.diff(ends, prepend=0).tolist())]
+        counts = self.to_host(xp.bincount(downer[keep], minlength=query.n))
+        ends = np.cumsum(counts)
+        out = [kept[end - size:end] for end, size in zip(ends.tolist(), counts.tolist())]
         for u, allowed in (restrict or {}).items():
             # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
             out[u] = restricted(xp, out[u], allowed)
@@ -261,7 +263,7 @@ class ArrayBackend:
         s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
         c = t - s
         inclusive = xp.cumsum(c)
-        delta = s - (inclusive - c)
+        delta = t - inclusive  # s minus the row's exclusive prefix
         offsets = self.to_host(inclusive)
         return delta, offsets, int(offsets[-1]) if offsets.shape[0] else 0
 
