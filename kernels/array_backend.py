@@ -272,8 +272,28 @@ class ArrayBackend:
         """Extend ``table`` (at ``level``) through the following levels in one fused call while every level's
         output space stays within ``cap`` entries; None where this backend has no fused path (the engine then
         goes level by level, as it does from wherever a :class:`Descent` stops).  ``bits`` holds each query
-        vertex's candidate bitset; the last level of a count is only counted."""
-        return None
+        vertex's candidate bitset; the last level of a count is only counted.
+
+        Here the levels run one after another in a plain loop: the same :meth:`workload` and :meth:`extend` as the
+        engine's level-by-level path, without its chunking generators (on light queries those cost as much as
+        the array work)."""
+        nq = len(plan.order)
+        levels: list[tuple[int, int]] = []
+        while True:  # the engine descends from levels below nq only; the last level returns
+            step = plan.steps[level - 1]
+            work = self.workload(idx, table, step)
+            delta, offsets, total = work
+            if total > cap:
+                return Descent(level, table, 0, work, levels)
+            last = level == nq - 1
+            out = self.extend(idx, table, step, delta, offsets, 0, total, bits[step.vertex], count_only and last,
+                              spanning=spanning) if total else (0 if count_only and last else table[:0])
+            survivors = out if count_only and last else int(out.shape[0])
+            levels.append((total, survivors))
+            level += 1
+            if not survivors or last:
+                return Descent(nq, None if count_only else out, survivors, None, levels)
+            table = out
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:
