@@ -18,6 +18,7 @@ queries skip the planner's fixed costs.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Sequence
@@ -202,9 +203,11 @@ def gate_cost(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any])
     mean_degree = [d / s if s else 0.0 for d, s in zip(degree_sums(backend, idx, candidates, sizes), sizes)]
     adj = query_adjacency(query)
     n = query.n
-    # fan[u]: the smallest fan-out into u from a placed vertex, kept up to date as vertices are placed.
+    # fan[u]: the smallest fan-out into u from a placed vertex, kept up to date as vertices are placed; the heap
+    # holds (fan-out, vertex) pairs, stale ones skipped when popped.
     fan = [math.inf] * n
     placed = [False] * n
+    heap: list[tuple[float, int]] = []
 
     def place(w: int) -> None:
         placed[w] = True
@@ -219,16 +222,19 @@ def gate_cost(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any])
                 f = stats.pairs.get((lw, e, labels[u]), 0) / degree_sum * mean_degree[w] * share
             if f < fan[u]:
                 fan[u] = f
+                heapq.heappush(heap, (f, u))
 
     start = min(range(n), key=lambda u: (sizes[u], u))
     place(start)
     est = total = float(sizes[start])
     for _ in range(n - 1):
-        u = min((u for u in range(n) if not placed[u]), key=lambda u: (fan[u], u))
-        if fan[u] == math.inf:
+        while heap and (placed[heap[0][1]] or heap[0][0] != fan[heap[0][1]]):
+            heapq.heappop(heap)
+        if not heap:
             raise ValueError("the query graph is not connected")
+        f, u = heapq.heappop(heap)
         place(u)
-        est *= fan[u]
+        est *= f
         total += est
     return total
 
