@@ -296,6 +296,9 @@ class Graph:
         """Whether the graph is (weakly) connected; the empty graph is not."""
         if self.n == 0:
             return False
+        cached = self._derived.get("connected")
+        if cached is not None:
+            return cached
         # Used on query graphs, which are small: a plain breadth-first search is clearest.
         seen = {0}
         frontier = [0]
@@ -307,7 +310,8 @@ class Graph:
                         seen.add(w)
                         nxt.append(w)
             frontier = nxt
-        return len(seen) == self.n
+        self._derived["connected"] = len(seen) == self.n
+        return self._derived["connected"]
 
     def summary(self) -> dict[str, Any]:
         """Sizes, label counts and degree statistics (what ``distsm info`` prints)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.index import DataIndex, build_index
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, QueryPlan, Step
 from distsm.kernels.signature import signatures
 
@@ -34,6 +35,45 @@ def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
         lo, hi = xp.searchsorted(members, xp.asarray([allowed.start, allowed.stop], dtype=members.dtype)).tolist()
         return members[lo:hi]
     return members[xp.isin(members, xp.asarray(np.asarray(allowed, dtype=members.dtype)))]
+
+
+#: Up to this many data vertices the array backends keep candidate sets as bool masks (one gather per membership
+#: test instead of four operations on a bitset word): at most 4 MiB per query vertex.
+MASK_VERTICES = 1 << 22
+
+
+def member(xp: Any, bits: Any, x: Any) -> Any:
+    """Mask: ``x[i]`` belongs to the set ``bits`` (a bool mask over the data vertices or a ``uint32`` bitset)."""
+    if bits.dtype == bool:
+        return bits[x]
+    word = bits[x >> 5]
+    return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
+
+
+@dataclass(frozen=True)
+class LabelPools:
+    """The data vertices sorted by (label, id) with their signatures and degrees in the same order, so the filter
+    tests every query vertex's pool in one vectorised pass (about 28 bytes per data vertex)."""
+
+    members: Any                         # int32[n]
+    sig: Any                             # uint32[SIG_WORDS, n]
+    degrees: Any                         # int64[n]
+    ranges: dict[int, tuple[int, int]]   # vertex label -> [start, end) in the arrays above
+
+
+_POOLS = LifetimeCache()
+
+
+def label_pools(xp: Any, idx: DataIndex) -> LabelPools:
+    """The :class:`LabelPools` of ``idx`` (built once per index, kept while it lives)."""
+    cached = _POOLS.get(idx)
+    if cached is None:
+        groups = list(idx.vertices_by_label.items())
+        ends = np.cumsum([int(m.shape[0]) for _, m in groups]).tolist()
+        members = xp.concatenate([m for _, m in groups]) if groups else xp.zeros(0, np.int32)
+        ranges = {label: (end - int(m.shape[0]), end) for (label, m), end in zip(groups, ends)}
+        cached = _POOLS.put(idx, LabelPools(members, idx.sig[:, members], idx.degrees[members], ranges))
+    return cached
 
 
 @dataclass
@@ -132,32 +172,44 @@ class ArrayBackend:
         (an array, or a ``range`` of ids).
         """
         xp = self.xp
-        qrows = np.repeat(np.arange(query.n), query.degrees)
+        qdeg = query.degrees
+        qrows = np.repeat(np.arange(query.n), qdeg)
         qnbr = np.asarray(query.neighbors, np.int64)
         qsig = signatures(np, query.n, qrows, np.asarray(query.neighbor_labels), query.vertex_labels[qnbr],
                           presence_only=homomorphism)
-        qdeg = query.degrees
-        empty = xp.zeros(0, dtype=self.vertex_dtype)
-        out = []
-        for u in range(query.n):
-            pool = idx.vertices_by_label.get(int(query.vertex_labels[u]), empty)
-            if restrict is not None and u in restrict:
-                pool = restricted(xp, pool, restrict[u])
-            if pool.size:
-                keep = xp.ones(pool.shape[0], dtype=bool)
-                for w in range(qsig.shape[0]):
-                    q = int(qsig[w, u])
-                    if q:
-                        keep &= (idx.sig[w][pool] & np.uint32(q)) == np.uint32(q)
-                if not homomorphism:
-                    keep &= idx.degrees[pool] >= int(qdeg[u])
-                pool = pool[keep]
-            out.append(pool)
+        pools = label_pools(xp, idx)
+        # Every query vertex's label range of the pooled arrays, concatenated: one vectorised test for all of them.
+        ranges = [pools.ranges.get(label, (0, 0)) for label in query.vertex_labels.tolist()]
+        lo = np.array([r[0] for r in ranges], np.int64)
+        sizes = np.array([r[1] - r[0] for r in ranges], np.int64)
+        owner = np.repeat(np.arange(query.n), sizes)
+        pos = np.arange(owner.shape[0], dtype=np.int64) + np.repeat(lo - (np.cumsum(sizes) - sizes), sizes)
+        dpos, downer = xp.asarray(pos), xp.asarray(owner)
+        # Word by word through take (row gathers of a 2-D array are several times slower on NumPy); words no query
+        # vertex uses pass by construction.
+        keep = xp.ones(pos.shape[0], dtype=bool)
+        for w in np.flatnonzero(qsig.any(axis=1)).tolist():
+            need = xp.take(xp.asarray(qsig[w]), downer)
+            keep &= (xp.take(pools.sig[w], dpos) & need) == need
+        if not homomorphism:
+            keep &= xp.take(pools.degrees, dpos) >= xp.take(xp.asarray(qdeg), downer)
+        kept = pools.members[dpos[keep]]
+        counts = self.to_host(xp.bincount(downer[keep], minlength=query.n))
+        ends = np.cumsum(counts)
+        out = [kept[end - size:end] for end, size in zip(ends.tolist(), counts.tolist())]
+        for u, allowed in (restrict or {}).items():
+            # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
+            out[u] = restricted(xp, out[u], allowed)
         return out
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
-        """A ``uint32`` bitset over the data vertices with the given members."""
+        """The set ``members`` of data vertices as :func:`member` tests it: a bool mask over the data vertices on
+        graphs of at most :data:`MASK_VERTICES` vertices, else a ``uint32`` bitset."""
         xp = self.xp
+        if idx.n <= MASK_VERTICES:
+            mask = xp.zeros(idx.n, dtype=bool)
+            mask[members] = True
+            return mask
         words = xp.zeros((idx.n + 31) // 32, dtype=xp.uint32)
         m = members.astype(xp.int64)
         # Members are unique, so adding disjoint bits per word equals OR-ing them.
@@ -225,7 +277,7 @@ class ArrayBackend:
         s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
         c = t - s
         inclusive = xp.cumsum(c)
-        delta = s - (inclusive - c)
+        delta = t - inclusive  # s minus the row's exclusive prefix
         offsets = self.to_host(inclusive)
         return delta, offsets, int(offsets[-1]) if offsets.shape[0] else 0
 
@@ -234,8 +286,28 @@ class ArrayBackend:
         """Extend ``table`` (at ``level``) through the following levels in one fused call while every level's
         output space stays within ``cap`` entries; None where this backend has no fused path (the engine then
         goes level by level, as it does from wherever a :class:`Descent` stops).  ``bits`` holds each query
-        vertex's candidate bitset; the last level of a count is only counted."""
-        return None
+        vertex's candidate bitset; the last level of a count is only counted.
+
+        Here the levels run one after another in a plain loop: the same :meth:`workload` and :meth:`extend` as the
+        engine's level-by-level path, without its chunking generators (on light queries those cost as much as
+        the array work)."""
+        nq = len(plan.order)
+        levels: list[tuple[int, int]] = []
+        while True:  # the engine descends from levels below nq only; the last level returns
+            step = plan.steps[level - 1]
+            work = self.workload(idx, table, step)
+            delta, offsets, total = work
+            if total > cap:
+                return Descent(level, table, 0, work, levels)
+            last = level == nq - 1
+            out = self.extend(idx, table, step, delta, offsets, 0, total, bits[step.vertex], count_only and last,
+                              spanning=spanning) if total else (0 if count_only and last else table[:0])
+            survivors = int(out) if count_only and last else int(out.shape[0])  # type: ignore[union-attr]
+            levels.append((total, survivors))
+            level += 1
+            if not survivors or last:
+                return Descent(nq, None if count_only else out, survivors, None, levels)
+            table = out
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:
@@ -245,32 +317,37 @@ class ArrayBackend:
         how many survive.  ``spanning`` (inter-partition search) adds the cross-edge and DUPREMOVE filters.
         """
         xp = self.xp
-        r0 = int(np.searchsorted(offsets, a, side="right"))
-        r1 = int(np.searchsorted(offsets, b - 1, side="right")) + 1
-        off = offsets[r0:r1]
-        prev = np.empty_like(off)
-        prev[0] = offsets[r0 - 1] if r0 else 0
-        prev[1:] = off[:-1]
-        counts = np.minimum(off, b) - np.maximum(prev, a)
-        rowid = xp.repeat(xp.arange(r0, r1, dtype=xp.int64), xp.asarray(counts))
-        pos = xp.arange(a, b, dtype=xp.int64)
-        cand = idx.nbr[pos + delta[rowid]]
-        word = bits[cand >> 5]
-        keep = ((word >> (cand & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
+        # Light queries extend tables of a few rows through all their levels: every array operation saved here is
+        # saved per level.  Row gathers go through take (fancy indexing of 2-D arrays is several times slower).
+        if a == 0 and b == int(offsets[-1]):
+            r0, counts = 0, offsets.copy()
+            counts[1:] -= offsets[:-1]
+        else:
+            r0 = int(np.searchsorted(offsets, a, side="right"))
+            r1 = int(np.searchsorted(offsets, b - 1, side="right")) + 1
+            counts = np.minimum(offsets[r0:r1], b)
+            counts[0] -= a
+            counts[1:] -= np.maximum(offsets[r0:r1 - 1], a)
+        rowid = xp.repeat(xp.arange(r0, r0 + counts.shape[0], dtype=xp.int64), xp.asarray(counts))
+        cand = idx.nbr[xp.arange(a, b, dtype=xp.int64) + delta[rowid]]
+        keep = member(xp, bits, cand)
         rowid, cand = rowid[keep], cand[keep]
-        for col in step.greater_than:
-            keep = cand > table[rowid, col]
+        # Order and distinctness tests are cheap per entry: one mask, one compaction.
+        if (step.greater_than or step.less_than or step.distinct_cols) and cand.size:
+            tests = [(col, xp.greater) for col in step.greater_than] + [(col, xp.less) for col in step.less_than]
+            keep = None
+            for col, op in tests:
+                ok = op(cand, xp.take(table[:, col], rowid))
+                keep = ok if keep is None else keep & ok
+            if step.distinct_cols:
+                rows = xp.take(table, rowid, axis=0)
+                ok = ~(xp.take(rows, xp.asarray(step.distinct_cols), axis=1) == cand[:, None]).any(axis=1)
+                keep = ok if keep is None else keep & ok
             rowid, cand = rowid[keep], cand[keep]
-        for col in step.less_than:
-            keep = cand < table[rowid, col]
-            rowid, cand = rowid[keep], cand[keep]
-        if step.distinct_cols and cand.size:
-            clash = (table[rowid][:, list(step.distinct_cols)] == cand[:, None]).any(axis=1)
-            rowid, cand = rowid[~clash], cand[~clash]
         for col, label in step.checks:
             if not cand.size:
                 break
-            keep = self.has_edge(idx, table[rowid, col], label, cand)
+            keep = self.has_edge(idx, xp.take(table[:, col], rowid), label, cand)
             rowid, cand = rowid[keep], cand[keep]
         for col, need in step.pair_checks:
             if not cand.size:
@@ -284,7 +361,7 @@ class ArrayBackend:
             rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
-        return xp.concatenate([table[rowid], cand[:, None].astype(table.dtype)], axis=1)
+        return xp.concatenate([xp.take(table, rowid, axis=0), cand[:, None].astype(table.dtype)], axis=1)
 
 
 @dataclass(frozen=True)

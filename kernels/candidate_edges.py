@@ -21,6 +21,7 @@ from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels.array_backend import member
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 
@@ -104,12 +105,6 @@ def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query:
         s, t = backend.run_bounds(idx, candidates[u], e)
         total += int(xp.sum(t - s)) if s.shape[0] else 0
     return total
-
-
-def member(xp: Any, bits: Any, x: Any) -> Any:
-    """Mask: ``x[i]`` is set in the ``uint32`` bitset ``bits``."""
-    word = bits[x >> 5]
-    return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
 
 
 def build_arc(backend: Backend, idx: DataIndex, cu: Any, label: int, bits_w: Any, u: int, w: int) -> ArcIndex:

@@ -18,6 +18,7 @@ queries skip the planner's fixed costs.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections.abc import Iterable
@@ -200,39 +201,64 @@ def gate_cost(backend: Backend, idx: DataIndex, query: Graph, candidates: list[A
     An arc ``w -> u`` fans out to ``entries(label(w), e, label(u)) / degree sum of label(w)`` neighbours per
     unit of degree, scaled by the mean degree of ``C(w)`` and the share of ``label(u)``'s vertices that are
     candidates.  Levels multiply the smallest fan-out of their links (further links are taken to prune
-    nothing), so a query estimated light is light."""
+    nothing), so a query estimated light is light.  The order starts at the vertex with the fewest candidates
+    and adds the one with the smallest fan-out next (ties to the lower id)."""
     stats = label_pair_statistics(backend, idx)
-    labels = [int(x) for x in query.vertex_labels]
+    labels = query.vertex_labels.tolist()
     sizes = [int(c.shape[0]) for c in candidates]
-    mean_degree = [float(backend.xp.mean(idx.degrees[c])) if s else 0.0 for c, s in zip(candidates, sizes)]
+    mean_degree = [d / s if s else 0.0 for d, s in zip(degree_sums(backend, idx, candidates, sizes), sizes)]
     adj = query_adjacency(query)
+    n = query.n
+    # fan[u]: the smallest fan-out into u from a placed vertex, kept up to date as vertices are placed; the heap
+    # holds (fan-out, vertex) pairs, stale ones skipped when popped.
+    fan = [math.inf] * n
+    placed = [False] * n
+    heap: list[tuple[float, int]] = []
 
-    def fanout(w: int, u: int, e: int) -> float:
-        lw, lu = labels[w], labels[u]
+    def place(w: int) -> None:
+        placed[w] = True
+        lw = labels[w]
         degree_sum = stats.degree_sum.get(lw, 0)
-        if not degree_sum:
-            return 0.0
-        share = sizes[u] / max(stats.vertices.get(lu, 0), 1)
-        return stats.pairs.get((lw, e, lu), 0) / degree_sum * mean_degree[w] * share
-
-    start = min(range(query.n), key=lambda u: (sizes[u], u))
-    placed = {start}
-    est = total = float(sizes[start])
-    while len(placed) < query.n:
-        best = None
-        for u in range(query.n):
-            if u in placed:
+        for u, e in adj[w]:
+            if placed[u]:
                 continue
-            # The entry (w, e) of u's row is seen from w as the reverse arc label.
-            f = [fanout(w, u, e ^ 1 if query.directed else e) for w, e in adj[u] if w in placed]
-            if f and (best is None or min(f) < best[0]):
-                best = (min(f), u)
-        if best is None:
+            f = 0.0
+            if degree_sum:
+                share = sizes[u] / max(stats.vertices.get(labels[u], 0), 1)
+                f = stats.pairs.get((lw, e, labels[u]), 0) / degree_sum * mean_degree[w] * share
+            if f < fan[u]:
+                fan[u] = f
+                heapq.heappush(heap, (f, u))
+
+    start = min(range(n), key=lambda u: (sizes[u], u))
+    place(start)
+    est = total = float(sizes[start])
+    for _ in range(n - 1):
+        while heap and (placed[heap[0][1]] or heap[0][0] != fan[heap[0][1]]):
+            heapq.heappop(heap)
+        if not heap:
             raise ValueError("the query graph is not connected")
-        placed.add(best[1])
-        est *= best[0]
+        f, u = heapq.heappop(heap)
+        place(u)
+        est *= f
         total += est
     return total
+
+
+def degree_sums(backend: Any, idx: DataIndex, candidates: list[Any], sizes: list[int]) -> list[int]:
+    """Sum of data degrees over each candidate array, from one gather and prefix sum (one transfer on a device)."""
+    xp = backend.xp
+    if not sum(sizes):
+        return [0] * len(sizes)
+    inclusive = xp.cumsum(idx.degrees[xp.concatenate(candidates)].astype(xp.int64))
+    ends = np.cumsum(sizes)
+    at_ends = backend.to_host(inclusive[xp.asarray(np.maximum(ends - 1, 0))]).tolist()
+    out, before = [], 0
+    for end, value in zip(ends.tolist(), at_ends):
+        value = value if end else 0
+        out.append(value - before)
+        before = value
+    return out
 
 
 @dataclass(frozen=True)

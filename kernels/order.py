@@ -49,22 +49,26 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
         order = [min(range(nq), key=lambda u: (candidate_sizes[u] / max(deg[u], 1), -deg[u], u))]
     n2 = float(max(n_data, 1)) ** 2
     log_est = [math.log(max(c, 1)) for c in candidate_sizes]
+    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in {e for row in adj for _, e in row}}
     links = [0] * nq
     placed = [False] * nq
+    frontier: set[int] = set()  # unplaced vertices linked to a placed one
 
     def place(v: int) -> None:
         placed[v] = True
+        frontier.discard(v)
         for w, e in adj[v]:
-            log_est[w] += math.log(max(label_entries.get(e, 0), 1) / n2)
+            log_est[w] += log_sel[e]
             links[w] += 1
+            if not placed[w]:
+                frontier.add(w)
 
     for v in order:
         place(v)
     while len(order) < nq:
-        best = min((u for u in range(nq) if not placed[u] and links[u]),
-                   key=lambda u: (log_est[u], -links[u], u), default=-1)
-        if best < 0:
+        if not frontier:
             raise ValueError("the query graph is not connected")
+        best = min(frontier, key=lambda u: (log_est[u], -links[u], u))
         order.append(best)
         place(best)
     return order

@@ -105,10 +105,11 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     level 1 extends through cross edges only, and every step carries DUPREMOVE checks.  ``spanning_only`` keeps
     only matches that span two or more parts (the global alternative to per-edge spanning searches).
     """
-    edge_id = query_edge_index(query)
     prime = None
     prefix: tuple[int, ...] = ()
+    edge_id: dict[tuple[int, int], int] = {}
     if prime_edge is not None:
+        edge_id = query_edge_index(query)
         a, b = int(query.edge_src[prime_edge]), int(query.edge_dst[prime_edge])
         if not query.directed and candidate_sizes[b] < candidate_sizes[a]:
             a, b = b, a
@@ -117,6 +118,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     order = order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
     adj = query_adjacency(query)
     col_of = {u: i for i, u in enumerate(order)}
+    labels = query.vertex_labels.tolist()
     steps = []
     for i in range(1, len(order)):
         u = order[i]
@@ -143,7 +145,9 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
                 cross_first = True
             dup = tuple(arcs)
         linked_cols = {c for c, _ in links}
-        distinct = () if options.homomorphism else tuple(c for c in range(i) if c not in linked_cols)
+        # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
+        distinct = () if options.homomorphism else tuple(
+            c for c in range(i) if c not in linked_cols and labels[order[c]] == labels[u])
         pair_checks: tuple[tuple[int, int], ...] = ()
         if options.induced:
             counts = {c: 0 for c in range(i)}
