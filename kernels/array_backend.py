@@ -77,9 +77,9 @@ class ArrayBackend:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
         graph._derived.pop(f"index:{self.name}", None)
 
-    def host_resident(self, host: DataIndex) -> DataIndex:
+    def host_resident(self, host: DataIndex, share: bool = False) -> DataIndex:
         """An index whose adjacency stays in host memory and is read in place by this backend's join (the CPU
-        reads host memory anyway: ``host`` itself)."""
+        reads host memory anyway: ``host`` itself, whose memory maps every process shares whatever ``share``)."""
         return host
 
     def adopt_index(self, idx: DataIndex) -> DataIndex:
