@@ -1,7 +1,7 @@
 """Scaling of the Dask layer over 1, 2, 4 ... GPUs, its memory per worker, and its overhead against one process.
 
     python -m benchmarks.cluster_scaling --gpus 1 2 [--scale 22 --edges 50000000 --labels 256 --queries 40
-        --size 8 12 --small-queries 200 --small-size 4 6 --method metis --out-of-core]
+        --size 8 12 --small-queries 200 --small-size 4 6 --method metis --out-of-core gather]
 
 On an R-MAT power-law graph (Zipf vertex labels) with random-walk queries, for each GPU count: start a
 ``LocalCUDACluster`` through distsm (``--share-gpu``: that many CPU-process workers all on GPU 0, a functional check
@@ -11,8 +11,9 @@ of ``--small-size`` vertices, many cheap ones).  Each run records per batch the 
 queries (whole or sliced), task seconds, the bytes moved host to device and each worker's peak device bytes, and
 per worker its adjacency mode and device budget.  The same batches are counted by ``distsm.count`` in this process
 on one device (no Dask), so the cluster's overhead is visible beside its 1-GPU time.  ``--out-of-core`` adds a run on
-the largest worker count with each worker's device budget at a third of the graph's index (its adjacency then stays
-in the shared host copy), with its time against the in-core run of the same count.  Counts must agree between all
+the largest worker count with each worker's device budget at a third of the graph's index, its adjacency read in
+place from the shared host copy (``host``) or gathered per chunk (``gather``), with its time against the in-core run
+of the same count.  Counts must agree between all
 runs and the in-process baseline; speedup and efficiency are relative to the smallest count, per batch, on the
 queries that finished within ``--timeout`` in every run.  ``--cpu`` runs everything on CPU workers (a dry run).
 """
@@ -27,30 +28,31 @@ from benchmarks import meta
 from benchmarks.generators import query_set, rmat_graph
 
 
-def hprd_check(n: int, cpu: bool) -> None:
+def hprd_check(n: int, args: argparse.Namespace) -> None:
     """All 200 HPRD queries on an ``n``-worker cluster, one partition per worker, against the known answers."""
     import distsm
     from distributed import Client
 
     from benchmarks.hprd_cpu import HPRD, load_suite
-    from distsm.cluster import local
 
     _, queries, expected = load_suite()
-    cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
+    cluster, backend = _cluster(n, args)
     try:
         with Client(cluster) as client, distsm.Matcher(str(HPRD / "data_graph" / "HPRD.graph"), cluster=client,
-                                                       partitions=n, backend="numpy" if cpu else "cupy",
+                                                       partitions=n, backend=backend,
                                                        partition_dir="/tmp/distsm-hprd-parts") as m:
             devices = client.run(_visible_device)
-            t = time.perf_counter()
-            results = m.submit(list(queries.values()), names=list(queries)).results()
-            wall = time.perf_counter() - t
+            walls, results = {}, []
+            for distribute in ("auto", "sliced"):  # auto sends these small queries whole to the workers
+                t = time.perf_counter()
+                results += m.submit(list(queries.values()), names=list(queries), distribute=distribute).results()
+                walls[distribute] = round(time.perf_counter() - t, 2)
             placement = {r["part"]: (r["worker"], r["bytes"]) for r in m.load_report}
     finally:
         cluster.close()
     wrong = [r.query for r in results if not r.ok or r.count != expected[r.query]]
-    print(f"HPRD on {n} workers: {200 - len(wrong)}/200 right in {wall:.2f}s; placement {placement}; "
-          f"worker devices {devices}", file=sys.stderr, flush=True)
+    print(f"HPRD on {n} workers: {len(results) - len(wrong)}/{len(results)} right (auto, then sliced) in {walls} s; "
+          f"placement {placement}; worker devices {devices}", file=sys.stderr, flush=True)
     if wrong:
         raise SystemExit(f"HPRD check failed on {wrong[:5]}")
 
@@ -95,7 +97,7 @@ def _batch(m, graphs: list, names: list[str], timeout: float) -> dict:
 
 
 def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argparse.Namespace,
-            device_budget: int | None = None) -> dict:
+            device_budget: int | None, adjacency: str) -> dict:
     """Count every batch on an ``n``-worker cluster with one part per worker (more when the budget asks)."""
     import distsm
     from distributed import Client
@@ -105,7 +107,7 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
         with Client(cluster) as client:
             t = time.perf_counter()
             m = distsm.Matcher(data, cluster=client, backend=backend, partition_method=args.method,
-                               adjacency=args.adjacency, device_budget=device_budget)
+                               adjacency=adjacency, device_budget=device_budget)
             setup_s = time.perf_counter() - t
             placed = {r["part"]: r["worker"] for r in m.load_report}
             workers = {r["worker"]: {k: r[k] for k in ("adjacency", "device_budget", "adjacency_bytes",
@@ -197,8 +199,9 @@ def main(argv=None):
     p.add_argument("--method", default="random", choices=["metis", "random", "contiguous"])
     p.add_argument("--adjacency", default="auto", choices=["auto", "device", "host", "gather"])
     p.add_argument("--device-budget", type=int, default=None, help="bytes per worker (default: the device's)")
-    p.add_argument("--out-of-core", action="store_true",
-                   help="add a run on the most workers with a device budget of a third of the graph's index")
+    p.add_argument("--out-of-core", choices=["host", "gather"], default=None,
+                   help="add a run on the most workers with a device budget of a third of the graph's index, "
+                        "reading the adjacency this way")
     p.add_argument("--no-in-process", action="store_true", help="skip the in-process 1-device baseline")
     p.add_argument("--share-gpu", action="store_true", help="all workers on GPU 0 (a functional check on 1 GPU)")
     p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
@@ -211,7 +214,7 @@ def main(argv=None):
 
     t = time.perf_counter()
     if args.hprd:
-        hprd_check(max(args.gpus), args.cpu)
+        hprd_check(max(args.gpus), args)
     rest = (1 - args.rmat_a) / 2.5
     data = rmat_graph(scale=args.scale, edges=args.edges, vertex_labels=args.labels, edge_labels=1, seed=args.seed,
                       a=args.rmat_a, b=rest, c=rest)
@@ -231,12 +234,17 @@ def main(argv=None):
         baseline = in_process(data, batches, args)
         print("in process, 1 device: " + ", ".join(f"{k} {v['batch_wall_s']:.2f}s" for k, v in baseline.items()),
               file=sys.stderr, flush=True)
-    plan = [(n, args.device_budget) for n in args.gpus]
+    plan = [(n, args.device_budget, args.adjacency) for n in args.gpus]
     if args.out_of_core:
-        plan.append((max(args.gpus), max(index_bytes // 3, 1)))
+        plan.append((max(args.gpus), None, args.out_of_core))
     runs: list[dict] = []
-    for n, budget in plan:
-        runs.append(one_run(data, batches, n, args, budget))
+    for i, (n, budget, adjacency) in enumerate(plan):
+        if i == len(args.gpus):
+            # A third of the index the in-core runs loaded (the estimate, an upper bound, when none did).
+            loaded = [w["adjacency_bytes"] for r in runs for w in r["worker_memory"].values()
+                      if w["adjacency"] == "device"]
+            budget = max(max(loaded, default=index_bytes) // 3, 1)
+        runs.append(one_run(data, batches, n, args, budget, adjacency))
         r = runs[-1]
         print(f"{n} worker(s), budget {budget}: " + "; ".join(
             f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}"

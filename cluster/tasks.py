@@ -34,7 +34,8 @@ from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, index_to
 from distsm.partitioned import (Shares, default_device_budget, device_peak_bytes, out_of_core_shares,
                                 resident_bytes, resolve_adjacency)
-from distsm.plan.execute import Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job
+from distsm.plan.execute import (Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job,
+                                 whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.semantics import Semantics
 
@@ -215,7 +216,8 @@ def load_part(name: str, part: int) -> dict[str, Any]:
 
 def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, listing: bool = False,
         limit: int | None = None) -> Piece:
-    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``); stops when the task is released."""
+    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, and inside ``distsm-whole-*``);
+    stops when the task is released."""
     state = _state(name)
     return run_job(state, work, query, sem, state.job_budget(budget), listing=listing, limit=limit,
                    control=task_control())
@@ -232,3 +234,13 @@ def combine(query: str, query_graph: Graph, sem: Semantics, plan: InterPartition
     get_worker().log_event("distsm", {"batch": batch, "query": query, "status": "ok", "count": result.count,
                                       "gathered_bytes": result.gathered_bytes})
     return result
+
+
+def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
+          plan_seconds: float, budget: int | None, listing: bool, limit: int | None,
+          distribution: tuple[str, str]) -> QueryResult:
+    """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
+    small query costs the scheduler one task."""
+    [work] = whole_query_jobs()
+    piece = job(name, work, query_graph, sem, budget, listing, limit)
+    return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)

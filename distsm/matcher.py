@@ -11,8 +11,9 @@ onto its worker (the GPU on dask-cuda workers) and kept there across queries.  P
 client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
 runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
 a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerState`) that :meth:`Matcher.close` tears down.  Task keys
-are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage,
-and each batch runs inside a ``distributed.span``.
+are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
+(``distsm-whole-…`` for a query sent whole to one worker: its job and merge in one task), and each batch runs
+inside a ``distributed.span``.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from distsm.kernels import BACKENDS, engine, get_backend
 from distsm.labels import reconcile
 from distsm.kernels.index import estimate_index_bytes
 from distsm.partitioned import ADJACENCY_MODES, out_of_core_shares, resolve_adjacency
-from distsm.plan.execute import QueryResult, Slice, jobs, whole_query_jobs
+from distsm.plan.execute import QueryResult, Slice, jobs
 from distsm.plan.inter import Strategy
 from distsm.plan.search import plan_inter
 from distsm.semantics import Semantics
@@ -283,17 +284,21 @@ class Matcher:
         with span(f"distsm-batch-{batch_id}"):
             for name, q, (plan, work, plan_s) in zip(names, graphs, planned):
                 how, why = self.distribution(work, total, len(graphs), strategy, distribute)
+                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work}
                 if how == "whole":
                     plan = replace(plan, strategy=Strategy.GLOBAL,
                                    reason=f"{plan.reason}; sent whole to one worker: one join over the whole graph")
-                    work_list = whole_query_jobs()
-                else:
-                    work_list = jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy))
-                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work}
+                    plans[name].update(plan.summary())
+                    # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
+                    merge_futs.append(self.client.submit(tasks.whole, self._state, name, q, sem, plan, self.k,
+                                                         batch_id, plan_s, self.memory_budget, listing, limit,
+                                                         (how, why), key=f"distsm-whole-{_token()}", pure=False))
+                    pieces.append([])
+                    continue
                 futs = []
-                for job in work_list:
-                    # Intra jobs prefer their part's worker; spanning slices and whole queries are unpinned: every
-                    # worker reads the whole graph's adjacency, and the scheduler gives each to the next free thread.
+                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy)):
+                    # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker reads the
+                    # whole graph's adjacency, and the scheduler gives each slice to the next free worker thread.
                     pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
                     futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
                                                    listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
