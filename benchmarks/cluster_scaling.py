@@ -74,10 +74,10 @@ def _cluster(n: int, args: argparse.Namespace):
     return local(gpus=n, dashboard_address="127.0.0.1:0"), "cupy"
 
 
-def _batch(m, graphs: list, names: list[str], timeout: float) -> dict:
+def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str) -> dict:
     """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved and device peaks."""
     t = time.perf_counter()
-    results = m.submit(graphs, names=names, timeout=timeout).results()
+    results = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
     wall = time.perf_counter() - t
     ok = [r for r in results if r.ok]
     peaks: dict[str, int] = {}
@@ -114,7 +114,8 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
                                                        "shared_host_bytes")} for r in m.load_report}
             first = next(iter(batches.values()))[0][0]
             m.count(first)  # warm-up: kernels compiled, adjacency loaded on every worker
-            runs = {name: _batch(m, graphs, names, args.timeout) for name, (graphs, names) in batches.items()}
+            runs = {name: _batch(m, graphs, names, args.timeout, args.distribute if name == "heavy" else "auto")
+                    for name, (graphs, names) in batches.items()}
             m.close()
     finally:
         try:
@@ -203,6 +204,8 @@ def main(argv=None):
                    help="add a run on the most workers with a device budget of a third of the graph's index, "
                         "reading the adjacency this way")
     p.add_argument("--no-in-process", action="store_true", help="skip the in-process 1-device baseline")
+    p.add_argument("--distribute", default="auto", choices=["auto", "whole", "sliced"],
+                   help="how the heavy batch's queries spread over the workers (the small batch's: auto)")
     p.add_argument("--share-gpu", action="store_true", help="all workers on GPU 0 (a functional check on 1 GPU)")
     p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
     p.add_argument("--seed", type=int, default=7)
@@ -258,6 +261,7 @@ def main(argv=None):
             report[name] = {"summary": summary, "common_queries": len(common), "counts_agree": agree}
         path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size,
                                               "small_size": args.small_size, "adjacency": args.adjacency,
+                                              "heavy_distribute": args.distribute,
                                               "batches": report, "complete": len(runs) == len(plan),
                                               "in_process": baseline, "runs": runs}, args.out)
     print(f"{'batch':>6} {'gpus':>4} {'budget':>10} {'fin':>4} {'wall s':>8} {'1proc s':>8} {'speedup':>7} "
