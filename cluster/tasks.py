@@ -2,10 +2,11 @@
 
 A matcher registers one :class:`WorkerState` under a name of its own; on every worker (including workers that
 join later) it keeps what the matcher's tasks loaded: the partition store, each part's index on the worker's
-device, the whole graph's adjacency and the candidate filters of the last few queries.  A part is loaded once per
-worker and reused by every later query; :meth:`Matcher.close() <distsm.Matcher.close>` unregisters the plugin and
-its teardown releases all of it, device memory included.  How much of the whole graph a worker keeps on its
-device follows its device budget (see :class:`WorkerState`).
+device, the whole graph's adjacency and the candidate filters and planned searches of the last few queries (each
+query is planned once per worker, however many of its slices the worker runs).  A part is loaded once per worker
+and reused by every later query (out of core, while it fits); :meth:`Matcher.close() <distsm.Matcher.close>`
+unregisters the plugin and its teardown releases all of it, device memory included.  How much of the whole graph
+a worker keeps on its device follows its device budget (see :class:`WorkerState`).
 
 Tasks run :mod:`distsm.plan.execute` jobs with the plugin as their :class:`~distsm.plan.execute.Site`, so a worker
 computes exactly what the in-process executor computes.  They are pure functions of their arguments and the store:

@@ -41,9 +41,9 @@ from distsm.kernels import BACKENDS, engine, get_backend
 from distsm.labels import reconcile
 from distsm.kernels.index import estimate_index_bytes
 from distsm.partitioned import ADJACENCY_MODES, out_of_core_shares, resolve_adjacency
-from distsm.plan.execute import QueryResult, Slice, jobs
+from distsm.plan.execute import QueryResult, Slice, jobs, whole_graph_join
 from distsm.plan.inter import Strategy
-from distsm.plan.search import plan_inter
+from distsm.plan.search import plan_inter, start_candidates
 from distsm.semantics import Semantics
 
 _batches = itertools.count(1)
@@ -279,10 +279,10 @@ class Matcher:
             cands = self._plan_backend.candidates(self._index, q, homomorphism=sem.homomorphism)
             plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
                               strategy=strategy, candidates=cands)
-            planned.append((plan, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
-        total = sum(w for _, w, _ in planned)
+            planned.append((plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
+        total = sum(w for _, _, w, _ in planned)
         with span(f"distsm-batch-{batch_id}"):
-            for name, q, (plan, work, plan_s) in zip(names, graphs, planned):
+            for name, q, (plan, cands, work, plan_s) in zip(names, graphs, planned):
                 how, why = self.distribution(work, total, len(graphs), strategy, distribute)
                 plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work}
                 if how == "whole":
@@ -295,8 +295,11 @@ class Matcher:
                                                          (how, why), key=f"distsm-whole-{_token()}", pure=False))
                     pieces.append([])
                     continue
+                # A global join's slices range over its own start candidates; PBE's over the cross vertices.
+                starts = (start_candidates(self._index, q, sem, cands)
+                          if whole_graph_join(plan, self.k, self.cross_edge_count) else None)
                 futs = []
-                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy)):
+                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy, starts)):
                     # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker reads the
                     # whole graph's adjacency, and the scheduler gives each slice to the next free worker thread.
                     pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
@@ -337,16 +340,21 @@ class Matcher:
         return "whole", (f"{queries} queries for {self.n_workers} workers and estimated work {work:.3g} within a "
                          f"worker's share of the batch ({share:.3g})")
 
-    def _slices(self, strategy: Strategy) -> list[Slice]:
+    def _slices(self, strategy: Strategy, starts_of: np.ndarray | None = None) -> list[Slice]:
         """Slices (:data:`~distsm.plan.execute.Slice`) splitting a spanning search into tasks: ranges of start
-        vertex ids balanced by cross-edge degree (by degree for a global join), covering every vertex id once.  A
+        vertex ids covering every vertex id once, balanced by cross-edge degree over the cross vertices (PBE), or
+        for a global join by degree over its start candidates ``starts_of`` (sorted ids; None: every vertex).  A
         start vertex heavier than a slice's share is a slice of its own, split again by ranges of the ids of the
         vertices visited second (balanced by the degrees of its neighbours), so one skewed vertex does not decide
         the batch time."""
         if strategy is Strategy.GLOBAL:
             # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
             # scheduler can even out the rest.
-            ids, weights = None, self._degree_weights
+            if starts_of is None:
+                ids, weights = None, self._degree_weights
+            else:
+                ids = np.asarray(starts_of, np.int64)
+                weights = self._degree_weights[ids]
         else:
             ids, weights = self._cross, self._cross_weights
         share = float(weights.sum()) / self.inter_slices

@@ -500,6 +500,26 @@ def test_each_worker_plans_a_sliced_query_once(cluster, tmp_path):
             assert sum(after[w] - before[w] for w in after) >= searches
 
 
+def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
+    from distsm.plan.search import start_candidates
+
+    data, queries = _memory_case()
+    numpy = distsm.kernels.get_backend("numpy")
+    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=6,
+                        partition_dir=tmp_path / "p") as m:
+        for q in queries:
+            cands = numpy.candidates(m._index, q, homomorphism=False)
+            starts = start_candidates(m._index, q, distsm.Semantics(), cands)
+            slices = m._slices(Strategy.GLOBAL, starts)
+            ranges = sorted({r for r, _ in slices}, key=lambda r: r.start)
+            assert ranges[0].start == 0 and ranges[-1].stop == data.n
+            assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
+            # every slice starts at one of the candidates, so none is empty of start vertices
+            assert all(r.start in set(starts.tolist()) for r in ranges[1:])
+            [r] = m.submit(q, strategy="global", distribute="sliced").results()
+            assert r.count == len(networkx_matches(data, q))
+
+
 def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     names = NAMES[:40]
     batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()

@@ -190,26 +190,26 @@ class PlanCache:
 
     Every slice of a query's spanning search that lands on a site reuses the search filtered and planned there
     once (keyed by the query's fingerprint, the semantics and the search), so a query is planned once per site,
-    not once per slice; ``planned`` counts the searches planned.  Thread-safe (a worker may run several tasks).
+    not once per slice; ``planned`` counts the searches planned.  Thread-safe (a worker may run several tasks at
+once); filtering and planning are serialized, which costs little beside the joins.
     """
 
     def __init__(self, size: int = RECENT_QUERIES):
         self.size = size
         self.planned = 0
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a search's build looks its candidates up
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
 
     def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
+        # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        value = build()  # outside the lock: two threads may build the same entry, and both are right
-        with self._lock:
-            self._entries[key] = value
+            value = self._entries[key] = build()
             while len(self._entries) > self.size * 4:  # a query has a filter and a few searches
                 self._entries.popitem(last=False)
-        return value
+            return value
 
     def candidates(self, backend: Any, index: DataIndex, query: Graph, homomorphism: bool) -> list[Any]:
         """The candidate filter of ``query`` on ``index``."""
@@ -222,8 +222,7 @@ class PlanCache:
 
         def build() -> Search:
             cands = self.candidates(backend, index, query, sem.homomorphism)
-            with self._lock:
-                self.planned += 1
+            self.planned += 1
             return prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
                                   candidates=cands)
 

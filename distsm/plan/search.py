@@ -49,6 +49,13 @@ def plan_inter(backend: Any, index: DataIndex, query: Graph, sem: Semantics, cro
     return plan
 
 
+def start_candidates(index: DataIndex, query: Graph, sem: Semantics, candidates: list[Any]) -> Any:
+    """The candidates (of ``candidates``, the filter on ``index``) of the query vertex a global join of ``query``
+    starts from: what slices of that join range over."""
+    anchor = engine.start_vertex(index, query, sem.match_options, candidates, _less_than(query, sem))
+    return candidates[anchor]
+
+
 def whole_count(backend: Any, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
                 control: engine.Control | None = None) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
