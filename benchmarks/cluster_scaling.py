@@ -106,8 +106,9 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
     try:
         with Client(cluster) as client:
             t = time.perf_counter()
+            store = None if args.store_dir is None else f"{args.store_dir}/{args.method}-{n}w-{device_budget}"
             m = distsm.Matcher(data, cluster=client, backend=backend, partition_method=args.method,
-                               adjacency=adjacency, device_budget=device_budget)
+                               adjacency=adjacency, device_budget=device_budget, partition_dir=store)
             setup_s = time.perf_counter() - t
             placed = {r["part"]: r["worker"] for r in m.load_report}
             workers = {r["worker"]: {k: r[k] for k in ("adjacency", "device_budget", "adjacency_bytes",
@@ -130,6 +131,8 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
 def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.Namespace) -> dict:
     """The same batches counted by ``distsm.count`` in this process on one device (no Dask, no partitions)."""
     import distsm
+    from distsm.kernels import get_backend
+    from distsm.plan.execute import release_device_memory
 
     backend = "numpy" if args.cpu else "cupy"
     distsm.count(data, next(iter(batches.values()))[0][0], backend=backend)  # warm-up, index built
@@ -138,6 +141,10 @@ def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.
         t = time.perf_counter()
         counts = {q: distsm.count(data, g, backend=backend) for q, g in zip(names, graphs)}
         out[name] = {"batch_wall_s": round(time.perf_counter() - t, 4), "counts": counts}
+    # The workers may share this device: give the index and the pool back before they start.
+    be = get_backend(backend)
+    be.release(data)
+    release_device_memory(be)
     return out
 
 
@@ -203,6 +210,8 @@ def main(argv=None):
     p.add_argument("--out-of-core", choices=["host", "gather"], default=None,
                    help="add a run on the most workers with a device budget of a third of the graph's index, "
                         "reading the adjacency this way")
+    p.add_argument("--store-dir", default=None,
+                   help="keep the partition stores here and reuse them across runs (default: temporary)")
     p.add_argument("--no-in-process", action="store_true", help="skip the in-process 1-device baseline")
     p.add_argument("--distribute", default="auto", choices=["auto", "whole", "sliced"],
                    help="how the heavy batch's queries spread over the workers (the small batch's: auto)")

@@ -9,7 +9,7 @@
 # Knobs (environment): SCALE, EDGES, LABELS, QUERIES, SIZE ("8 12"), SMALL_QUERIES, SMALL_SIZE ("4 6"), TIMEOUT
 # (s per batch), METHOD, ADJACENCY (auto|device|host|gather), DEVICE_BUDGET (bytes per worker), OUT_OF_CORE
 # (host|gather|none), DISTRIBUTE (auto|whole|sliced: the heavy batch's spread), SKIP_TESTS=1, SKIP_HPRD=1,
-# SCALING_TIMEOUT (s for the whole scaling script).
+# STORE_DIR (partition stores kept between calls), SCALING_TIMEOUT (s for the whole scaling script).
 set -uo pipefail
 OUT=${OUT:-results}
 GPUS=${1:-"1 2"}
@@ -32,7 +32,7 @@ timeout "${SCALING_TIMEOUT:-580}" python3 -m benchmarks.cluster_scaling "${extra
   --scale "${SCALE:-23}" --edges "${EDGES:-50000000}" --labels "${LABELS:-256}" --queries "${QUERIES:-40}" \
   --size ${SIZE:-8 12} --small-queries "${SMALL_QUERIES:-200}" --small-size ${SMALL_SIZE:-4 6} \
   --timeout "${TIMEOUT:-90}" --method "${METHOD:-random}" --adjacency "${ADJACENCY:-auto}" \
-  --distribute "${DISTRIBUTE:-auto}" \
+  --distribute "${DISTRIBUTE:-auto}" --store-dir "${STORE_DIR:-/tmp/distsm-scaling-stores}" \
   --out "$OUT/cluster_scaling.json" 2>"$OUT/scaling.err" | tee "$OUT/scaling.txt"
 grep -E "HPRD on|worker\(s\)|graph |in process" "$OUT/scaling.err"
 tail -n 5 "$OUT/scaling.err" | grep -iE "error|failed" || true
