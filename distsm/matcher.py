@@ -323,7 +323,9 @@ class Matcher:
         queries as workers and this query's estimate is at most a worker's share of the batch (many small queries
         spread as whole queries, with no slicing or merging overhead).  A query heavier than that, or a batch with
         fewer queries than workers, is sliced.  A PBE plan the caller forced runs its intra-partition joins on the
-        parts' workers, so it is sliced; one worker gets every query whole.
+        parts' workers, so it is sliced; one worker gets every query whole.  A whole query on a worker whose
+        adjacency is resident (or read in place) takes the engine's own counting paths, as :func:`distsm.count`
+        does (the trailing count of heavy queries included); slices run the general join, planned once per worker.
         """
         if distribute != "auto":
             return distribute, f"distribute={distribute!r} asked by the caller"
