@@ -1,13 +1,21 @@
-"""Scaling of the Dask layer over 1, 2, 4 ... GPUs (dask-cuda workers, one partition per GPU).
+"""Scaling of the Dask layer over 1, 2, 4 ... GPUs, its memory per worker, and its overhead against one process.
 
-    python -m benchmarks.cluster_scaling --gpus 1 2 [--scale 20 --edges 8000000 --labels 32 --queries 40 --size 8]
+    python -m benchmarks.cluster_scaling --gpus 1 2 [--scale 22 --edges 50000000 --labels 256 --queries 40
+        --size 8 12 --small-queries 200 --small-size 4 6 --method metis --out-of-core gather]
 
 On an R-MAT power-law graph (Zipf vertex labels) with random-walk queries, for each GPU count: start a
-``LocalCUDACluster`` through distsm, partition the graph into one part per GPU, check that each part is loaded
-on its own worker, count the batch, and record the batch's wall time, per-stage seconds (intra/inter) and the
-adjacency bytes the spanning searches read.  The counts must agree between GPU counts (and, on a CPU-only
-machine, the script runs on LocalCluster CPU workers with ``--cpu``).  Speedup and parallel efficiency are
-relative to the smallest GPU count, on the queries that finished within ``--timeout`` in every run.
+``LocalCUDACluster`` through distsm (``--share-gpu``: that many CPU-process workers all on GPU 0, a functional check
+on one GPU), partition the graph into one part per worker, and count two batches: the *heavy* batch (``--queries``
+queries of ``--size`` vertices, a range spread evenly) and the *small* batch (``--small-queries`` HPRD-style queries
+of ``--small-size`` vertices, many cheap ones).  Each run records per batch the wall time, how the planner spread the
+queries (whole or sliced), task seconds, the bytes moved host to device and each worker's peak device bytes, and
+per worker its adjacency mode and device budget.  The same batches are counted by ``distsm.count`` in this process
+on one device (no Dask), so the cluster's overhead is visible beside its 1-GPU time.  ``--out-of-core`` adds a run on
+the largest worker count with each worker's device budget at a third of the graph's index, its adjacency read in
+place from the shared host copy (``host``) or gathered per chunk (``gather``), with its time against the in-core run
+of the same count.  Counts must agree between all
+runs and the in-process baseline; speedup and efficiency are relative to the smallest count, per batch, on the
+queries that finished within ``--timeout`` in every run.  ``--cpu`` runs everything on CPU workers (a dry run).
 """
 
 from __future__ import annotations
@@ -19,32 +27,32 @@ import time
 from benchmarks import meta
 from benchmarks.common import add_rmat_options, hprd_data_path, hprd_suite, parser, rmat_from
 from benchmarks.generators import query_set
-from distsm.vocabulary import PARTITION_METHODS
+from distsm.vocabulary import DISTRIBUTIONS, PARTITION_METHODS, WORKER_ADJACENCY_MODES
 
 
-def hprd_check(n: int, cpu: bool) -> None:
+def hprd_check(n: int, args: argparse.Namespace) -> None:
     """All 200 HPRD queries on an ``n``-worker cluster, one partition per worker, against the known answers."""
     import distsm
     from distributed import Client
 
-    from distsm.cluster import local
-
     _, queries, expected = hprd_suite()
-    cluster = local(gpus=None, workers=n) if cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
+    cluster, backend = _cluster(n, args)
     try:
         with Client(cluster) as client, distsm.Matcher(str(hprd_data_path()), cluster=client,
-                                                       partitions=n, backend="numpy" if cpu else "cupy",
+                                                       partitions=n, backend=backend,
                                                        partition_dir="/tmp/distsm-hprd-parts") as m:
             devices = client.run(_visible_device)
-            t = time.perf_counter()
-            results = m.submit(list(queries.values()), names=list(queries)).results()
-            wall = time.perf_counter() - t
+            walls, results = {}, []
+            for distribute in ("auto", "sliced"):  # auto sends these small queries whole to the workers
+                t = time.perf_counter()
+                results += m.submit(list(queries.values()), names=list(queries), distribute=distribute).results()
+                walls[distribute] = round(time.perf_counter() - t, 2)
             placement = {r["part"]: (r["worker"], r["bytes"]) for r in m.load_report}
     finally:
         cluster.close()
     wrong = [r.query for r in results if not r.ok or r.count != expected[r.query]]
-    print(f"HPRD on {n} workers: {200 - len(wrong)}/200 right in {wall:.2f}s; placement {placement}; "
-          f"worker devices {devices}", file=sys.stderr, flush=True)
+    print(f"HPRD on {n} workers: {len(results) - len(wrong)}/{len(results)} right (auto, then sliced) in {walls} s; "
+          f"placement {placement}; worker devices {devices}", file=sys.stderr, flush=True)
     if wrong:
         raise SystemExit(f"HPRD check failed on {wrong[:5]}")
 
@@ -55,111 +63,217 @@ def _visible_device() -> str:
     return os.environ.get("CUDA_VISIBLE_DEVICES", "")
 
 
-def one_run(data, graphs: list, names: list[str], n: int, args: argparse.Namespace) -> dict:
-    """Count the batch on an ``n``-GPU (``n``-worker with ``--cpu``) cluster with one part per GPU."""
+def _cluster(n: int, args: argparse.Namespace):
+    """``(cluster, backend)`` with ``n`` workers: GPUs, CPU workers on GPU 0 (``--share-gpu``), or CPU only."""
+    from distsm.cluster import local
+
+    if args.cpu:
+        return local(gpus=None, workers=n, dashboard_address=None), "numpy"
+    if args.share_gpu:
+        return local(gpus=None, workers=n, dashboard_address=None), "cupy"
+    return local(gpus=n, dashboard_address="127.0.0.1:0"), "cupy"
+
+
+def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str) -> dict:
+    """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved and device peaks."""
+    t = time.perf_counter()
+    results = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
+    wall = time.perf_counter() - t
+    ok = [r for r in results if r.ok]
+    peaks: dict[str, int] = {}
+    for r in ok:
+        for w, b in r.peak_device_bytes.items():
+            peaks[w] = max(peaks.get(w, 0), b)
+    return {"batch_wall_s": round(wall, 4), "finished": len(ok),
+            "distribution": {d: sum(r.distribution == d for r in ok) for d in ("whole", "sliced")},
+            "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
+            "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
+            "bytes_h2d": sum(r.bytes_h2d for r in ok), "peak_device_bytes": peaks,
+            "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.strategy,
+                                  "distribution": r.distribution, "gathered_bytes": r.gathered_bytes,
+                                  "bytes_h2d": r.bytes_h2d,
+                                  "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
+                        for r in results}}
+
+
+def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argparse.Namespace,
+            device_budget: int | None, adjacency: str) -> dict:
+    """Count every batch on an ``n``-worker cluster with one part per worker (more when the budget asks)."""
     import distsm
     from distributed import Client
 
-    from distsm.cluster import local
-
-    cluster = local(gpus=None, workers=n) if args.cpu else local(gpus=n, dashboard_address="127.0.0.1:0")
+    cluster, backend = _cluster(n, args)
     try:
         with Client(cluster) as client:
             t = time.perf_counter()
-            m = distsm.Matcher(data, cluster=client, partitions=n, backend="numpy" if args.cpu else "cupy",
-                               partition_method=args.method)
+            store = None if args.store_dir is None else f"{args.store_dir}/{args.method}-{n}w-{device_budget}"
+            m = distsm.Matcher(data, cluster=client, backend=backend, partition_method=args.method,
+                               adjacency=adjacency, device_budget=device_budget, partition_dir=store)
             setup_s = time.perf_counter() - t
             placed = {r["part"]: r["worker"] for r in m.load_report}
-            # the whole graph's adjacency each worker holds for spanning searches (copied once, at load)
-            loaded = max(r["adjacency_bytes"] for r in m.load_report) / 2**20
-            m.count(graphs[0])  # warm-up: kernels compiled, adjacency loaded on every worker
-            t = time.perf_counter()
-            results = m.submit(graphs, names=names, timeout=args.timeout).results()
-            wall = time.perf_counter() - t
+            workers = {r["worker"]: {k: r[k] for k in ("adjacency", "device_budget", "adjacency_bytes",
+                                                       "shared_host_bytes")} for r in m.load_report}
+            first = next(iter(batches.values()))[0][0]
+            m.count(first)  # warm-up: kernels compiled, adjacency loaded on every worker
+            runs = {name: _batch(m, graphs, names, args.timeout, args.distribute if name == "heavy" else "auto")
+                    for name, (graphs, names) in batches.items()}
             m.close()
     finally:
         try:
             cluster.close(timeout=60)
         except Exception as e:  # a kernel still running past the batch timeout keeps its worker from closing
-            print(f"closing the {n}-GPU cluster: {e!r} (ignored)", file=sys.stderr, flush=True)
-    ok = [r for r in results if r.ok]
-    return {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed,
-            "distinct_workers": len(set(placed.values())), "setup_s": round(setup_s, 3),
-            "adjacency_loaded_mb_per_worker": round(loaded, 1) if n > 1 else 0.0,
-            "cross_edges": m.cross_edge_count, "batch_wall_s": round(wall, 4), "finished": len(ok),
-            "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
-            "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
-            "strategies": {s: sum(r.strategy == s for r in ok) for s in ("pbe", "global")},
-            "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.strategy,
-                                  "intra": sum(r.intra) if r.ok and r.intra is not None else None,
-                                  "inter": r.inter, "gathered_bytes": r.gathered_bytes,
-                                  "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
-                        for r in results}}
+            print(f"closing the {n}-worker cluster: {e!r} (ignored)", file=sys.stderr, flush=True)
+    return {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed, "worker_memory": workers,
+            "device_budget": device_budget, "distinct_workers": len(set(placed.values())),
+            "setup_s": round(setup_s, 3), "cross_edges": m.cross_edge_count, "batches": runs}
 
 
-def summarize(runs: list[dict], names: list[str]) -> tuple[list[dict], list[str], bool]:
-    """Speedup and efficiency relative to the first run, and the intra/inter split and adjacency gathered on
-    the queries every run finished; whether their counts agree."""
-    common = [q for q in names if all(r["queries"][q]["status"] == "ok" for r in runs)]
-    agree = all(len({r["queries"][q]["count"] for r in runs}) == 1 for q in common)
-    base = runs[0]
+def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.Namespace) -> dict:
+    """The same batches counted by ``distsm.count`` in this process on one device (no Dask, no partitions)."""
+    import distsm
+    from distsm.kernels import get_backend
+    from distsm.plan.execute import release_device_memory
+
+    backend = "numpy" if args.cpu else "cupy"
+    distsm.count(data, next(iter(batches.values()))[0][0], backend=backend)  # warm-up, index built
+    out = {}
+    for name, (graphs, names) in batches.items():
+        t = time.perf_counter()
+        counts = {q: distsm.count(data, g, backend=backend) for q, g in zip(names, graphs)}
+        out[name] = {"batch_wall_s": round(time.perf_counter() - t, 4), "counts": counts}
+    # The workers may share this device: give the index and the pool back before they start.
+    be = get_backend(backend)
+    be.release(data)
+    release_device_memory(be)
+    return out
+
+
+def summarize(runs: list[dict], names: list[str], batch: str, baseline: dict | None = None
+              ) -> tuple[list[dict], list[str], bool]:
+    """Per run on ``batch``: speedup and efficiency relative to the first run, the spread, the bytes moved and
+    device peaks on the queries every run finished; whether their counts agree (with ``baseline``, the in-process
+    counts, too)."""
+    rows = [r["batches"][batch] for r in runs]
+    common = [q for q in names if all(b["queries"][q]["status"] == "ok" for b in rows)]
+    agree = all(len({b["queries"][q]["count"] for b in rows}
+                    | ({baseline["counts"][q]} if baseline else set())) == 1 for q in common)
+    base = rows[0]
     summary = []
-    for r in runs:
-        speedup = base["batch_wall_s"] / r["batch_wall_s"] if r["batch_wall_s"] else None
-        stage = {s: round(sum(r["queries"][q]["seconds"].get(s, 0) for q in common), 4) for s in ("intra", "inter")}
-        summary.append({"gpus": r["gpus"], "batch_wall_s": r["batch_wall_s"], "finished": r["finished"],
+    for r, b in zip(runs, rows):
+        speedup = base["batch_wall_s"] / b["batch_wall_s"] if b["batch_wall_s"] else None
+        stage = {s: round(sum(b["queries"][q]["seconds"].get(s, 0) for q in common), 4) for s in ("intra", "inter")}
+        summary.append({"gpus": r["gpus"], "device_budget": r["device_budget"], "partitions": r["partitions"],
+                        "batch_wall_s": b["batch_wall_s"], "finished": b["finished"],
+                        "in_process_1gpu_s": baseline["batch_wall_s"] if baseline else None,
                         "speedup": round(speedup, 3) if speedup else None,
-                        "efficiency": round(speedup * base["gpus"] / r["gpus"], 3) if speedup else None,
-                        "intra_s": stage["intra"], "inter_s": stage["inter"],
-                        "task_seconds_common": round(stage["intra"] + stage["inter"], 4),
-                        "adjacency_read_gb": round(sum(r["queries"][q]["gathered_bytes"] for q in common) / 2**30,
-                                                   2),
-                        "adjacency_loaded_mb_per_worker": r["adjacency_loaded_mb_per_worker"],
-                        "slowest_slice_s": max((r["queries"][q]["seconds"].get("inter_slice_max", 0) for q in common),
-                                               default=0)})
+                        "efficiency": round(speedup * runs[0]["gpus"] / r["gpus"], 3) if speedup else None,
+                        "distribution": b["distribution"], "intra_s": stage["intra"], "inter_s": stage["inter"],
+                        "adjacency_read_gb": round(sum(b["queries"][q]["gathered_bytes"] for q in common) / 2**30, 3),
+                        "bytes_h2d": b["bytes_h2d"], "peak_device_mb": max(b["peak_device_bytes"].values(),
+                                                                           default=0) / 2**20,
+                        "adjacency": sorted({w["adjacency"] for w in r["worker_memory"].values()}),
+                        "slowest_slice_s": max((b["queries"][q]["seconds"].get("inter_slice_max", 0)
+                                                for q in common), default=0)})
     return summary, common, agree
 
 
+def _queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ...], prefix: str
+             ) -> tuple[list, list[str]]:
+    """``count`` queries spread evenly over the sizes ``sizes[0]..sizes[-1]``, with names."""
+    lo, hi = sizes[0], sizes[-1]
+    graphs, names = [], []
+    span = list(range(lo, hi + 1))
+    for j, size in enumerate(span):
+        share = count // len(span) + (j < count % len(span))
+        for kind, q in query_set(data, share, size, seed + size, kinds=kinds):
+            names.append(f"{prefix}{len(names)}-{kind}{size}")
+            graphs.append(q)
+    return graphs, names
+
+
 def main(argv=None):
+    from distsm.kernels.index import estimate_index_bytes
+
     p = parser(__doc__, "cluster_scaling")
     add_rmat_options(p, scale=20, edges=8_000_000, labels=32, seed=7)
     p.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--queries", type=int, default=40)
-    p.add_argument("--size", type=int, default=8)
+    p.add_argument("--queries", type=int, default=40, help="queries of the heavy batch")
+    p.add_argument("--size", type=int, nargs="+", default=[8], help="heavy query size, or a range LO HI")
+    p.add_argument("--small-queries", type=int, default=0, help="queries of the HPRD-style small batch (0: none)")
+    p.add_argument("--small-size", type=int, nargs="+", default=[4, 6])
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
     p.add_argument("--method", default="random", choices=PARTITION_METHODS)
+    p.add_argument("--adjacency", default="auto", choices=WORKER_ADJACENCY_MODES)
+    p.add_argument("--device-budget", type=int, default=None, help="bytes per worker (default: the device's)")
+    p.add_argument("--out-of-core", choices=["host", "gather"], default=None,
+                   help="add a run on the most workers with a device budget of a third of the graph's index, "
+                        "reading the adjacency this way")
+    p.add_argument("--store-dir", default=None,
+                   help="keep the partition stores here and reuse them across runs (default: temporary)")
+    p.add_argument("--no-in-process", action="store_true", help="skip the in-process 1-device baseline")
+    p.add_argument("--distribute", default="auto", choices=DISTRIBUTIONS,
+                   help="how the heavy batch's queries spread over the workers (the small batch's: auto)")
+    p.add_argument("--share-gpu", action="store_true", help="all workers on GPU 0 (a functional check on 1 GPU)")
     p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
     p.add_argument("--hprd", action="store_true",
                    help="first check the 200 HPRD known answers on the largest cluster")
     args = p.parse_args(argv)
 
     if args.hprd:
-        hprd_check(max(args.gpus), args.cpu)
+        hprd_check(max(args.gpus), args)
     data, graph = rmat_from(args)
-    queries = query_set(data, args.queries, args.size, args.seed, kinds=("core", "dense"))
-    names = [f"q{i}-{kind}" for i, (kind, _) in enumerate(queries)]
-    graphs = [q for _, q in queries]
-    print(f"graph {data.n} vertices {data.m} edges in {graph['generate_s']:.1f}s; {len(graphs)} queries of "
-          f"{args.size} vertices", file=sys.stderr, flush=True)
+    batches = {"heavy": _queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
+    if args.small_queries:
+        batches["small"] = _queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"),
+                                    "s")
+    index_bytes = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1)
+    print(f"graph {data.n} vertices {data.m} edges (index ~{index_bytes / 2**20:.0f} MiB) in "
+          f"{graph['generate_s']:.1f}s; "
+          + "; ".join(f"{name}: {len(g)} queries" for name, (g, _) in batches.items()), file=sys.stderr, flush=True)
+    graph["index_bytes_estimate"] = index_bytes
+    baseline: dict = {}
+    if not args.no_in_process:
+        baseline = in_process(data, batches, args)
+        print("in process, 1 device: " + ", ".join(f"{k} {v['batch_wall_s']:.2f}s" for k, v in baseline.items()),
+              file=sys.stderr, flush=True)
+    plan = [(n, args.device_budget, args.adjacency) for n in args.gpus]
+    if args.out_of_core:
+        plan.append((max(args.gpus), None, args.out_of_core))
     runs: list[dict] = []
-    for n in args.gpus:
-        runs.append(one_run(data, graphs, names, n, args))
+    for i, (n, budget, adjacency) in enumerate(plan):
+        if i == len(args.gpus):
+            # A third of the index the in-core runs loaded (the estimate, an upper bound, when none did).
+            loaded = [w["adjacency_bytes"] for r in runs for w in r["worker_memory"].values()
+                      if w["adjacency"] == "device"]
+            budget = max(max(loaded, default=index_bytes) // 3, 1)
+        runs.append(one_run(data, batches, n, args, budget, adjacency))
         r = runs[-1]
-        print(f"{n} GPU(s): {r['finished']}/{len(graphs)} finished in {r['batch_wall_s']:.2f}s (task seconds: "
-              f"intra {r['intra_s']:.2f}, inter {r['inter_s']:.2f})", file=sys.stderr, flush=True)
+        print(f"{n} worker(s), budget {budget}: " + "; ".join(
+            f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}"
+            for k, b in r["batches"].items()), file=sys.stderr, flush=True)
         # Written after every run: a later run that times out or crashes must not lose the earlier ones.
-        summary, common, agree = summarize(runs, names)
-        path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size, "counts_agree": agree,
-                                              "common_queries": len(common), "complete": len(runs) == len(args.gpus),
-                                              "summary": summary, "runs": runs}, args.out)
-    print(f"{'gpus':>4} {'finished':>8} {'wall s':>8} {'speedup':>8} {'eff':>6} {'intra s':>8} {'inter s':>8} "
-          f"{'read GB':>8} {'adj MB/w':>8} {'slice s':>8}")
-    for s in summary:
-        print(f"{s['gpus']:4d} {s['finished']:8d} {s['batch_wall_s']:8.2f} {s['speedup'] or 0:8.2f} "
-              f"{s['efficiency'] or 0:6.2f} {s['intra_s']:8.2f} {s['inter_s']:8.2f} {s['adjacency_read_gb']:8.1f} "
-              f"{s['adjacency_loaded_mb_per_worker']:8.0f} {s['slowest_slice_s']:8.2f}")
-    print(f"counts agree across runs on {len(common)} common queries: {agree}; wrote {path}")
-    if not common or not agree or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):
+        scaling = [x for x in runs if x["device_budget"] == args.device_budget]
+        out_of_core = [x for x in runs if x["device_budget"] != args.device_budget]
+        report = {}
+        for name, (_, names) in batches.items():
+            summary, common, agree = summarize(scaling + out_of_core, names, name, baseline.get(name))
+            report[name] = {"summary": summary, "common_queries": len(common), "counts_agree": agree}
+        path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size,
+                                              "small_size": args.small_size, "adjacency": args.adjacency,
+                                              "heavy_distribute": args.distribute,
+                                              "batches": report, "complete": len(runs) == len(plan),
+                                              "in_process": baseline, "runs": runs}, args.out)
+    print(f"{'batch':>6} {'gpus':>4} {'budget':>10} {'fin':>4} {'wall s':>8} {'1proc s':>8} {'speedup':>7} "
+          f"{'eff':>5} {'whole':>5} {'sliced':>6} {'h2d MB':>8} {'peak MB':>8} {'adjacency':>10} {'slice s':>8}")
+    for name, rep in report.items():
+        for s in rep["summary"]:
+            print(f"{name:>6} {s['gpus']:4d} {s['device_budget'] or 0:10d} {s['finished']:4d} {s['batch_wall_s']:8.2f} "
+                  f"{s['in_process_1gpu_s'] or 0:8.2f} {s['speedup'] or 0:7.2f} {s['efficiency'] or 0:5.2f} "
+                  f"{s['distribution']['whole']:5d} {s['distribution']['sliced']:6d} {s['bytes_h2d'] / 2**20:8.1f} "
+                  f"{s['peak_device_mb']:8.1f} {','.join(s['adjacency']):>10} {s['slowest_slice_s']:8.2f}")
+    ok = all(rep["common_queries"] and rep["counts_agree"] for rep in report.values())
+    print(f"counts agree across runs and the in-process baseline: {ok}; wrote {path}")
+    if not ok or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):
         raise SystemExit("scaling check failed: no common query, counts disagree, or parts not spread out")
 
 

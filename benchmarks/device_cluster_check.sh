@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Multi-GPU check on the device machine (e.g. nvidia-h200-x2): install, GPU tests, HPRD known answers on a
-# dask-cuda cluster with one partition per GPU, then the scaling run over 1..N GPUs.  Results under $OUT.
-#   bash benchmarks/device_cluster_check.sh "1 2"
-# Knobs (environment): SCALE, EDGES, LABELS, QUERIES, SIZE, TIMEOUT (s per batch), METHOD, SKIP_TESTS=1,
-# SCALING_TIMEOUT (s for the whole scaling script).
+# dask-cuda cluster with one partition per GPU, then the scaling run over 1..N GPUs: a heavy batch (8-12 vertex
+# queries) and an HPRD-style batch of many small queries on an R-MAT graph with Zipf labels, the in-process
+# distsm.count time of the same batches, and an out-of-core run (device budget a third of the graph's index).
+# Results under $OUT.
+#   bash benchmarks/device_cluster_check.sh "1 2"         # one worker per GPU
+#   SHARE_GPU=1 bash benchmarks/device_cluster_check.sh "1 2"   # on one GPU: workers share GPU 0 (functional)
+# Knobs (environment): SCALE, EDGES, LABELS, QUERIES, SIZE ("8 12"), SMALL_QUERIES, SMALL_SIZE ("4 6"), TIMEOUT
+# (s per batch), METHOD, ADJACENCY (auto|device|host|gather), DEVICE_BUDGET (bytes per worker), OUT_OF_CORE
+# (host|gather|none), DISTRIBUTE (auto|whole|sliced: the heavy batch's spread), SKIP_TESTS=1, SKIP_HPRD=1,
+# STORE_DIR (partition stores kept between calls), SCALING_TIMEOUT (s for the whole scaling script).
 set -uo pipefail
 OUT=${OUT:-results}
 GPUS=${1:-"1 2"}
@@ -16,9 +22,17 @@ fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/pip.log" 2>&1 || { cat "$OUT/pip.log"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total --format=csv >"$OUT/nvidia_smi.txt" 2>&1
 [ "${SKIP_TESTS:-0}" = 1 ] || timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_engine.py >"$OUT/pytest_gpu.log" 2>&1
-echo "gpu tests: $(tail -n 1 "$OUT/pytest_gpu.log")"
-timeout "${SCALING_TIMEOUT:-400}" python3 -m benchmarks.cluster_scaling --hprd --gpus $GPUS --scale "${SCALE:-20}" \
-  --edges "${EDGES:-8000000}" --labels "${LABELS:-256}" --queries "${QUERIES:-40}" --size "${SIZE:-8}" \
-  --timeout "${TIMEOUT:-90}" --method ${METHOD:-random} --out "$OUT/cluster_scaling.json" 2>"$OUT/scaling.err" | tee "$OUT/scaling.txt"
-grep -E "HPRD on|GPU\(s\)|graph " "$OUT/scaling.err"
+[ "${SKIP_TESTS:-0}" = 1 ] || echo "gpu tests: $(tail -n 1 "$OUT/pytest_gpu.log")"
+extra=()
+[ "${SKIP_HPRD:-0}" = 1 ] || extra+=(--hprd)
+[ "${SHARE_GPU:-0}" = 1 ] && extra+=(--share-gpu)
+[ -n "${DEVICE_BUDGET:-}" ] && extra+=(--device-budget "$DEVICE_BUDGET")
+[ "${OUT_OF_CORE:-gather}" = none ] || extra+=(--out-of-core "${OUT_OF_CORE:-gather}")
+timeout "${SCALING_TIMEOUT:-580}" python3 -m benchmarks.cluster_scaling "${extra[@]}" --gpus $GPUS \
+  --scale "${SCALE:-23}" --edges "${EDGES:-50000000}" --labels "${LABELS:-256}" --queries "${QUERIES:-40}" \
+  --size ${SIZE:-8 12} --small-queries "${SMALL_QUERIES:-200}" --small-size ${SMALL_SIZE:-4 6} \
+  --timeout "${TIMEOUT:-90}" --method "${METHOD:-random}" --adjacency "${ADJACENCY:-auto}" \
+  --distribute "${DISTRIBUTE:-auto}" --store-dir "${STORE_DIR:-/tmp/distsm-scaling-stores}" \
+  --out "$OUT/cluster_scaling.json" 2>"$OUT/scaling.err" | tee "$OUT/scaling.txt"
+grep -E "HPRD on|worker\(s\)|graph |in process" "$OUT/scaling.err"
 tail -n 5 "$OUT/scaling.err" | grep -iE "error|failed" || true

@@ -165,8 +165,31 @@ def _pbe_shared(entries: list, lines: list[str], out_dir: Path) -> None:
                       f"{p.get('symmetric_16_vertex_s')}.", ""]
 
 
+def _cluster_batches(name: str, r: dict, lines: list[str]) -> None:
+    """A run with several batches (heavy, small), the in-process 1-device time and memory per worker."""
+    g = r["graph"]
+    lines += [f"### Scaling and memory per worker ({name})", "",
+              _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, {g['labels']} labels "
+              f"(index about {g['index_bytes_estimate'] / 2**20:.0f} MiB); heavy queries of {r['query_size']} "
+              f"vertices, small ones of {r['small_size']}", ""]
+    rows = []
+    for batch, rep in r["batches"].items():
+        for s in rep["summary"]:
+            rows.append([batch, s["gpus"], s["device_budget"] or "device", s["partitions"], ",".join(s["adjacency"]),
+                         s["finished"], s["batch_wall_s"], s["in_process_1gpu_s"], s["speedup"], s["efficiency"],
+                         f"{s['distribution']['whole']} / {s['distribution']['sliced']}",
+                         round(s["bytes_h2d"] / 2**20, 1), round(s["peak_device_mb"], 1), rep["counts_agree"]])
+    lines += _table(["batch", "workers", "device budget", "parts", "adjacency", "finished", "wall s",
+                     "in process s", "speedup", "efficiency", "whole / sliced", "host to device MB",
+                     "peak device MB/worker", "counts agree"], rows)
+    lines += [""]
+
+
 def _cluster_scaling(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
+        if "batches" in r:
+            _cluster_batches(name, r, lines)
+            continue
         g = r["graph"]
         lines += [f"### Scaling over GPUs ({name})", "",
                   _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, {g['labels']} labels; "

@@ -2,9 +2,11 @@
 
 A matcher registers one :class:`WorkerState` under a name of its own; on every worker (including workers that
 join later) it keeps what the matcher's tasks loaded: the partition store, each part's index on the worker's
-device, the whole graph's adjacency and the candidate filters of the last few queries.  A part is loaded once per
-worker and reused by every later query; :meth:`Matcher.close() <distsm.Matcher.close>` unregisters the plugin and
-its teardown releases all of it, device memory included.
+device, the whole graph's adjacency and the candidate filters and planned searches of the last few queries (each
+query is planned once per worker, however many of its slices the worker runs).  A part is loaded once per worker
+and reused by every later query (out of core, while it fits); :meth:`Matcher.close() <distsm.Matcher.close>`
+unregisters the plugin and its teardown releases all of it, device memory included.  How much of the whole graph
+a worker keeps on its device follows its device budget (see :class:`WorkerState`).
 
 Tasks run :mod:`distsm.plan.execute` jobs with the plugin as their :class:`~distsm.plan.execute.Site`, so a worker
 computes exactly what the in-process executor computes.  They are pure functions of their arguments and the store:
@@ -29,37 +31,54 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
-from distsm.plan.execute import Job, Piece, QueryResult, merge, release_device_memory, run_job
+from distsm.partitioned import (Shares, default_device_budget, device_peak_bytes, out_of_core_shares,
+                                resident_bytes, resolve_adjacency)
+from distsm.plan.execute import (Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job,
+                                 whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.semantics import Semantics
-
-#: Candidate filters kept per worker: the slices of one query's spanning search that land on the same worker filter
-#: once, not once per slice.
-RECENT_QUERIES = 8
-
 
 class WorkerState(WorkerPlugin):
     """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.execute.Site`
     its jobs run on.
 
+    Where spanning searches read the whole graph's adjacency is decided per worker from its device budget (see
+    :func:`~distsm.partitioned.resolve_adjacency`): on the device when the index fits, else out of core, where the
+    device holds only the O(|V|) arrays and the adjacency stays in the partition store's memory-mapped files,
+    which every worker of a host shares (one host-memory copy per node): read in place (``"host"``; on a GPU the
+    mapped pages are page-locked and read over the bus) or gathered per table chunk (``"gather"``).  Out of core,
+    the parts this worker searches stay resident while they fit in their share of the budget and are reloaded
+    otherwise (least recently used first out).
+
     Args:
         name: the plugin's name (unique per matcher; tasks find their state by it).
         store_dir: the partition store's directory (every worker must be able to read it).
         backend_name: the engine backend (``"auto"``, ``"numpy"`` or ``"cupy"``).
+        adjacency: ``"auto"``, ``"device"``, ``"host"`` or ``"gather"``.
+        device_budget: device bytes this worker may hold (None: :func:`default_device_budget`).
     """
 
-    def __init__(self, name: str, store_dir: str, backend_name: str):
+    def __init__(self, name: str, store_dir: str, backend_name: str, adjacency: str = "auto",
+                 device_budget: int | None = None):
         self.name = name
         self.store_dir = store_dir
         self.backend_name = backend_name
+        self.adjacency = adjacency
+        self.device_budget = device_budget
 
     def setup(self, worker: Any) -> None:
         self.worker = str(worker.name)
         self.backend = get_backend(self.backend_name)
+        self.budget = self.device_budget or default_device_budget(self.backend)
         self._lock = threading.RLock()  # builders nest (a part needs the store)
         self._cache: dict[tuple, Any] = {}
-        self._recent: OrderedDict[tuple, Any] = OrderedDict()
+        self._parts: OrderedDict[int, tuple[Any, int]] = OrderedDict()  # out of core: resident parts, LRU first
+        self.plans = PlanCache()
+        self.mode: str | None = None
+        self.part_bytes_h2d = 0
+        self.peak_part_bytes = 0
 
     def teardown(self, worker: Any) -> None:
         """Drop every part, index and filter this matcher loaded and give the device memory back."""
@@ -67,8 +86,11 @@ class WorkerState(WorkerPlugin):
             for key, value in self._cache.items():
                 if key[0] == "part":
                     self.backend.release(value.graph)
+            for local, _ in self._parts.values():
+                self.backend.release(local.graph)
             self._cache.clear()
-            self._recent.clear()
+            self._parts.clear()
+            self.plans = PlanCache()
         gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
         release_device_memory(self.backend)
 
@@ -84,51 +106,75 @@ class WorkerState(WorkerPlugin):
 
         return self._cached(("store",), lambda: PartitionStore.open(self.store_dir))
 
-    def load(self, part: int) -> Any:
-        """Part ``part`` with its index resident on this worker's device (loaded on first use)."""
+    @property
+    def shares(self) -> Shares:
+        return out_of_core_shares(self.budget, int(self.store.assignment.shape[0]))
 
-        def build() -> Any:
+    def load(self, part: int) -> Any:
+        """Part ``part`` with its index resident on this worker's device (loaded on first use; out of core it may
+        be released again to make room for another part)."""
+        self.whole_graph()  # decides the mode
+        if self.mode == "device":
+            def build() -> Any:
+                local = self.store.part(part)
+                # builds and caches the device index on the local graph
+                self.peak_part_bytes += int(self.backend.index(local.graph).nbytes)
+                return local
+
+            return self._cached(("part", part), build)
+        with self._lock:
+            if part in self._parts:
+                self._parts.move_to_end(part)
+                return self._parts[part][0]
             local = self.store.part(part)
-            self.backend.index(local.graph)  # builds and caches the device index on the local graph
+            nbytes = int(self.backend.index(local.graph).nbytes)
+            self.part_bytes_h2d += nbytes
+            # A join that still runs on an evicted part keeps its index alive until it ends.
+            while self._parts and sum(b for _, b in self._parts.values()) + nbytes > self.shares.part:
+                old, _ = self._parts.popitem(last=False)[1]
+                self.backend.release(old.graph)
+            self._parts[part] = (local, nbytes)
+            self.peak_part_bytes = max(self.peak_part_bytes, sum(b for _, b in self._parts.values()))
             return local
 
-        return self._cached(("part", part), build)
+    def job_budget(self, budget: int | None) -> int:
+        """The budget of one join: the caller's (default: the backend's), and out of core at most the join's share
+        of the device budget."""
+        budget = budget or self.backend.default_budget()
+        self.whole_graph()
+        return budget if self.mode == "device" else min(budget, self.shares.join)
 
     # ------------------------------------------------------------------ Site
     @contextmanager
     def part(self, i: int) -> Iterator[Any]:
         yield self.load(i)
 
-    def whole_graph(self) -> tuple[DataIndex, Any, None]:
-        def build() -> tuple[DataIndex, Any]:
+    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
+        def build() -> tuple[DataIndex, Any, HostAdjacency | None]:
             host = self.store.adjacency_index(mmap=True)
+            self.mode = resolve_adjacency(self.adjacency, self.budget, int(host.nbytes), host.n)
+            assignment = self.backend.xp.asarray(np.asarray(self.store.assignment))
+            if self.mode == "gather":
+                shares = self.shares
+                gathered = HostAdjacency(self.backend, host, limit=shares.piece, cache=shares.cache)
+                return gathered.core, assignment, gathered
+            if self.mode == "host":
+                return self.backend.host_resident(host, share=True), assignment, None
             # On the CPU every process on the host shares the memory map.
-            return self.backend.from_host(host), self.backend.xp.asarray(np.asarray(self.store.assignment))
+            return self.backend.from_host(host), assignment, None
 
-        index, assignment = self._cached(("adjacency",), build)
-        return index, assignment, None
+        return self._cached(("adjacency",), build)
 
     def cross_vertices(self) -> np.ndarray:
         return self._cached(("cross",), self.store.cross_vertices)
 
-    def candidates(self, query: Graph, homomorphism: bool) -> list[Any]:
-        from distsm.partition.store import graph_fingerprint
-
-        key = (graph_fingerprint(query), homomorphism)
-        with self._lock:
-            cands = self._recent.get(key)
-            if cands is not None:
-                self._recent.move_to_end(key)
-                return cands
-        cands = self.backend.candidates(self.whole_graph()[0], query, homomorphism=homomorphism)
-        with self._lock:
-            self._recent[key] = cands
-            while len(self._recent) > RECENT_QUERIES:
-                self._recent.popitem(last=False)
-        return cands
-
     def moved_bytes(self) -> int:
-        return 0  # everything a worker searches stays resident
+        gathered = self.whole_graph()[2]
+        return self.part_bytes_h2d + (0 if gathered is None else gathered.stats.bytes_h2d)
+
+    def device_bytes(self) -> int:
+        index, _, gathered = self.whole_graph()
+        return device_peak_bytes(self.backend, resident_bytes(self.mode, index), gathered, self.peak_part_bytes)
 
 
 def _state(name: str) -> WorkerState:
@@ -160,22 +206,39 @@ def load_part(name: str, part: int) -> dict[str, Any]:
     adjacency = state.whole_graph()[0]
     state.cross_vertices()
     return {"part": part, "worker": state.worker, "vertices": local.graph.n, "edges": local.graph.m,
-            "bytes": int(idx.nbytes), "adjacency_bytes": int(adjacency.nbytes), "seconds": time.perf_counter() - t}
+            "bytes": int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
+            "adjacency_bytes": resident_bytes(state.mode, adjacency),
+            "shared_host_bytes": int(getattr(state.backend, "shared_host_bytes", 0)),
+            "seconds": time.perf_counter() - t}
 
 
 def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, listing: bool = False,
         limit: int | None = None) -> Piece:
-    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``); stops when the task is released."""
+    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, and inside ``distsm-whole-*``);
+    stops when the task is released."""
     state = _state(name)
-    return run_job(state, work, query, sem, budget or state.backend.default_budget(), listing=listing, limit=limit,
+    return run_job(state, work, query, sem, state.job_budget(budget), listing=listing, limit=limit,
                    control=task_control())
 
 
 def combine(query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
-            plan_seconds: float, listing: bool, limit: int | None, *pieces: Piece) -> QueryResult:
-    """Merge one query's pieces (task ``distsm-merge-*``) and report the query to the scheduler."""
+            plan_seconds: float, listing: bool, limit: int | None, distribution: tuple[str, str],
+            *pieces: Piece) -> QueryResult:
+    """Merge one query's pieces (task ``distsm-merge-*``) and report the query to the scheduler;
+    ``distribution`` is ``(how, why)`` the query was spread (see :meth:`distsm.Matcher.distribution`)."""
     result = merge(query, query_graph.n, sem, plan, k, list(pieces), listing=listing, limit=limit,
                    plan_seconds=plan_seconds)
+    result.distribution, result.distribution_reason = distribution
     get_worker().log_event("distsm", {"batch": batch, "query": query, "status": "ok", "count": result.count,
                                       "gathered_bytes": result.gathered_bytes})
     return result
+
+
+def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
+          plan_seconds: float, budget: int | None, listing: bool, limit: int | None,
+          distribution: tuple[str, str]) -> QueryResult:
+    """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
+    small query costs the scheduler one task."""
+    [work] = whole_query_jobs()
+    piece = job(name, work, query_graph, sem, budget, listing, limit)
+    return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)

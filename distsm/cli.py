@@ -118,7 +118,9 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
     p.add_argument("--partition-method", default="metis", choices=PARTITION_METHODS)
     p.add_argument("--adjacency", default="device", choices=ADJACENCY_MODES,
                    help="with --partitions: where spanning searches read the whole graph's adjacency; 'host' and "
-                        "'gather' are out of core (one part on the device at a time)")
+                        "'gather' are out of core (one part on the device at a time; on a cluster, as many of a "
+                        "worker's parts as fit its device budget: the distsm.cluster.device-budget option, else the "
+                        "free device memory)")
 
 
 def _partitions_arg(text: str) -> int | str:
@@ -355,9 +357,9 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
                       expected: dict[str, int]) -> int:
     from distsm.cluster.start import ClusterError
 
-    if args.partitions == "auto" or args.adjacency != "device":
-        raise _UsageError("--partitions auto and --adjacency host/gather run in-process; on a cluster each worker "
-                          "holds its parts (drop --workers/--gpus/--scheduler, or give --partitions K)")
+    if args.partitions == "auto":
+        raise _UsageError("--partitions auto runs in-process; on a cluster give --partitions K (or none: one part "
+                          "per worker)")
     if args.scheduler and args.scheduler_file:
         raise _UsageError("give --scheduler or --scheduler-file, not both")
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
@@ -394,7 +396,7 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
         dashboard = {} if args.dashboard_address is None else {"dashboard_address": args.dashboard_address}
         with Matcher(data, cluster=client, partitions=args.partitions, backend=args.backend,
                      memory_budget=args.memory_budget, partition_dir=store, partition_method=args.partition_method,
-                     gpus=gpus, workers=args.workers, **dashboard) as m:
+                     gpus=gpus, workers=args.workers, adjacency=args.adjacency, **dashboard) as m:
             for name, path, q in queries:
                 _check_query(path, name, q, m.data)
             print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "

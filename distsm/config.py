@@ -49,8 +49,22 @@ class EngineOptions:
     host_work: float
 
 
-_Opts = TypeVar("_Opts", GpuOptions, EngineOptions)
-_SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions}
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Options of the Dask layer (``distsm.cluster.*``)."""
+
+    #: device bytes each worker may hold (its parts, the whole graph's index when it fits, the join); None: the
+    #: device's free memory on GPU workers, half the host's memory on CPU workers
+    device_budget: int | None
+
+    def __post_init__(self) -> None:
+        if self.device_budget is not None and self.device_budget <= 0:
+            raise ValueError(f"distsm.cluster.device-budget must be null or a positive number of bytes, "
+                             f"got {self.device_budget!r}")
+
+
+_Opts = TypeVar("_Opts", GpuOptions, EngineOptions, ClusterOptions)
+_SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions, "cluster": ClusterOptions}
 _dask_config: Any = None
 _seen: dict[str, tuple[dict[str, Any], Any]] = {}
 
@@ -78,6 +92,8 @@ def _convert(cls: type, name: str, value: Any) -> Any:
         return int(value)
     if kind == "float":
         return float(value)
+    if kind == "int | None":
+        return None if value is None else int(value)
     if name == "tier_limits":
         return None if value is None else tuple(int(x) for x in value)
     return value
@@ -109,6 +125,11 @@ def gpu_options() -> GpuOptions:
 def engine_options() -> EngineOptions:
     """The join driver's options as configured now."""
     return _section("engine", EngineOptions)
+
+
+def cluster_options() -> ClusterOptions:
+    """The Dask layer's options as configured now."""
+    return _section("cluster", ClusterOptions)
 
 
 @contextmanager

@@ -14,6 +14,7 @@ works the same for both kinds of graph: a query adjacency ``w in N(u, e)`` must 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -413,3 +414,23 @@ def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: i
     keep = np.ones(src.size, bool)
     keep[later] = False
     return np.flatnonzero(keep)
+
+
+def graph_fingerprint(graph: Graph) -> str:
+    """``"sha256:<hex>"`` over ``n``, directedness, vertex labels and the labelled adjacency; cached on the graph.
+
+    The adjacency is taken from the CSR, whose rows are sorted, so the fingerprint does not depend on the order in
+    which the edges were given: two graphs have the same fingerprint exactly when they are equal (``==``).
+    """
+    cached = graph._derived.get("partition.fingerprint")
+    if cached is not None:
+        return cached
+    h = hashlib.sha256()
+    h.update(f"distsm-graph-v1 n={graph.n} directed={int(graph.directed)};".encode())
+    for name, arr, dtype in (("vertex_labels", graph.vertex_labels, "<i4"), ("indptr", graph.indptr, "<i8"),
+                             ("neighbors", graph.neighbors, "<i4"), ("neighbor_labels", graph.neighbor_labels, "<i4")):
+        h.update(f"{name}:{arr.shape[0]};".encode())
+        h.update(np.ascontiguousarray(arr, dtype=dtype).data)
+    fp = "sha256:" + h.hexdigest()
+    graph._derived["partition.fingerprint"] = fp
+    return fp

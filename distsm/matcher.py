@@ -11,8 +11,9 @@ onto its worker (the GPU on dask-cuda workers) and kept there across queries.  P
 client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
 runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
 a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerState`) that :meth:`Matcher.close` tears down.  Task keys
-are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage,
-and each batch runs inside a ``distributed.span``.
+are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
+(``distsm-whole-…`` for a query sent whole to one worker: its job and merge in one task), and each batch runs
+inside a ``distributed.span``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -37,12 +39,25 @@ from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.labels import reconcile
-from distsm.plan.execute import QueryResult, jobs
-from distsm.plan.search import plan_inter
+from distsm.kernels.index import estimate_index_bytes
+from distsm.partitioned import out_of_core_shares, resolve_adjacency
+from distsm.plan.execute import QueryResult, Slice, jobs, whole_graph_join
+from distsm.plan.search import plan_inter, start_candidates
 from distsm.semantics import Semantics
-from distsm.vocabulary import BACKENDS, BackendName, PartitionMethod, Strategy
+from distsm.vocabulary import (BACKENDS, DISTRIBUTIONS, WORKER_ADJACENCY_MODES, BackendName, Distribution,
+                               PartitionMethod, Strategy, WorkerAdjacency)
 
 _batches = itertools.count(1)
+
+
+#: How a query may spread over the workers (see :meth:`Matcher.distribution`).
+
+
+def work_estimate(candidates: list[np.ndarray], degrees: np.ndarray) -> float:
+    """A query's work by degree: the total degree of the candidates of its most selective vertex (the adjacency
+    a join starting there reads at its first level); 0 when a vertex has no candidate."""
+    smallest = min(candidates, key=lambda c: c.shape[0])
+    return float(degrees[np.asarray(smallest, np.int64)].sum())
 
 
 def balanced_starts(weights: np.ndarray, pieces: int) -> np.ndarray:
@@ -68,7 +83,8 @@ class Matcher:
         data: the data graph (a :class:`~distsm.Graph`, a path, or a networkx graph).
         cluster: a ``distributed.Client``, a cluster object, a scheduler address, a scheduler file, or None to
             start a local cluster (``gpus``/``workers`` as in :func:`distsm.cluster.local`).
-        partitions: number of parts (default: one per worker).
+        partitions: number of parts (default: one per worker, or more when ``device_budget`` calls for smaller
+            parts).
         backend: engine backend on the workers (``"auto"``: CuPy where a GPU is present).
         memory_budget: bytes one task's join may hold (default: the worker backend's).
         partition_dir: directory of the partition store, readable by every worker (default: beside the data
@@ -76,6 +92,13 @@ class Matcher:
         partition_method, partition_seed: the partitioner.
         inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
             so the scheduler hands them to workers as they free up, which evens out skewed work).
+        adjacency: where each worker's spanning searches read the whole graph's adjacency: ``"auto"`` (on the
+            device when its index fits in half the worker's device budget, else ``"host"``), ``"device"``,
+            ``"host"`` (the partition store's memory-mapped files, shared by the workers of a host, read in place;
+            page-locked for zero-copy reads on a GPU) or ``"gather"`` (the adjacency lists a table chunk reads are
+            copied to the device per chunk).  See :class:`~distsm.cluster.tasks.WorkerState`.
+        device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
+            the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
         load_timeout: seconds the initial partition loads may take.
         dashboard_address: where the dashboard of a cluster this matcher starts listens (default loopback only,
             ``127.0.0.1:8787``; ``":8787"`` listens on every interface, ``None`` disables it).
@@ -86,13 +109,18 @@ class Matcher:
                  partition_dir: str | os.PathLike | None = None,
                  partition_method: PartitionMethod = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
                  workers: int | None = None, dashboard_address: str | None = DEFAULT_DASHBOARD,
-                 inter_slices: int | None = None, load_timeout: float = 600.0):
+                 inter_slices: int | None = None, load_timeout: float = 600.0, adjacency: WorkerAdjacency = "auto",
+                 device_budget: int | None = None):
         from distsm.partition import load_or_build
 
         # Every argument is checked before a cluster starts: a typo must not cost a cluster's start-up time.
         check_choice("backend", backend, BACKENDS)
         check_int("partitions", partitions, minimum=1)
         check_int("memory_budget", memory_budget, minimum=1)
+        check_int("device_budget", device_budget, minimum=1)
+        check_choice("adjacency", adjacency, WORKER_ADJACENCY_MODES)
+        self.adjacency = adjacency
+        self.device_budget = device_budget
         self.backend = backend
         self.memory_budget = memory_budget
         self.data = as_graph(data, role="data")
@@ -105,7 +133,7 @@ class Matcher:
             self.n_workers = len(alive_workers(self.client))
             if self.n_workers == 0:
                 raise ClusterError("the cluster has no workers")
-            k = partitions if partitions is not None else self.n_workers
+            k = partitions if partitions is not None else self._default_partitions()
             if partition_dir is None:
                 partition_dir = self._default_store_dir(data, k, partition_method, partition_seed)
             t = time.perf_counter()
@@ -129,12 +157,24 @@ class Matcher:
             self.placement = Placement(self.k)
             # One plugin per matcher: its caches are this matcher's alone and go when it closes.
             self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
-            self.client.register_plugin(tasks.WorkerState(self._state, self.store_dir, self.backend),
-                                        name=self._state)
+            self.client.register_plugin(tasks.WorkerState(self._state, self.store_dir, self.backend, adjacency,
+                                                          device_budget), name=self._state)
             self.load_report = self.load()
         except BaseException:
             self.close()
             raise
+
+    def _default_partitions(self) -> int:
+        """One part per worker; with a ``device_budget`` the graph's index does not fit in, as many more (a
+        multiple of the workers) as make a part's index fit in its out-of-core share of the budget."""
+        n_workers = self.n_workers
+        if self.device_budget is None:
+            return n_workers
+        index = estimate_index_bytes(self.data.n, self.data.nnz, self.data.num_effective_labels > 1)
+        if resolve_adjacency(self.adjacency, self.device_budget, index, self.data.n) == "device":
+            return n_workers
+        per_part = -(-index // out_of_core_shares(self.device_budget, self.data.n).part)
+        return min(self.data.n, -(-per_part // n_workers) * n_workers)
 
     def _default_store_dir(self, data: GraphLike, k: int, method: str, seed: int) -> str:
         """Beside the data file when its folder is writable, else the user's cache, else a temporary folder."""
@@ -143,7 +183,7 @@ class Matcher:
             path = os.path.abspath(os.fspath(data))
             if os.access(os.path.dirname(path), os.W_OK):
                 return f"{path}.distsm/{name}"
-            from distsm.partition import graph_fingerprint
+            from distsm.graph import graph_fingerprint
 
             cache = os.path.join(os.path.expanduser("~"), ".cache", "distsm", "partitions")
             try:
@@ -201,16 +241,21 @@ class Matcher:
     # ------------------------------------------------------------------ queries
     def submit(self, queries: Any, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
                timeout: float | None = None, listing: bool = False, limit: int | None = None,
-               names: list[str] | None = None, strategy: Strategy | str | None = None) -> Batch:
+               names: list[str] | None = None, strategy: Strategy | str | None = None,
+               distribute: Distribution = "auto") -> Batch:
         """Submit a batch; returns at once (see :class:`~distsm.cluster.batch.Batch`).
 
         ``queries`` is one query or a list (graphs, paths or networkx graphs); ``timeout`` (seconds, for the
         whole batch from now) stops unfinished queries on the workers and turns them into ``timeout`` results;
         ``listing`` returns rows.  ``strategy`` (:class:`~distsm.vocabulary.Strategy` or ``"pbe"``/``"global"``)
         overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
+        ``distribute`` says how each query spreads over the workers: ``"whole"`` (one job on one worker: a join over
+        the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``
+        (see :meth:`distribution`); each result's ``distribution`` says which ran and why.
         """
         from distributed import span
 
+        check_choice("distribute", distribute, DISTRIBUTIONS)
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
         graphs = [reconcile(as_graph(q, role="query"), self.data) for q in queries]
@@ -228,41 +273,123 @@ class Matcher:
             engine.check_pair(self.data, q)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
-        merge_futs, pieces, plans = [], [], {}
+        merge_futs: list[Any] = []
+        pieces: list[Any] = []
+        plans: dict[Any, Any] = {}
         submitted = time.monotonic()
+        planned = []
+        for q in graphs:
+            t = time.perf_counter()
+            cands = self._plan_backend.candidates(self._index, q, homomorphism=sem.homomorphism)
+            plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
+                              strategy=strategy, candidates=cands)
+            planned.append((plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
+        total = sum(w for _, _, w, _ in planned)
         with span(f"distsm-batch-{batch_id}"):
-            for name, q in zip(names, graphs):
-                t = time.perf_counter()
-                plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
-                                  strategy=strategy)
-                plan_s = time.perf_counter() - t
-                plans[name] = {**plan.summary(), "partitions": self.k}
+            for name, q, (plan, cands, work, plan_s) in zip(names, graphs, planned):
+                how, why = self.distribution(work, total, len(graphs), strategy, distribute)
+                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work}
+                if how == "whole":
+                    plan = replace(plan, strategy=Strategy.GLOBAL,
+                                   reason=f"{plan.reason}; sent whole to one worker: one join over the whole graph")
+                    plans[name].update(plan.summary())
+                    # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
+                    merge_futs.append(self.client.submit(tasks.whole, self._state, name, q, sem, plan, self.k,
+                                                         batch_id, plan_s, self.memory_budget, listing, limit,
+                                                         (how, why), key=f"distsm-whole-{_token()}", pure=False))
+                    pieces.append([])
+                    continue
+                # A global join's slices range over its own start candidates; PBE's over the cross vertices.
+                starts = (start_candidates(self._index, q, sem, cands)
+                          if whole_graph_join(plan, self.k, self.cross_edge_count) else None)
                 futs = []
-                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy)):
-                    # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker holds the
+                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy, starts)):
+                    # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker reads the
                     # whole graph's adjacency, and the scheduler gives each slice to the next free worker thread.
                     pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
                     futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
                                                    listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
                                                    **pin))
                 merge_futs.append(self.client.submit(tasks.combine, name, q, sem, plan, self.k, batch_id, plan_s,
-                                                     listing, limit, *futs, key=f"distsm-merge-{_token()}",
-                                                     pure=False))
+                                                     listing, limit, (how, why), *futs,
+                                                     key=f"distsm-merge-{_token()}", pure=False))
                 pieces.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
 
-    def _slices(self, strategy: Strategy) -> list[range]:
-        """Ranges of start vertex ids splitting a spanning search into tasks, balanced by cross-edge degree (by
-        degree for a global join); they cover every vertex id once."""
+    def distribution(self, work: float, total: float, queries: int, strategy: Strategy | None,
+                     distribute: Distribution = "auto") -> tuple[str, str]:
+        """``("whole" | "sliced", why)`` for a query of estimated ``work`` (:func:`work_estimate`) in a batch of
+        ``queries`` queries whose estimates sum to ``total``.
+
+        A query goes whole to one worker when the batch alone keeps every worker busy: it has at least as many
+        queries as workers and this query's estimate is at most a worker's share of the batch (many small queries
+        spread as whole queries, with no slicing or merging overhead).  A query heavier than that, or a batch with
+        fewer queries than workers, is sliced.  A PBE plan the caller forced runs its intra-partition joins on the
+        parts' workers, so it is sliced; one worker gets every query whole.  A whole query on a worker whose
+        adjacency is resident (or read in place) takes the engine's own counting paths, as :func:`distsm.count`
+        does (the trailing count of heavy queries included); slices run the general join, planned once per worker.
+        """
+        if distribute != "auto":
+            return distribute, f"distribute={distribute!r} asked by the caller"
+        if strategy is Strategy.PBE:
+            return "sliced", "the caller forced PBE, whose intra-partition joins run on their parts' workers"
+        if self.n_workers == 1:
+            return "whole", "one worker"
+        share = total / self.n_workers
+        if queries < self.n_workers:
+            return "sliced", f"{queries} queries for {self.n_workers} workers: slicing keeps every worker busy"
+        if work > share:
+            return "sliced", (f"estimated work {work:.3g} exceeds a worker's share of the batch ({share:.3g}): "
+                              "one heavy query is spread over the workers")
+        return "whole", (f"{queries} queries for {self.n_workers} workers and estimated work {work:.3g} within a "
+                         f"worker's share of the batch ({share:.3g})")
+
+    def _slices(self, strategy: Strategy, starts_of: np.ndarray | None = None) -> list[Slice]:
+        """Slices (:data:`~distsm.plan.execute.Slice`) splitting a spanning search into tasks: ranges of start
+        vertex ids covering every vertex id once, balanced by cross-edge degree over the cross vertices (PBE), or
+        for a global join by degree over its start candidates ``starts_of`` (sorted ids; None: every vertex).  A
+        start vertex heavier than a slice's share is a slice of its own, split again by ranges of the ids of the
+        vertices visited second (balanced by the degrees of its neighbours), so one skewed vertex does not decide
+        the batch time."""
         if strategy is Strategy.GLOBAL:
             # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
             # scheduler can even out the rest.
-            starts = balanced_starts(self._degree_weights, self.inter_slices)  # vertex ids are the indices
+            if starts_of is None:
+                ids, weights = None, self._degree_weights
+            else:
+                ids = np.asarray(starts_of, np.int64)
+                weights = self._degree_weights[ids]
         else:
-            starts = self._cross[balanced_starts(self._cross_weights, self.inter_slices)]
-        cuts = [0, *starts[1:].tolist(), self.data.n]
+            ids, weights = self._cross, self._cross_weights
+        share = float(weights.sum()) / self.inter_slices
+        heavy = np.flatnonzero(weights > share)
+        # Each heavy start vertex is a slice of its own, to be split by the vertices visited second.
+        starts = np.unique(np.concatenate([balanced_starts(weights, self.inter_slices), heavy, heavy + 1]))
+        starts = starts[starts < weights.shape[0]]
+        bounds = [*starts.tolist(), weights.shape[0]]
+        first = starts.tolist() if ids is None else ids[starts].tolist()
+        cuts = [*first, self.data.n]
+        cuts[0] = 0
+        out: list[Slice] = []
+        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            start = range(cuts[i], cuts[i + 1])
+            if b - a == 1 and weights[a] > share:
+                pieces = min(int(np.ceil(weights[a] / share)), self.inter_slices)
+                out.extend((start, second) for second in self._second_ranges(first[i], pieces))
+            else:
+                out.append((start, None))
+        return out
+
+    def _second_ranges(self, v: int, pieces: int) -> list[range | None]:
+        """At most ``pieces`` id ranges covering every vertex id once, each holding about the same total degree
+        of ``v``'s neighbours."""
+        nbrs = np.unique(np.asarray(self._index.nbr[int(self._index.indptr[v]):int(self._index.indptr[v + 1])]))
+        starts = balanced_starts(self._degree_weights[nbrs], pieces)
+        if starts.shape[0] < 2:
+            return [None]
+        cuts = [0, *nbrs[starts[1:]].tolist(), self.data.n]
         return [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,11 +22,53 @@ from distsm.kernels import engine
 from distsm.kernels.backend import Backend
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
-from distsm.plan.execute import QueryResult, job_rows, jobs, merge, run_job
+from distsm.plan.execute import PlanCache, QueryResult, job_rows, jobs, merge, run_job
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
 from distsm.semantics import Semantics
-from distsm.vocabulary import AdjacencyMode, PartitionMethod, Strategy, check_adjacency
+from distsm.arguments import check_choice
+from distsm.config import cluster_options
+from distsm.vocabulary import WORKER_ADJACENCY_MODES, AdjacencyMode, PartitionMethod, Strategy, check_adjacency
+
+
+@dataclass(frozen=True)
+class Shares:
+    """How an out-of-core site splits its device budget: the whole graph's O(|V|) arrays come off it first;
+    of the rest the join gets half, the cached high-degree rows an eighth, and either the parts being searched
+    (at most three eighths) or one gathered piece (a quarter) is resident with them."""
+
+    join: int
+    part: int
+    piece: int
+    cache: int
+
+
+def out_of_core_shares(budget: int, n: int) -> Shares:
+    """The :class:`Shares` of ``budget`` device bytes for a data graph of ``n`` vertices."""
+    rest = max(budget - estimate_core_bytes(n), 8)
+    return Shares(join=max(rest // 2, 1), part=max(rest * 3 // 8, 1), piece=max(rest // 4, 1), cache=rest // 8)
+
+
+def default_device_budget(backend: Backend) -> int:
+    """Device bytes a site may hold when the caller sets no budget: the ``distsm.cluster.device-budget`` option
+    when set, else what the backend could give now (:meth:`~distsm.kernels.backend.Backend.available_bytes`)."""
+    configured = cluster_options().device_budget
+    return configured if configured is not None else backend.available_bytes()
+
+
+def resolve_adjacency(adjacency: str, budget: int, index_bytes: int, n: int) -> str:
+    """The adjacency mode a site with ``budget`` device bytes uses for a whole-graph index of ``index_bytes``:
+    ``adjacency`` itself unless it is ``"auto"``, which keeps the index on the device when it fits in half the
+    budget (the join needs the rest) and reads it from host memory (``"host"``) otherwise.  A budget that cannot
+    hold the O(|V|) arrays out-of-core search keeps on the device is refused."""
+    check_choice("adjacency", adjacency, WORKER_ADJACENCY_MODES)
+    mode = adjacency if adjacency != "auto" else ("device" if index_bytes <= budget // 2 else "host")
+    core = estimate_core_bytes(n)
+    if mode != "device" and budget <= core:
+        raise ValueError(f"a device budget of {budget} bytes cannot hold the data graph's per-vertex arrays "
+                         f"({core} bytes for {n} vertices) that out-of-core search keeps on the device; "
+                         f"raise it above {core} bytes")
+    return mode
 
 
 class PartitionedMatcher:
@@ -62,6 +105,7 @@ class PartitionedMatcher:
         self._cross = self.store.cross_vertices()
         self._held: dict[int, Any] = {}   # parts kept resident for a batch (None until first used)
         self.worker = "local"
+        self.plans = PlanCache()
         self.host: HostAdjacency | None = None
         self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         if adjacency == "gather":
@@ -86,12 +130,8 @@ class PartitionedMatcher:
         part's index must fit in three eighths of the rest (half is the join's, an eighth the cached high-degree
         rows; see :meth:`_budgets`).  ``k`` starts at the whole graph's index size over that share and grows while
         the partitioner leaves a part too large.  A budget that cannot hold the O(|V|) arrays is refused."""
-        core = estimate_core_bytes(data.n)
-        if budget <= core:
-            raise ValueError(f"a device budget of {budget} bytes cannot hold the data graph's per-vertex arrays "
-                             f"({core} bytes for {data.n} vertices) that out-of-core search keeps on the device; "
-                             f"raise it above {core} bytes")
-        half = max((budget - core) * 3 // 8, 1)
+        resolve_adjacency(adjacency, budget, estimate_index_bytes(data.n, data.nnz, True), data.n)
+        half = out_of_core_shares(budget, data.n).part
         labelled = data.num_effective_labels > 1
         k = max(1, -(-estimate_index_bytes(data.n, data.nnz, labelled) // half))
         for _ in range(max_tries):
@@ -125,11 +165,11 @@ class PartitionedMatcher:
         them."""
         if self.adjacency == "device":
             return budget
-        rest = max(budget - estimate_core_bytes(self.data.n), 8)
-        if self.host is not None and self.host.limit != max(rest // 4, 1):
-            self.host.limit = max(rest // 4, 1)
-            self.host.set_cache(rest // 8)
-        return max(rest // 2, 1)
+        shares = out_of_core_shares(budget, self.data.n)
+        if self.host is not None and self.host.limit != shares.piece:
+            self.host.limit = shares.piece
+            self.host.set_cache(shares.cache)
+        return shares.join
 
     # ------------------------------------------------------------------ the Site of distsm.plan.execute
     @contextmanager
@@ -171,11 +211,11 @@ class PartitionedMatcher:
     def cross_vertices(self) -> np.ndarray:
         return self._cross
 
-    def candidates(self, query: Graph, homomorphism: bool) -> list[Any]:
-        return self.backend.candidates(self.index, query, homomorphism=homomorphism)
-
     def moved_bytes(self) -> int:
         return self.part_bytes_h2d + (self.host.stats.bytes_h2d if self.host is not None else 0)
+
+    def device_bytes(self) -> int:
+        return device_peak_bytes(self.backend, resident_bytes(self.adjacency, self.index), self.host)
 
     # ------------------------------------------------------------------ queries
     def count(self, query: Graph, sem: Semantics, budget: int, strategy: Strategy | str | None = None,
@@ -231,3 +271,22 @@ class PartitionedMatcher:
         streams = (job_rows(self, job, query, sem, budget, limit=limit, control=control)
                    for job in jobs(plan, self.k, self.cross_edge_count))
         yield from engine.take((rows for stream in streams for rows in stream), limit)
+
+
+def resident_bytes(mode: str, index: DataIndex) -> int:
+    """Device bytes of the whole graph's index in adjacency ``mode``: all of it on the device, its O(|V|) arrays
+    only out of core (the CPU backend's ``"host"`` index is the host index itself, so they are estimated)."""
+    if mode == "host":
+        return min(int(index.nbytes), estimate_core_bytes(index.n))
+    return int(index.nbytes)
+
+
+def device_peak_bytes(backend: Backend, resident: int, host: HostAdjacency | None, parts: int = 0) -> int:
+    """Peak device bytes of a site as far as its backend knows them: on CuPy the memory pool's total (the pool
+    keeps the blocks it ever held until it is emptied, so its total is its high-water mark); on the CPU the
+    bytes a device would hold: the whole graph's ``resident`` bytes (:func:`resident_bytes`), the resident parts'
+    indexes (``parts``), and the largest gathered piece with the cached high-degree rows."""
+    if backend.name == "cupy":
+        return int(backend.xp.get_default_memory_pool().total_bytes())
+    gathered = 0 if host is None else host.stats.peak_piece_bytes + host.cache_bytes
+    return resident + parts + gathered

@@ -27,6 +27,17 @@ AdjacencyMode = Literal["device", "host", "gather"]
 ADJACENCY_MODES: tuple[str, ...] = get_args(AdjacencyMode)
 
 
+#: Where each cluster worker keeps the whole graph's adjacency: an :data:`AdjacencyMode`, or ``"auto"`` (on the
+#: device when the index fits half the worker's device budget, else ``"host"``; see :class:`distsm.Matcher`).
+WorkerAdjacency = Literal["auto", "device", "host", "gather"]
+WORKER_ADJACENCY_MODES: tuple[str, ...] = get_args(WorkerAdjacency)
+
+#: How a query of a cluster batch spreads over the workers: ``"whole"`` (one job on one worker), ``"sliced"``
+#: (its spanning searches sliced over the workers) or ``"auto"`` (the planner decides per query).
+Distribution = Literal["auto", "whole", "sliced"]
+DISTRIBUTIONS: tuple[str, ...] = get_args(Distribution)
+
+
 def check_adjacency(adjacency: object) -> str:
     """``adjacency`` when it is one of :data:`ADJACENCY_MODES`, else a ValueError naming them."""
     if not isinstance(adjacency, str) or adjacency not in ADJACENCY_MODES:

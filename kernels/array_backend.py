@@ -122,9 +122,9 @@ class ArrayBackend:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
         graph._derived.pop(f"index:{self.name}", None)
 
-    def host_resident(self, host: DataIndex) -> DataIndex:
+    def host_resident(self, host: DataIndex, share: bool = False) -> DataIndex:
         """An index whose adjacency stays in host memory and is read in place by this backend's join (the CPU
-        reads host memory anyway: ``host`` itself)."""
+        reads host memory anyway: ``host`` itself, whose memory maps every process shares whatever ``share``)."""
         return host
 
     def adopt_index(self, idx: DataIndex) -> DataIndex:
@@ -155,6 +155,16 @@ class ArrayBackend:
     def release_memory(self) -> None:
         """Hand cached free device memory back to the device (after a cancelled join, or when a worker's cache is
         torn down); the CPU keeps none."""
+
+    def available_bytes(self) -> int:
+        """Bytes this backend's memory could give a worker now: half the host's physical memory (CPU workers
+        share it with everything else on the host)."""
+        import os
+
+        try:
+            return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
+        except (ValueError, OSError, AttributeError):
+            return 4 << 30
 
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from distsm._version import __version__
-from distsm.graph import Graph
+from distsm.graph import Graph, graph_fingerprint
 from distsm.kernels.index import DataIndex, build_index
 from distsm.partition.graph_store import confined, load_index, save_index, save_npy, sha256_file
 from distsm.partition.methods import check_method, partition_vertices
@@ -51,33 +51,12 @@ from distsm.partition.metis import check_k
 
 STORE_FORMAT = "distsm-partition"
 STORE_VERSION = 1
-_FINGERPRINT_KEY = "partition.fingerprint"
 _PART_FILES = ("global_ids", "vertex_labels", "src", "dst", "edge_labels")
 
 
 class StalePartitionError(ValueError):
     """A saved partition does not belong to the graph or ``k`` at hand, has an unknown format version, or a file
     failed its checksum.  Rebuild it (:func:`load_or_build` does so automatically)."""
-
-
-def graph_fingerprint(graph: Graph) -> str:
-    """``"sha256:<hex>"`` over ``n``, directedness, vertex labels and the labelled adjacency; cached on the graph.
-
-    The adjacency is taken from the CSR, whose rows are sorted, so the fingerprint does not depend on the order in
-    which the edges were given: two graphs have the same fingerprint exactly when they are equal (``==``).
-    """
-    cached = graph._derived.get(_FINGERPRINT_KEY)
-    if cached is not None:
-        return cached
-    h = hashlib.sha256()
-    h.update(f"distsm-graph-v1 n={graph.n} directed={int(graph.directed)};".encode())
-    for name, arr, dtype in (("vertex_labels", graph.vertex_labels, "<i4"), ("indptr", graph.indptr, "<i8"),
-                             ("neighbors", graph.neighbors, "<i4"), ("neighbor_labels", graph.neighbor_labels, "<i4")):
-        h.update(f"{name}:{arr.shape[0]};".encode())
-        h.update(memoryview(np.ascontiguousarray(arr, dtype=dtype)).cast("B"))
-    fp = "sha256:" + h.hexdigest()
-    graph._derived[_FINGERPRINT_KEY] = fp
-    return fp
 
 
 @dataclass(frozen=True)

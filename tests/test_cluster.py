@@ -8,7 +8,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from hprd import DATA, expected_counts, query_path
-from oracles import check_split, heavy_case, random_graph
+from oracles import check_split, heavy_case, networkx_matches, random_graph
 
 import distsm
 from distsm.cluster import ClusterError, QueryResult
@@ -155,8 +155,9 @@ def test_spanning_slices_are_id_ranges_covering_every_vertex_once(hprd_matcher):
     q = distsm.read_graph(query_path("query_dense_16_2"))
     for strategy in ("pbe", "global"):
         plan = hprd_matcher.submit([q], strategy=strategy).results()[0]
-        assert plan.ok and plan.count == EXPECTED["query_dense_16_2"]
-        ranges = hprd_matcher._slices(Strategy(strategy))
+        assert plan.ok and plan.count == EXPECTED["query_dense_16_2"] and plan.distribution == "sliced"
+        slices = hprd_matcher._slices(Strategy(strategy))
+        ranges = sorted({r for r, _ in slices}, key=lambda r: r.start)
         assert len(ranges) > 1 and all(isinstance(r, range) and len(r) for r in ranges)
         assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
         assert ranges[0].start == 0 and ranges[-1].stop == data.n
@@ -179,27 +180,29 @@ def test_dashboard_status_route_and_prometheus_counters(tmp_path):
                 base = client.dashboard_link.rsplit("/", 1)[0]
                 # Prometheus counters are per process: earlier tests' schedulers may have counted too.
                 before = _metrics(f"{base}/metrics")
-                results = m.submit([str(query_path(n)) for n in names], names=names).results()
+                results = m.submit([str(query_path(n)) for n in names], names=names, distribute="sliced").results()
+                results += m.submit([str(query_path(n)) for n in names], names=names).results()  # whole, one worker
                 matches = sum(r.count for r in results)
                 # Workers report to the scheduler apart from returning results: give the reports a moment.
                 deadline = time.monotonic() + 20
                 while True:
                     status = json.loads(urllib.request.urlopen(f"{base}/distsm/status", timeout=10).read())
-                    if status["totals"].get("queries") == 5 or time.monotonic() > deadline:
+                    if status["totals"].get("queries") == 10 or time.monotonic() > deadline:
                         break
                     time.sleep(0.1)
                 after = _metrics(f"{base}/metrics")
                 prefixes = set(client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes)))
     finally:
         lc.close()
-    assert status["totals"]["queries"] == 5 and status["totals"]["matches"] == matches
+    assert status["totals"]["queries"] == 10 and status["totals"]["matches"] == matches
+    assert [r.distribution for r in results] == ["sliced"] * 5 + ["whole"] * 5
     batch = status["batches"][-1]
     assert batch["queries"] == 5 and batch["done"] == 5 and not batch["in_flight"]
     assert set(batch["plans"]) == set(names) and all("strategy" in p for p in batch["plans"].values())
-    assert after["distsm_queries_done_total"] - before.get("distsm_queries_done_total", 0) == 5
+    assert after["distsm_queries_done_total"] - before.get("distsm_queries_done_total", 0) == 10
     assert after["distsm_matches_counted_total"] - before.get("distsm_matches_counted_total", 0) == matches
     assert after["distsm_adjacency_gathered_bytes_total"] > before.get("distsm_adjacency_gathered_bytes_total", 0)
-    assert {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge"} <= prefixes
+    assert {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge", "distsm-whole"} <= prefixes
 
 
 def _metrics(url):
@@ -334,7 +337,7 @@ def test_in_process_and_cluster_results_are_identical(cluster, tmp_path, k):
         with distsm.Matcher(data, cluster=cluster, partitions=k, backend="numpy", partition_dir=store,
                             partition_method=method) as m:
             for sem, strategy in runs:
-                remote = m.submit(queries, strategy=strategy, **sem.as_dict()).results()
+                remote = m.submit(queries, strategy=strategy, distribute="sliced", **sem.as_dict()).results()
                 here = local.count_batch(queries, sem, 1 << 26, strategy)
                 for i, (a, b, q) in enumerate(zip(remote, here, queries)):
                     assert a.ok and b.ok
@@ -411,3 +414,161 @@ def test_close_returns_device_memory_to_baseline(tmp_path):
     assert all(during[w][0] > before[w][0] for w in before), (before, during)
     # in use: back to the baseline; held by the pool: no more than it (closing may free blocks the warm-up kept)
     assert all(after[w][0] == before[w][0] and after[w][1] <= before[w][1] for w in before), (before, during, after)
+
+
+# ---------------------------------------------------------------------------- memory per worker, planning, spreading
+def _memory_case():
+    """A labelled random graph dense enough that its whole index is many times its O(|V|) arrays, and queries
+    whose counts the in-process engine and networkx give."""
+    rng = np.random.default_rng(5)
+    data = random_graph(rng, 220, 0.09, 2, 1, False)
+    shapes = [nx.complete_graph(3), nx.cycle_graph(4), nx.path_graph(4), nx.star_graph(3)]
+    queries = []
+    for i, g in enumerate(shapes):
+        nx.set_node_attributes(g, {u: (u + i) % 2 for u in g}, "label")
+        queries.append(distsm.Graph.from_networkx(g))
+    return data, queries
+
+
+def _worker_indexes(cluster, state):
+    """Per worker: ``(adjacency mode, entries of the whole graph's adjacency held in the worker's own memory)``;
+    out of core that is none (the adjacency stays in the shared memory-mapped store)."""
+
+    def probe(dask_worker):
+        s = dask_worker.plugins[state]
+        index = s.whole_graph()[0]
+        private = 0 if isinstance(index.nbr, np.memmap) or isinstance(index.nbr.base, np.memmap) else index.nbr.size
+        return s.mode, int(private)
+
+    return cluster.run(probe)
+
+
+@pytest.mark.parametrize("adjacency", ["device", "host", "gather"])
+def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_index(cluster, tmp_path, adjacency):
+    from distsm.kernels.index import build_index
+
+    data, queries = _memory_case()
+    oracle = [len(networkx_matches(data, q)) for q in queries]
+    assert oracle == [distsm.count(data, q, backend="numpy") for q in queries] and min(oracle) > 0
+    index_bytes = build_index(data, np).nbytes
+    budget = None if adjacency == "device" else index_bytes // 3
+    with distsm.Matcher(data, cluster=cluster, backend="numpy", adjacency=adjacency, device_budget=budget,
+                        partition_dir=tmp_path / "p") as m:
+        report = m.load_report
+        assert {r["adjacency"] for r in report} == {adjacency}
+        for distribute in ("whole", "sliced"):
+            results = m.submit(queries, distribute=distribute).results()
+            assert [r.count for r in results] == oracle, (adjacency, distribute)
+            assert {r.distribution for r in results} == {distribute}
+            for r in results:
+                check_split(r, m.k)
+                assert r.peak_device_bytes and all(b > 0 for b in r.peak_device_bytes.values())
+            for opts in (dict(induced=True), dict(unique=True)):
+                got = [r.count for r in m.submit(queries, distribute=distribute, **opts).results()]
+                assert got == [distsm.count(data, q, backend="numpy", **opts) for q in queries], opts
+        modes = _worker_indexes(cluster, m._state)
+        assert {mode for mode, _ in modes.values()} == {adjacency}
+        if adjacency == "device":
+            assert m.k == 2
+            return
+        # The index is 3x the budget: more, smaller parts, and no worker holds the whole graph's adjacency.
+        assert m.k > 2 and m.k % 2 == 0
+        assert all(private == 0 for _, private in modes.values()), modes
+        assert all(3 * r["adjacency_bytes"] < index_bytes for r in report)
+        peaks = [b for r in results for b in r.peak_device_bytes.values()]
+        assert max(peaks) < index_bytes, (peaks, index_bytes)
+        # Parts that do not all fit their share are loaded again (and gather mode copies adjacency rows too);
+        # host mode's zero-copy reads are not counted.
+        moved = [r.bytes_h2d for r in m.submit(queries, distribute="sliced").results()]
+        assert sum(moved) > 0, moved
+
+
+def test_each_worker_plans_a_sliced_query_once(cluster, tmp_path):
+    data, queries = _memory_case()
+    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=12,
+                        partition_dir=tmp_path / "p") as m:
+        planned = lambda: cluster.run(lambda dask_worker, s=m._state: dask_worker.plugins[s].plans.planned)  # noqa
+        for strategy in ("global", "pbe"):
+            before = planned()
+            [r] = m.submit(queries[1], strategy=strategy).results()
+            assert r.ok and r.count == distsm.count(data, queries[1], backend="numpy")
+            assert r.distribution == "sliced"
+            after = planned()
+            searches = 1 if strategy == "global" else len(r.plan.groups)
+            # 12 slices (more with split heavy rows) over two workers: each worker plans each search once
+            assert len(m._slices(Strategy(strategy))) >= 12
+            assert all(after[w] - before[w] <= searches for w in after), (before, after)
+            assert sum(after[w] - before[w] for w in after) >= searches
+
+
+def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
+    from distsm.plan.search import start_candidates
+
+    data, queries = _memory_case()
+    numpy = distsm.kernels.get_backend("numpy")
+    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=6,
+                        partition_dir=tmp_path / "p") as m:
+        for q in queries:
+            cands = numpy.candidates(m._index, q, homomorphism=False)
+            starts = start_candidates(m._index, q, distsm.Semantics(), cands)
+            slices = m._slices(Strategy.GLOBAL, starts)
+            ranges = sorted({r for r, _ in slices}, key=lambda r: r.start)
+            assert ranges[0].start == 0 and ranges[-1].stop == data.n
+            assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
+            # every slice starts at one of the candidates, so none is empty of start vertices
+            assert all(r.start in set(starts.tolist()) for r in ranges[1:])
+            [r] = m.submit(q, strategy="global", distribute="sliced").results()
+            assert r.count == len(networkx_matches(data, q))
+
+
+def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
+    names = NAMES[:40]
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()
+    assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
+    assert all(r.distribution == "whole" and r.strategy is Strategy.GLOBAL and r.intra is None for r in batch)
+    assert all(len(r.workers) == 1 and "share of the batch" in r.distribution_reason for r in batch)
+    [one] = hprd_matcher.submit([str(query_path(names[0]))]).results()
+    assert one.distribution == "sliced" and one.count == EXPECTED[names[0]]
+    # one query whose estimate exceeds a worker's share of the batch is sliced, the light rest go whole
+    m = hprd_matcher
+    assert m.distribution(10.0, 12.0, 5, None)[0] == "sliced"
+    assert m.distribution(1.0, 12.0, 5, None)[0] == "whole"
+    assert m.distribution(1.0, 12.0, 5, Strategy.PBE)[0] == "sliced"
+    with pytest.raises(ValueError, match="distribute"):
+        m.submit([str(query_path(names[0]))], distribute="spread")
+
+
+def test_a_heavy_start_vertex_is_split_over_jobs(cluster, tmp_path):
+    # A hub joined to every vertex of a sparse ring: the hub's row is most of the degree weight.
+    g = nx.cycle_graph(120)
+    g.add_edges_from((120, v) for v in range(120))
+    g.add_edges_from((v, (v + 7) % 120) for v in range(0, 120, 3))
+    data = distsm.Graph.from_networkx(g)
+    tri = distsm.Graph.from_networkx(nx.complete_graph(3))
+    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=6,
+                        partition_dir=tmp_path / "p") as m:
+        slices = m._slices(Strategy.GLOBAL)
+        hub = [second for start, second in slices if 120 in start]
+        assert len(hub) > 1 and all(isinstance(s, range) for s in hub)
+        assert [s.start for s in hub[1:]] == [s.stop for s in hub[:-1]] and hub[0].start == 0
+        assert hub[-1].stop == data.n
+        for strategy in ("global", "pbe"):
+            [r] = m.submit(tri, strategy=strategy, distribute="sliced").results()
+            assert r.count == len(networkx_matches(data, tri)), strategy
+
+
+def test_killed_worker_loses_nothing_out_of_core(cluster, tmp_path):
+    data, queries = _memory_case()
+    want = [distsm.count(data, q, backend="numpy") for q in queries]
+    budget = distsm.kernels.index.build_index(data, np).nbytes // 3
+    with distsm.Matcher(data, cluster=cluster, backend="numpy", adjacency="gather", device_budget=budget,
+                        partition_dir=tmp_path / "p") as m:
+        batch = m.submit(queries * 6, names=[f"q{i}" for i in range(len(queries) * 6)], distribute="sliced")
+        it = batch.as_completed()
+        first = next(it)
+        pids = cluster.run(os.getpid)
+        os.kill(pids[sorted(pids)[-1]], signal.SIGKILL)
+        results = [first, *it]
+        assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
+        assert {r.query: r.count for r in results} == {f"q{i}": want[i % len(queries)] for i in range(len(results))}
+        cluster.wait_for_workers(2, timeout=60)

@@ -145,7 +145,12 @@ def test_cli_out_of_core(capsys):
     with pytest.raises(SystemExit) as bad:
         main(["count", str(DATA), str(query_path(names[0])), "--partitions", "auto", "--adjacency", "host",
               "--workers", "2"])
-    assert bad.value.code == 2 and "run in-process" in capsys.readouterr().err
+    assert bad.value.code == 2 and "runs in-process" in capsys.readouterr().err
+    # On a cluster the workers read the adjacency out of core too
+    assert main(["count", str(DATA), *map(str, map(query_path, names)), "--json", "--backend", "numpy",
+                 "--partitions", "3", "--adjacency", "gather", "--workers", "2"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]
+    assert {r["query"]: r["count"] for r in lines} == {n: expected_counts()[n] for n in names}
 
 
 def test_a_batch_loads_each_part_once():

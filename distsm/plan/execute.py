@@ -18,8 +18,10 @@ What a plan runs (:func:`jobs`) is decided here and only here:
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback as tb
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -27,13 +29,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from distsm.graph import Graph
+from distsm.graph import Graph, graph_fingerprint
 from distsm.kernels import engine
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
-from distsm.plan.search import inter_task, intra_task
+
+from distsm.plan.search import Search, inter_task, intra_task, prepare_search, whole_count
 from distsm.semantics import Semantics
 
 #: The statuses a :class:`QueryResult` may have.
@@ -47,13 +50,17 @@ class Job:
     ``stage == "intra"``: the intra-partition join of ``part``.  ``stage == "inter"``: the spanning searches of
     ``groups`` (their representatives), or with ``groups=None`` one join over the whole graph counting every match;
     ``start`` limits the ids of the vertices the searches start from (None: all), which is how one query's
-    spanning work is sliced over workers.
+    spanning work is sliced over workers; ``second`` further limits the ids of the vertices they visit second,
+    which splits one heavy start vertex's work.  ``whole`` marks the one job of a query sent whole to a worker
+    (see :func:`whole_query_jobs`).
     """
 
     stage: str
     part: int | None = None
     groups: tuple[EdgeGroup, ...] | None = None
     start: range | None = None
+    second: range | None = None
+    whole: bool = False
 
 
 @dataclass
@@ -69,6 +76,7 @@ class Piece:
     partial_matches: int = 0     # partial matches produced (the work measure PBE reports); spanning searches
     gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
     bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
+    device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
 
 
 @dataclass
@@ -78,8 +86,11 @@ class QueryResult:
     ``count`` is the number of matches (or of listed rows, with ``rows``).  A PBE plan's count is
     ``sum(intra) + inter`` (``intra`` per part); a global plan counted every match in one join over the whole
     graph, and then ``intra`` and ``inter`` are None (:attr:`runs` says which).  ``semantics`` and ``plan`` name
-    what was computed.  A query that did not finish has ``status`` ``"timeout"``, ``"cancelled"`` or ``"error"``
-    and no count; an error keeps its ``exception`` and formatted ``traceback``.
+    what was computed.  ``distribution`` says how a cluster spread the query: ``"whole"`` (one job on one worker)
+    or ``"sliced"`` (its jobs and slices over the workers), and ``distribution_reason`` why; ``peak_device_bytes``
+    is each worker's peak device bytes as of its last job for the query, and ``bytes_h2d`` the bytes the query
+    moved host to device (out of core).  A query that did not finish has ``status`` ``"timeout"``,
+    ``"cancelled"`` or ``"error"`` and no count; an error keeps its ``exception`` and formatted ``traceback``.
     """
 
     query: str
@@ -96,6 +107,9 @@ class QueryResult:
     gathered_bytes: int = 0
     bytes_h2d: int = 0
     workers: list[str] = field(default_factory=list)
+    peak_device_bytes: dict[str, int] = field(default_factory=dict)
+    distribution: str | None = None
+    distribution_reason: str = ""
     error: str | None = None
     exception: BaseException | None = None
     traceback: str | None = None
@@ -126,7 +140,8 @@ class QueryResult:
         if self.ok:
             out.update(strategy=None if self.strategy is None else self.strategy.value, runs=self.runs,
                        intra=None if self.intra is None else sum(self.intra), inter=self.inter,
-                       partitions=self.partitions)
+                       partitions=self.partitions, distribution=self.distribution, bytes_h2d=self.bytes_h2d,
+                       peak_device_bytes=max(self.peak_device_bytes.values(), default=0))
         else:
             out["error"] = self.error
         return out
@@ -158,11 +173,63 @@ class Site(Protocol):
     def cross_vertices(self) -> np.ndarray:
         """Sorted ids of the vertices with a cross edge."""
 
-    def candidates(self, query: Graph, homomorphism: bool) -> list[Any]:
-        """The candidate filter of ``query`` on the whole graph's index."""
+    plans: PlanCache
 
     def moved_bytes(self) -> int:
         """Bytes copied host to device so far (out of core; 0 where everything is resident)."""
+
+    def device_bytes(self) -> int:
+        """Peak device bytes this site has held so far (as far as its backend knows them)."""
+
+
+#: Queries whose filters and planned searches a :class:`PlanCache` keeps.
+RECENT_QUERIES = 8
+
+
+class PlanCache:
+    """The candidate filters and planned spanning searches of the last :data:`RECENT_QUERIES` queries on one site.
+
+    Every slice of a query's spanning search that lands on a site reuses the search filtered and planned there
+    once (keyed by the query's fingerprint, the semantics and the search), so a query is planned once per site,
+    not once per slice; ``planned`` counts the searches planned.  Thread-safe (a worker may run several tasks at
+once); filtering and planning are serialized, which costs little beside the joins.
+    """
+
+    def __init__(self, size: int = RECENT_QUERIES):
+        self.size = size
+        self.planned = 0
+        self._lock = threading.RLock()  # a search's build looks its candidates up
+        self._entries: OrderedDict[tuple, Any] = OrderedDict()
+
+    def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
+        # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+            value = self._entries[key] = build()
+            while len(self._entries) > self.size * 4:  # a query has a filter and a few searches
+                self._entries.popitem(last=False)
+            return value
+
+    def candidates(self, backend: Any, index: DataIndex, query: Graph, homomorphism: bool) -> list[Any]:
+        """The candidate filter of ``query`` on ``index``."""
+        key = ("candidates", graph_fingerprint(query), homomorphism)
+        return self._get(key, lambda: backend.candidates(index, query, homomorphism=homomorphism))
+
+    def search(self, backend: Any, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
+               spanning_only: bool) -> Search:
+        """The spanning search of ``group`` (None: the global join) filtered and planned on ``index``."""
+
+        def build() -> Search:
+            cands = self.candidates(backend, index, query, sem.homomorphism)
+            self.planned += 1
+            return prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
+                                  candidates=cands)
+
+        key = ("search", graph_fingerprint(query), sem, None if group is None else group.representative,
+               spanning_only)
+        return self._get(key, build)
 
 
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
@@ -170,19 +237,29 @@ def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool
     return plan.strategy is Strategy.GLOBAL and k > 1 and cross_edges > 0
 
 
-def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[range] | None = None) -> list[Job]:
+#: A slice of a spanning search: a range of start vertex ids, and optionally a range of the ids of the vertices
+#: visited second (one heavy start vertex's work split over several jobs).
+Slice = tuple[range, range | None]
+
+
+def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[Slice] | None = None) -> list[Job]:
     """The jobs of ``plan`` on ``k`` parts with ``cross_edges`` cross edges (see the module docstring).
 
-    ``slices`` (ranges of vertex ids covering every vertex once) splits the spanning work into one job per slice;
-    None runs it as one job.
+    ``slices`` (start ranges covering every vertex id once; a start range may repeat with second ranges that cover
+    every id once) splits the spanning work into one job per slice; None runs it as one job.
     """
     whole = whole_graph_join(plan, k, cross_edges)
     intra = [] if whole else [Job("intra", part=p) for p in range(k)]
     if k == 1 or cross_edges == 0:
         return intra
     groups = None if whole else tuple(plan.groups)
-    starts: list[range | None] = list(slices) if slices else [None]
-    return intra + [Job("inter", groups=groups, start=s) for s in starts]
+    spans: Sequence[tuple[range | None, range | None]] = slices or [(None, None)]
+    return intra + [Job("inter", groups=groups, start=start, second=second) for start, second in spans]
+
+
+def whole_query_jobs() -> list[Job]:
+    """One job counting every match of a query over the whole graph: the query sent whole to one worker."""
+    return [Job("inter", whole=True)]
 
 
 def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
@@ -196,9 +273,14 @@ def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
         searches = list(job.groups)
         cross = site.cross_vertices()
         start = cross if job.start is None else restricted(np, cross, job.start)
-    extra = {"candidates": site.candidates(query, sem.homomorphism), "spanning_only": job.groups is not None,
-             "adjacency": adjacency}
+    extra = {"spanning_only": job.groups is not None, "adjacency": adjacency,
+             "second": job.second}
     return searches, start, index, assignment, extra
+
+
+def _search(site: Site, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
+            extra: dict[str, Any]) -> Search:
+    return site.plans.search(site.backend, index, query, sem, group, extra["spanning_only"])
 
 
 def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
@@ -209,8 +291,12 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
         with site.part(job.part) as local:
             return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
+    if job.whole and extra["adjacency"] is None:
+        # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join.
+        return whole_count(site.backend, index, query, sem, budget, control=control)
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
-                          count_only=True, stats=stats, control=control, **extra)
+                          count_only=True, stats=stats, control=control,
+                          search=_search(site, index, query, sem, group, extra), **extra)
                for group in searches)
 
 
@@ -228,7 +314,8 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
         searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
         for group in searches:
             yield from inter_task(site.backend, index, assignment, query, sem, budget, group=group,
-                                  start_vertices=start, count_only=False, limit=limit, control=control, **extra)
+                                  start_vertices=start, count_only=False, limit=limit, control=control,
+                                  search=_search(site, index, query, sem, group, extra), **extra)
 
     return engine.take(chunks(), limit)
 
@@ -246,7 +333,7 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, 
     else:
         count = job_count(site, job, query, sem, budget, stats=stats, control=control)
     return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
-                 4 * stats.get("gathered", 0), site.moved_bytes() - moved)
+                 4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes())
 
 
 def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
@@ -268,6 +355,8 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
                          partial_matches=sum(p.partial_matches for p in inter),
                          gathered_bytes=sum(p.gathered_bytes for p in inter),
                          bytes_h2d=sum(p.bytes_h2d for p in pieces), workers=sorted({p.worker for p in pieces}))
+    for p in pieces:
+        result.peak_device_bytes[p.worker] = max(result.peak_device_bytes.get(p.worker, 0), p.device_bytes)
     if intra:
         result.intra = [p.count for p in intra]
         result.inter = sum(p.count for p in inter)

@@ -14,14 +14,14 @@ runs, and how their results combine, is :mod:`distsm.plan.execute`'s business.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine
-from distsm.kernels.array_backend import Spanning
+from distsm.kernels.array_backend import Spanning, restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.automorphism import stabilizer_chain
@@ -34,12 +34,13 @@ def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
 
 
 def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
-               share: bool = True, strategy: Strategy | str | None = None) -> InterPartitionPlan:
+               share: bool = True, strategy: Strategy | str | None = None, *,
+               candidates: list[Any] | None = None) -> InterPartitionPlan:
     """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs); ``strategy``
     overrides the cost model's choice (the plan's reason says so) and ``share=False`` turns shared execution
-    off."""
+    off.  ``candidates`` reuses the query's candidate filter on ``index``."""
     forced = None if strategy is None else Strategy.parse(strategy)
-    cands = backend.candidates(index, query, homomorphism=sem.homomorphism)
+    cands = candidates if candidates is not None else backend.candidates(index, query, homomorphism=sem.homomorphism)
     sizes = [int(c.shape[0]) for c in cands]
     frac = cross_edges / total_edges if total_edges else 0.0
     plan = inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
@@ -47,6 +48,21 @@ def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics,
     if forced is not None and forced is not plan.strategy:
         plan = replace(plan, strategy=forced, reason=f"forced by the caller (the cost model chose {plan.strategy})")
     return plan
+
+
+def start_candidates(index: DataIndex, query: Graph, sem: Semantics, candidates: list[Any]) -> Any:
+    """The candidates (of ``candidates``, the filter on ``index``) of the query vertex a global join of ``query``
+    starts from: what slices of that join range over."""
+    anchor = engine.start_vertex(index, query, sem.match_options, candidates, _less_than(query, sem))
+    return candidates[anchor]
+
+
+def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
+                control: engine.Control | None = None) -> int:
+    """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
+    :func:`distsm.count` counts in process): a query sent whole to one worker."""
+    return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
+                        control=control, automorphisms=stabilizer_chain(query).order if sem.unique else None)
 
 
 def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
@@ -62,44 +78,90 @@ def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budge
     return (np.asarray(local.global_ids)[r] for r in rows)
 
 
+@dataclass(frozen=True)
+class Search:
+    """One spanning search filtered and planned once, to be restricted to many slices of its start vertices.
+
+    ``anchor`` is the query vertex whose images a slice restricts (the prime edge's first endpoint, or the first
+    vertex of the global join's order); ``prepared`` is the unrestricted join (None: some query vertex has no
+    candidate, so no slice has a match).  Restricting a slice only narrows candidate arrays, so the order planned
+    for the whole search serves every slice and the answer of a slice does not depend on it.
+    """
+
+    anchor: int
+    prepared: engine.PreparedQuery | None
+
+
+def prepare_search(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, *, group: EdgeGroup | None,
+                   spanning_only: bool = True, candidates: list[Any] | None = None) -> Search:
+    """Filter and plan one spanning search (see :func:`inter_task` for ``group`` and ``spanning_only``);
+    ``candidates`` reuses the query's candidate filter on ``index``."""
+    less = _less_than(query, sem)
+    if candidates is None:
+        candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
+    prime = None if group is None else group.representative.prime_edge
+    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, prime_edge=prime,
+                              spanning_only=group is None and spanning_only, candidates=candidates)
+    if group is not None:
+        anchor = group.representative.edge[0]
+    else:
+        # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
+        # join up to that vertex's level, and the slices would repeat each other's work.
+        anchor = 0 if prepared is None else prepared.plan.order[0]
+    return Search(anchor, prepared)
+
+
+def restrict_search(backend: Backend, search: Search, restrict: dict[int, Any]) -> engine.PreparedQuery | None:
+    """``search``'s prepared join with the candidates of each query vertex ``u`` in ``restrict`` narrowed to
+    ``restrict[u]`` (an array or a range of data ids); None when a vertex is left without candidates."""
+    prepared = search.prepared
+    if prepared is None or not restrict:
+        return prepared
+    cands, bits = list(prepared.candidates), list(prepared.bits)
+    for u, allowed in restrict.items():
+        cands[u] = restricted(backend.xp, cands[u], allowed)
+        if cands[u].shape[0] == 0:
+            return None
+        if bits[u] is not None:
+            bits[u] = backend.bitset(prepared.index, cands[u])
+    return replace(prepared, candidates=cands, bits=bits)
+
+
 def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
                limit: int | None = None, stats: dict[str, int] | None = None,
                candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None,
-               control: engine.Control | None = None) -> Any:
+               control: engine.Control | None = None, search: Search | None = None,
+               second: range | None = None) -> Any:
     """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
     restricted to spanning matches.
 
     ``start_vertices`` (None: no limit) restricts the images of one query vertex (the prime edge's first
-    endpoint, or vertex 0 for the global join); disjoint slices split the search into disjoint pieces, which is
-    how the work spreads over workers.
+    endpoint, or the first vertex of the global join's order); disjoint slices split the search into disjoint
+    pieces, which is how the work spreads over workers.  ``second`` (a range of data ids) further restricts the
+    vertex the join visits second, which splits the work of one heavy start vertex.
 
     Returns the number of matches the search stands for (the representative's count times the group size when
     results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
-    backend's candidate filter on ``index``) saves filtering again for every group of one query.
+    backend's candidate filter on ``index``) saves filtering again for every group of one query; ``search`` (from
+    :func:`prepare_search` with the same arguments) saves planning again for every slice.
     ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
     skip the intra-partition searches.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
     core is ``index``) gathers adjacency from host memory level by level instead of reading a resident index.
     ``control`` cancels the search between chunks.
     """
-    less = _less_than(query, sem)
-    part = backend.xp.asarray(assignment)
-    if group is not None:
-        anchor = group.representative.edge[0]
-    elif start_vertices is None:
-        anchor = 0
-    else:
-        # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
-        # join up to that vertex's level, and the slices would repeat each other's work.
-        if candidates is None:
-            candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
-        anchor = engine.start_vertex(index, query, sem.match_options, candidates, less, spanning_only)
-    restrict = None if start_vertices is None else {anchor: start_vertices}
-    prime = None if group is None else group.representative.prime_edge
-    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, restrict=restrict,
-                              prime_edge=prime, spanning_only=group is None and spanning_only, candidates=candidates)
+    if search is None:
+        search = prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
+                                candidates=candidates)
+    restrict: dict[int, Any] = {}
+    if start_vertices is not None:
+        restrict[search.anchor] = start_vertices
+    if second is not None and search.prepared is not None:
+        restrict[search.prepared.plan.order[1]] = second
+    prepared = restrict_search(backend, search, restrict)
     if prepared is None:
         return 0 if count_only else iter(())
+    part = backend.xp.asarray(assignment)
     spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
     if count_only:
         found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, adjacency, control))

@@ -72,6 +72,10 @@ class DeviceBase(ArrayBackend):
         self.xp.get_default_memory_pool().free_all_blocks()
         self.xp.get_default_pinned_memory_pool().free_all_blocks()
 
+    def available_bytes(self) -> int:
+        """The device memory free now (workers sharing a GPU see what the others left)."""
+        return int(self.xp.cuda.runtime.memGetInfo()[0])
+
     def default_budget(self) -> int:
         """Half of the device memory that is free (free in the driver plus free in CuPy's pool)."""
         now = time.monotonic()

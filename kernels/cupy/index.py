@@ -3,6 +3,7 @@ vertices sorted by label, and the prebuilt kernel arguments that name the graph.
 
 from __future__ import annotations
 
+import mmap
 import time
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -69,15 +70,24 @@ class IndexOps(DeviceBase):
         return self._foreign.put(idx, self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])),
                                                       t0, self.options.pcsr))
 
-    def host_resident(self, host: DataIndex) -> GpuIndex:
+    def host_resident(self, host: DataIndex, share: bool = False) -> GpuIndex:
         """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
         in place over the bus (zero copy: only the bytes a probe touches cross it, nothing is cached on the
         device) and its O(|V|) arrays on the device.  Runs are found by binary search in the mapped run keys,
-        since a hash of them would be O(|E|) device memory."""
+        since a hash of them would be O(|E|) device memory.  ``share`` registers the pages of memory-mapped
+        arrays in place instead of copying them, so that every process mapping the same files (the workers of
+        one host) reads one copy; arrays the driver will not register are copied (``self.shared_host_bytes``
+        says how many bytes were registered in place)."""
         xp = self.xp
         device_id = xp.cuda.Device().id
+        self.shared_host_bytes = 0
 
         def mapped(a: np.ndarray) -> Any:
+            if share:
+                registered = _register_mapped(xp, a, device_id)
+                if registered is not None:
+                    self.shared_host_bytes += int(a.nbytes)
+                    return registered
             a = np.ascontiguousarray(a)
             size = max(int(a.nbytes), 1)
             pinned = xp.cuda.alloc_pinned_memory(size)
@@ -171,3 +181,42 @@ class IndexOps(DeviceBase):
             self.kernels.grid(PCSR_LOOKUP, v.shape[0], vs=v, labels=labels, m=v.shape[0], L=idx.num_labels,
                               run_keys=idx.run_keys_arg, pcsr=idx.pcsr, gmask=idx.pcsr_mask, out=out)
         return out
+
+
+#: cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterReadOnly (memory maps are read-only).
+_REGISTER_FLAGS = 1 | 2 | 8
+#: cudaDevAttrCanUseHostPointerForRegisteredMem: the device reads registered memory at its host address.
+_HOST_POINTER_ATTR = 91
+
+
+class _Registration:
+    """Keeps a registered memory map alive and unregisters its pages when the last device view goes."""
+
+    def __init__(self, runtime: Any, base: int, array: np.ndarray):
+        self.runtime, self.base, self.array = runtime, base, array
+
+    def __del__(self) -> None:
+        try:
+            self.runtime.hostUnregister(self.base)
+        except Exception:  # the context may already be gone at interpreter exit; the pages go with the process
+            pass
+
+
+def _register_mapped(xp: Any, a: np.ndarray, device_id: int) -> Any | None:
+    """A device view of the memory-mapped array ``a``'s own pages, page-locked in place (no copy), or None when
+    ``a`` is not a contiguous memory map or the driver cannot map registered memory at its host address."""
+    if not (isinstance(a, np.memmap) or isinstance(a.base, np.memmap)) or not a.flags.c_contiguous or a.nbytes == 0:
+        return None
+    runtime = xp.cuda.runtime
+    if runtime.deviceGetAttribute(_HOST_POINTER_ATTR, device_id) != 1:
+        return None
+    ptr = int(a.ctypes.data)
+    page = mmap.PAGESIZE
+    base = ptr - ptr % page
+    length = -(-(ptr + int(a.nbytes) - base) // page) * page
+    try:
+        runtime.hostRegister(base, length, _REGISTER_FLAGS)
+    except runtime.CUDARuntimeError:
+        return None
+    mem = xp.cuda.UnownedMemory(ptr, int(a.nbytes), _Registration(runtime, base, a), device_id)
+    return xp.ndarray(a.shape, a.dtype, xp.cuda.MemoryPointer(mem, 0))
