@@ -23,9 +23,9 @@ from distsm.graph import Graph
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 
-#: Refinement passes at most (each pass visits every query arc once; the arcs of a pass that removed nothing are
-#: the index).
-REFINE_PASSES = 3
+#: Refinement passes at most (each pass visits every query edge once; the first reads the data adjacency, the
+#: others only filter the candidate edges found then, so a pass costs little next to the first).
+REFINE_PASSES = 8
 
 #: Bytes one scanned adjacency entry may occupy while an arc's candidate edges are built (row ids, positions,
 #: the neighbour, the mask and the kept values).
@@ -111,45 +111,76 @@ def member(xp: Any, bits: Any, x: Any) -> Any:
     return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
 
 
-def build_arc(backend: Any, idx: DataIndex, cu: Any, label: int, bits_w: Any, u: int, w: int) -> ArcIndex:
-    """The :class:`ArcIndex` of arc ``u -> w`` given ``C(u)`` (sorted) and ``C(w)``'s bitset."""
-    xp = backend.xp
+def scan_arc(backend: Any, idx: DataIndex, cu: Any, label: int, bits_w: Any) -> tuple[Any, Any]:
+    """Candidate edges ``(v, x)`` of an arc given ``C(u)`` (sorted) and ``C(w)``'s bitset, read from the data
+    adjacency: ``v`` in ``C(u)``, ``x`` in ``N(v, label)`` and in ``C(w)``, sorted by ``v`` then ``x``."""
     s, t = backend.run_bounds(idx, cu, label)
-    counts = t - s
-    row, rank = backend.expand(counts)
+    row, rank = backend.expand(t - s)
     x = idx.nbr[s[row] + rank]
-    keep = member(xp, bits_w, x)
-    row, x = row[keep], x[keep]
-    kept = xp.bincount(row, minlength=int(cu.shape[0])).astype(xp.int64)
+    keep = member(backend.xp, bits_w, x)
+    return cu[row[keep]], x[keep]
+
+
+def arc_index(xp: Any, n: int, u: int, w: int, label: int, cu: Any, v: Any, x: Any) -> ArcIndex:
+    """The :class:`ArcIndex` of arc ``u -> w`` from its candidate edges ``(v, x)`` (any order; every ``v`` in the
+    sorted ``C(u)``)."""
+    rows = xp.searchsorted(cu, v).astype(xp.int64)
+    keys = rows * n + x
+    order = xp.argsort(keys, kind="stable")
+    kept = xp.bincount(rows, minlength=int(cu.shape[0])).astype(xp.int64)
     offsets = xp.zeros(int(cu.shape[0]) + 1, dtype=xp.int64)
     offsets[1:] = xp.cumsum(kept)
-    return ArcIndex(u, w, label, offsets, x.astype(xp.int32), row.astype(xp.int64) * idx.n + x)
+    return ArcIndex(u, w, label, offsets, x[order].astype(xp.int32), keys[order])
 
 
 def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
           passes: int = REFINE_PASSES) -> CandidateEdges:
-    """Refine ``candidates`` (up to ``passes`` passes) and build every arc's candidate edges over the result."""
+    """Refine ``candidates`` (up to ``passes`` passes) and build every arc's candidate edges over the result.
+
+    The data adjacency is read once per query edge (an arc and its reverse hold the same data edges, the reverse
+    one with effective label ``e ^ 1`` on directed graphs): later passes only drop the edges whose endpoints lost
+    their candidacy, so they cost the candidate edges, not the adjacency they were found in."""
     xp = backend.xp
     cands = list(candidates)
-    arcs = query_arcs(query)
     before = sum(int(c.shape[0]) for c in cands)
-    done, index = 0, None
+    bits = [backend.bitset(idx, c) for c in cands]
+
+    def reverse(arc: tuple[int, int, int]) -> tuple[int, int, int]:
+        u, w, e = arc
+        return (w, u, e ^ 1 if query.directed else e)
+
+    edges: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+    canonical = [a for a in query_arcs(query) if a <= reverse(a)]
+    done = 0
     for _ in range(passes):
         done += 1
         changed = False
-        built = {}
-        for u, w, e in arcs:
-            arc = build_arc(backend, idx, cands[u], e, backend.bitset(idx, cands[w]), u, w)
-            supported = arc.offsets[1:] > arc.offsets[:-1]
-            if cands[u].shape[0] and not bool(xp.all(supported)):
-                cands[u] = cands[u][supported]
-                changed = True
-            built[(u, w, e)] = arc
+        for arc in canonical:
+            u, w, e = arc
+            if arc in edges:
+                v, x = edges[arc]
+                keep = member(xp, bits[u], v) & member(xp, bits[w], x)
+                v, x = v[keep], x[keep]
+            else:
+                v, x = scan_arc(backend, idx, cands[u], e, bits[w])
+            edges[arc] = (v, x)
+            # v is sorted: its distinct values are where it changes.
+            first = xp.ones(int(v.shape[0]), dtype=bool)
+            first[1:] = v[1:] != v[:-1]
+            for t, supported in ((u, v[first]), (w, xp.unique(x))):
+                if int(supported.shape[0]) < int(cands[t].shape[0]):
+                    cands[t] = supported.astype(cands[t].dtype)
+                    bits[t] = backend.bitset(idx, cands[t])
+                    changed = True
         if not changed:
-            index = built  # nothing moved during the pass: every arc it built is current
             break
-    if index is None:
-        bits = [backend.bitset(idx, c) for c in cands]
-        index = {(u, w, e): build_arc(backend, idx, cands[u], e, bits[w], u, w) for u, w, e in arcs}
+    index = {}
+    for arc in canonical:
+        u, w, e = arc
+        v, x = edges[arc]
+        keep = member(xp, bits[u], v) & member(xp, bits[w], x)
+        v, x = v[keep], x[keep]
+        index[arc] = arc_index(xp, idx.n, u, w, e, cands[u], v, x)
+        index[reverse(arc)] = arc_index(xp, idx.n, w, u, reverse(arc)[2], cands[w], x, v)
     after = sum(int(c.shape[0]) for c in cands)
     return CandidateEdges(cands, index, done, before - after, idx.n)

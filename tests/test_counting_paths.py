@@ -215,3 +215,41 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     got = engine.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
     assert got == hprd.expected_counts()[name]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       passes=st.integers(1, 8))
+def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, p, vl, el, directed, qsize,
+                                                                      sampled, passes):
+    """Every arc's runs are exactly the data edges (with the arc's label and direction) between the refined
+    candidates of its ends, and refinement keeps every vertex some match uses."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False), passes=passes)
+    for f in networkx_matches(data, query):
+        assert all(f[u] in set(ce.candidates[u].tolist()) for u in range(query.n))
+    data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
+                                                   data.edge_labels.tolist())}
+    query_edges = {(a, b): lab for a, b, lab in zip(query.edge_src.tolist(), query.edge_dst.tolist(),
+                                                    query.edge_labels.tolist())}
+    arcs = candidate_edges.query_arcs(query)
+    assert set(ce.arcs) == set(arcs)
+    for u, w, e in arcs:
+        # The query edge behind the arc, and whether the arc runs along it or against it.
+        forward = (u, w) in query_edges and (not directed or e % 2 == 0)
+        lab = query_edges[(u, w)] if forward else query_edges[(w, u)]
+        cu, cw = ce.candidates[u].tolist(), set(ce.candidates[w].tolist())
+        expected = []
+        for i, v in enumerate(cu):
+            for x in sorted(cw):
+                pair = (v, x) if forward else (x, v)
+                if (pair + (lab,)) in data_edges or (not directed and (pair[::-1] + (lab,)) in data_edges):
+                    expected.append((i, x))
+        arc = ce.arc(u, w, e)
+        got = [(i, int(x)) for i in range(len(cu)) for x in arc.values[arc.offsets[i]:arc.offsets[i + 1]]]
+        assert got == expected
+        assert arc.keys.tolist() == [i * data.n + x for i, x in expected]
