@@ -31,6 +31,12 @@ REFINE_PASSES = 8
 #: the neighbour, the mask and the kept values).
 SCAN_ENTRY_BYTES = 40
 
+#: Position maps (4 bytes per data vertex and query vertex) are built when they fit this many bytes in all, and arc
+#: bit matrices (a bit per pair of candidates of the arc's ends) while they fit this many more: probes and position
+#: lookups become array reads instead of binary searches.
+POSITION_BYTES = 64 << 20
+MATRIX_BYTES = 64 << 20
+
 
 @dataclass(frozen=True)
 class ArcIndex:
@@ -42,6 +48,9 @@ class ArcIndex:
     offsets: Any      # int64[|C(u)| + 1]
     values: Any       # int32[edges], runs sorted
     keys: Any         # int64[edges]: position in C(u) * n + value, globally sorted (membership by one search)
+    #: uint32 words of a |C(u)| x |C(w)| bit matrix (bit ``i * |C(w)| + j``: an edge from the i-th candidate of u
+    #: to the j-th of w): membership by one lookup; None where it would be too large (see MATRIX_BYTES)
+    matrix: Any = None
 
     @property
     def edges(self) -> int:
@@ -61,33 +70,56 @@ class CandidateEdges:
     passes: int
     removed: int
     n: int                # data vertices (the keys' radix)
+    #: per query vertex, int32[n]: each data vertex's position in its candidates, -1 if none (None: the maps
+    #: would exceed POSITION_BYTES, and positions are found by binary search)
+    positions: list[Any] | None = None
 
     def arc(self, u: int, w: int, label: int) -> ArcIndex:
         return self.arcs[(u, w, label)]
 
     def to(self, xp: Any) -> CandidateEdges:
         """The same index with its arrays on ``xp``'s device (planned on the host, joined on a GPU)."""
-        arcs = {k: ArcIndex(a.u, a.w, a.label, xp.asarray(a.offsets), xp.asarray(a.values), xp.asarray(a.keys))
+        def moved(a: Any) -> Any:
+            return None if a is None else xp.asarray(a)
+
+        arcs = {k: ArcIndex(a.u, a.w, a.label, xp.asarray(a.offsets), xp.asarray(a.values), xp.asarray(a.keys),
+                            moved(a.matrix))
                 for k, a in self.arcs.items()}
-        return CandidateEdges([xp.asarray(c) for c in self.candidates], arcs, self.passes, self.removed, self.n)
+        positions = None if self.positions is None else [xp.asarray(m) for m in self.positions]
+        return CandidateEdges([xp.asarray(c) for c in self.candidates], arcs, self.passes, self.removed, self.n,
+                              positions)
+
+    def position(self, xp: Any, u: int, v: Any) -> Any:
+        """Positions (int64) of the data vertices ``v``, all candidates of ``u``, in ``u``'s candidates."""
+        if self.positions is not None:
+            return self.positions[u][v].astype(xp.int64)
+        return xp.searchsorted(self.candidates[u], v).astype(xp.int64)
 
     def contains(self, xp: Any, arc_key: tuple[int, int, int], v: Any, x: Any) -> Any:
         """Mask: ``x[i]`` lies in the run of ``v[i]`` (a candidate of the arc's source) of arc ``arc_key``,
-        i.e. ``(v[i], x[i])`` is a candidate edge.  One binary search over the arc's keys, which are few and
-        cache-resident next to the whole graph's adjacency."""
+        i.e. ``(v[i], x[i])`` is a candidate edge (``x`` may hold any data vertices).  One lookup in the arc's
+        bit matrix where it has one, else one binary search over its keys (few and cache-resident next to the
+        whole graph's adjacency)."""
         arc = self.arcs[arc_key]
         if not arc.keys.shape[0]:
             return xp.zeros(x.shape[0], dtype=bool)
-        n = self.n
-        key = xp.searchsorted(self.candidates[arc_key[0]], v).astype(xp.int64) * n + x
-        p = xp.minimum(xp.searchsorted(arc.keys, key), arc.keys.shape[0] - 1)
-        return arc.keys[p] == key
+        p = self.position(xp, arc_key[0], v)
+        if arc.matrix is not None:
+            q = self.positions[arc_key[1]][x].astype(xp.int64)
+            inside = q >= 0
+            return member(xp, arc.matrix, xp.where(inside, p * int(self.candidates[arc_key[1]].shape[0]) + q, 0)) \
+                & inside
+        key = p * self.n + x
+        at = xp.minimum(xp.searchsorted(arc.keys, key), arc.keys.shape[0] - 1)
+        return arc.keys[at] == key
 
     @property
     def nbytes(self) -> int:
         """Device bytes of the index and the refined candidates."""
-        arcs = sum(int(a.offsets.nbytes) + int(a.values.nbytes) + int(a.keys.nbytes) for a in self.arcs.values())
-        return arcs + sum(int(c.nbytes) for c in self.candidates)
+        arcs = sum(int(a.offsets.nbytes) + int(a.values.nbytes) + int(a.keys.nbytes) +
+                   (0 if a.matrix is None else int(a.matrix.nbytes)) for a in self.arcs.values())
+        maps = 0 if self.positions is None else sum(int(m.nbytes) for m in self.positions)
+        return arcs + maps + sum(int(c.nbytes) for c in self.candidates)
 
 
 def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
@@ -121,16 +153,18 @@ def scan_arc(backend: Any, idx: DataIndex, cu: Any, label: int, bits_w: Any) -> 
     return cu[row[keep]], x[keep]
 
 
-def arc_index(xp: Any, n: int, u: int, w: int, label: int, cu: Any, v: Any, x: Any) -> ArcIndex:
+def arc_index(xp: Any, n: int, u: int, w: int, label: int, cu: Any, v: Any, x: Any,
+              matrix_of: Any = None) -> ArcIndex:
     """The :class:`ArcIndex` of arc ``u -> w`` from its candidate edges ``(v, x)`` (any order; every ``v`` in the
-    sorted ``C(u)``)."""
+    sorted ``C(u)``); ``matrix_of(rows, x)``, when given, builds its bit matrix from the rows' positions."""
     rows = xp.searchsorted(cu, v).astype(xp.int64)
     keys = rows * n + x
     order = xp.argsort(keys, kind="stable")
     kept = xp.bincount(rows, minlength=int(cu.shape[0])).astype(xp.int64)
     offsets = xp.zeros(int(cu.shape[0]) + 1, dtype=xp.int64)
     offsets[1:] = xp.cumsum(kept)
-    return ArcIndex(u, w, label, offsets, x[order].astype(xp.int32), keys[order])
+    matrix = None if matrix_of is None else matrix_of(rows, x)
+    return ArcIndex(u, w, label, offsets, x[order].astype(xp.int32), keys[order], matrix)
 
 
 def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
@@ -174,13 +208,39 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
                     changed = True
         if not changed:
             break
+    positions = None
+    if 4 * idx.n * len(cands) <= POSITION_BYTES:
+        positions = []
+        for c in cands:
+            m = xp.full(idx.n, -1, dtype=xp.int32)
+            m[c] = xp.arange(int(c.shape[0]), dtype=xp.int32)
+            positions.append(m)
+    matrix_left = MATRIX_BYTES
+
+    def matrix_maker(u: int, w: int) -> Any:
+        nonlocal matrix_left
+        width = int(cands[w].shape[0])
+        size = 4 * ((int(cands[u].shape[0]) * width + 31) // 32)
+        if positions is None or size > matrix_left:
+            return None
+        matrix_left -= size
+
+        def make(rows: Any, x: Any) -> Any:
+            bit = rows * width + positions[w][x].astype(xp.int64)
+            words = xp.zeros(size // 4, dtype=xp.uint32)
+            # Edges are distinct, so adding their bits equals OR-ing them.
+            xp.add.at(words, bit >> 5, xp.left_shift(xp.uint32(1), (bit & 31).astype(xp.uint32)))
+            return words
+        return make
+
     index = {}
     for arc in canonical:
         u, w, e = arc
         v, x = edges[arc]
         keep = member(xp, bits[u], v) & member(xp, bits[w], x)
         v, x = v[keep], x[keep]
-        index[arc] = arc_index(xp, idx.n, u, w, e, cands[u], v, x)
-        index[reverse(arc)] = arc_index(xp, idx.n, w, u, reverse(arc)[2], cands[w], x, v)
+        index[arc] = arc_index(xp, idx.n, u, w, e, cands[u], v, x, matrix_maker(u, w))
+        u, w, e = reverse(arc)
+        index[(u, w, e)] = arc_index(xp, idx.n, u, w, e, cands[u], x, v, matrix_maker(u, w))
     after = sum(int(c.shape[0]) for c in cands)
-    return CandidateEdges(cands, index, done, before - after, idx.n)
+    return CandidateEdges(cands, index, done, before - after, idx.n, positions)

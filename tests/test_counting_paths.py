@@ -220,16 +220,25 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
-       passes=st.integers(1, 8))
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "matrices", "search"]))
 def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, p, vl, el, directed, qsize,
-                                                                      sampled, passes):
+                                                                      sampled, passes, lookups):
     """Every arc's runs are exactly the data edges (with the arc's label and direction) between the refined
-    candidates of its ends, and refinement keeps every vertex some match uses."""
+    candidates of its ends, membership probes answer the same for any data vertex (through bit matrices, position
+    maps or binary search), and refinement keeps every vertex some match uses."""
     from distsm.kernels import candidate_edges
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False), passes=passes)
+    saved = candidate_edges.POSITION_BYTES, candidate_edges.MATRIX_BYTES
+    candidate_edges.POSITION_BYTES = 0 if lookups == "search" else saved[0]
+    candidate_edges.MATRIX_BYTES = saved[1] if lookups == "matrices" else 0
+    try:
+        ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+                                   passes=passes)
+    finally:
+        candidate_edges.POSITION_BYTES, candidate_edges.MATRIX_BYTES = saved
+    assert (ce.positions is None) == (lookups == "search")
     for f in networkx_matches(data, query):
         assert all(f[u] in set(ce.candidates[u].tolist()) for u in range(query.n))
     data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
@@ -253,3 +262,9 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
         got = [(i, int(x)) for i in range(len(cu)) for x in arc.values[arc.offsets[i]:arc.offsets[i + 1]]]
         assert got == expected
         assert arc.keys.tolist() == [i * data.n + x for i, x in expected]
+        assert (arc.matrix is not None) == (lookups == "matrices")
+        if cu:
+            v = np.repeat(np.asarray(cu, np.int32), data.n)
+            x = np.tile(np.arange(data.n, dtype=np.int32), len(cu))
+            hits = ce.contains(np, (u, w, e), v, x)
+            assert sorted(zip(v[hits].tolist(), x[hits].tolist())) == [(cu[i], x) for i, x in expected]
