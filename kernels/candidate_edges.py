@@ -90,10 +90,11 @@ class CandidateEdges:
                               positions)
 
     def position(self, xp: Any, u: int, v: Any) -> Any:
-        """Positions (int64) of the data vertices ``v``, all candidates of ``u``, in ``u``'s candidates."""
+        """Positions (int32 from a map, else int64) of the data vertices ``v``, all candidates of ``u``, in
+        ``u``'s candidates."""
         if self.positions is not None:
-            return self.positions[u][v].astype(xp.int64)
-        return xp.searchsorted(self.candidates[u], v).astype(xp.int64)
+            return self.positions[u][v]
+        return xp.searchsorted(self.candidates[u], v)
 
     def contains(self, xp: Any, arc_key: tuple[int, int, int], v: Any, x: Any) -> Any:
         """Mask: ``x[i]`` lies in the run of ``v[i]`` (a candidate of the arc's source) of arc ``arc_key``,
@@ -105,11 +106,12 @@ class CandidateEdges:
             return xp.zeros(x.shape[0], dtype=bool)
         p = self.position(xp, arc_key[0], v)
         if arc.matrix is not None:
-            q = self.positions[arc_key[1]][x].astype(xp.int64)
+            # Bits of a matrix are numbered below 2**31 (MATRIX_BYTES): int32 arithmetic is exact.
+            q = self.positions[arc_key[1]][x]
             inside = q >= 0
             return member(xp, arc.matrix, xp.where(inside, p * int(self.candidates[arc_key[1]].shape[0]) + q, 0)) \
                 & inside
-        key = p * self.n + x
+        key = p.astype(xp.int64) * self.n + x
         at = xp.minimum(xp.searchsorted(arc.keys, key), arc.keys.shape[0] - 1)
         return arc.keys[at] == key
 
