@@ -186,6 +186,18 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
         return (w, u, e ^ 1 if query.directed else e)
 
     edges: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+    # An arc's edges are current while neither end's candidates changed since they were last filtered.
+    version = [0] * len(cands)
+    current: dict[tuple[int, int, int], tuple[int, int]] = {}
+
+    def filtered(arc: tuple[int, int, int]) -> tuple[Any, Any]:
+        u, w, _ = arc
+        v, x = edges[arc]
+        if current[arc] != (version[u], version[w]):
+            keep = member(xp, bits[u], v) & member(xp, bits[w], x)
+            v, x = v[keep], x[keep]
+        return v, x
+
     canonical = [a for a in query_arcs(query) if a <= reverse(a)]
     done = 0
     for _ in range(passes):
@@ -193,13 +205,13 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
         changed = False
         for arc in canonical:
             u, w, e = arc
-            if arc in edges:
-                v, x = edges[arc]
-                keep = member(xp, bits[u], v) & member(xp, bits[w], x)
-                v, x = v[keep], x[keep]
+            if arc not in edges:
+                edges[arc] = scan_arc(backend, idx, cands[u], e, bits[w])
+            elif current[arc] == (version[u], version[w]):
+                continue
             else:
-                v, x = scan_arc(backend, idx, cands[u], e, bits[w])
-            edges[arc] = (v, x)
+                edges[arc] = filtered(arc)
+            v, x = edges[arc]
             # v is sorted: its distinct values are where it changes.
             first = xp.ones(int(v.shape[0]), dtype=bool)
             first[1:] = v[1:] != v[:-1]
@@ -207,7 +219,9 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
                 if int(supported.shape[0]) < int(cands[t].shape[0]):
                     cands[t] = supported.astype(cands[t].dtype)
                     bits[t] = backend.bitset(idx, cands[t])
+                    version[t] += 1
                     changed = True
+            current[arc] = (version[u], version[w])
         if not changed:
             break
     positions = None
@@ -238,9 +252,7 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
     index = {}
     for arc in canonical:
         u, w, e = arc
-        v, x = edges[arc]
-        keep = member(xp, bits[u], v) & member(xp, bits[w], x)
-        v, x = v[keep], x[keep]
+        v, x = filtered(arc)
         index[arc] = arc_index(xp, idx.n, u, w, e, cands[u], v, x, matrix_maker(u, w))
         u, w, e = reverse(arc)
         index[(u, w, e)] = arc_index(xp, idx.n, u, w, e, cands[u], x, v, matrix_maker(u, w))
