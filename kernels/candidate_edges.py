@@ -237,7 +237,7 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
         nonlocal matrix_left
         width = int(cands[w].shape[0])
         size = 4 * ((int(cands[u].shape[0]) * width + 31) // 32)
-        if positions is None or size > matrix_left:
+        if positions is None or not 0 < size <= matrix_left:
             return None
         matrix_left -= size
 
