@@ -170,8 +170,11 @@ def arc_index(xp: Any, n: int, u: int, w: int, label: int, cu: Any, v: Any, x: A
 
 
 def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
-          passes: int = REFINE_PASSES) -> CandidateEdges:
+          passes: int = REFINE_PASSES, lookup_bytes: int = POSITION_BYTES + MATRIX_BYTES) -> CandidateEdges:
     """Refine ``candidates`` (up to ``passes`` passes) and build every arc's candidate edges over the result.
+
+    Position maps and arc bit matrices take at most ``lookup_bytes`` (and :data:`POSITION_BYTES` and
+    :data:`MATRIX_BYTES`); lookups they cannot serve are binary searches.
 
     The data adjacency is read once per query edge (an arc and its reverse hold the same data edges, the reverse
     one with effective label ``e ^ 1`` on directed graphs): later passes only drop the edges whose endpoints lost
@@ -225,13 +228,14 @@ def build(backend: Any, idx: DataIndex, query: Graph, candidates: list[Any], *,
         if not changed:
             break
     positions = None
-    if 4 * idx.n * len(cands) <= POSITION_BYTES:
+    maps_bytes = 4 * idx.n * len(cands)
+    if maps_bytes <= min(POSITION_BYTES, lookup_bytes):
         positions = []
         for c in cands:
             m = xp.full(idx.n, -1, dtype=xp.int32)
             m[c] = xp.arange(int(c.shape[0]), dtype=xp.int32)
             positions.append(m)
-    matrix_left = MATRIX_BYTES
+    matrix_left = min(MATRIX_BYTES, lookup_bytes - maps_bytes)
 
     def matrix_maker(u: int, w: int) -> Any:
         nonlocal matrix_left

@@ -273,7 +273,8 @@ def count(backend: Any, data: Graph | DataIndex, query: Graph, options: MatchOpt
     # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
     host = backend.host() if isinstance(data, Graph) else backend
     ce = candidate_edges.build(host, host.index(data) if host is not backend else idx, query,
-                               [backend.to_host(c) for c in cands] if host is not backend else cands)
+                               [backend.to_host(c) for c in cands] if host is not backend else cands,
+                               lookup_bytes=budget // 4)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:

@@ -231,14 +231,10 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
-    saved = candidate_edges.POSITION_BYTES, candidate_edges.MATRIX_BYTES
-    candidate_edges.POSITION_BYTES = 0 if lookups == "search" else saved[0]
-    candidate_edges.MATRIX_BYTES = saved[1] if lookups == "matrices" else 0
-    try:
-        ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
-                                   passes=passes)
-    finally:
-        candidate_edges.POSITION_BYTES, candidate_edges.MATRIX_BYTES = saved
+    maps = 4 * data.n * query.n
+    room = {"search": maps - 1, "maps": maps, "matrices": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+                               passes=passes, lookup_bytes=room)
     assert (ce.positions is None) == (lookups == "search")
     for f in networkx_matches(data, query):
         assert all(f[u] in set(ce.candidates[u].tolist()) for u in range(query.n))
@@ -263,7 +259,7 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
         got = [(i, int(x)) for i in range(len(cu)) for x in arc.values[arc.offsets[i]:arc.offsets[i + 1]]]
         assert got == expected
         assert arc.keys.tolist() == [i * data.n + x for i, x in expected]
-        assert (arc.matrix is not None) == (lookups == "matrices")
+        assert (arc.matrix is not None) == (lookups == "matrices" and bool(cu) and bool(cw))
         if cu:
             v = np.repeat(np.asarray(cu, np.int32), data.n)
             x = np.tile(np.arange(data.n, dtype=np.int32), len(cu))
