@@ -2,14 +2,17 @@
 
 For a query arc ``u -> w`` with effective label ``e`` (as seen from ``u``), the *candidate edges* are the data
 pairs ``(v, x)`` with ``v`` in ``C(u)``, ``x`` in ``N(v, e)`` and ``x`` in ``C(w)``.  They are stored per arc as a
-CSR over the positions of ``C(u)`` (candidate arrays are sorted, so a data vertex's position is one binary
-search): ``values[offsets[i]:offsets[i + 1]]`` is the sorted run ``N(C(u)[i], e) ∩ C(w)``.  Joins that read these
-runs touch only vertices that can still match, not the whole data adjacency (with 16 vertex labels a sixteenth of
-it), and the run lengths give the cost model exact fan-outs.
+CSR over the positions of ``C(u)``: ``values[offsets[i]:offsets[i + 1]]`` is the sorted run ``N(C(u)[i], e) ∩
+C(w)``.  Joins that read these runs touch only vertices that can still match, not the whole data adjacency (with
+16 vertex labels a sixteenth of it), and the run lengths give the cost model exact fan-outs.  A data vertex's
+position in ``C(u)`` is read from a per-query-vertex map, and "is ``(v, x)`` a candidate edge?" from a per-arc bit
+matrix over ``C(u) x C(w)``, where those fit their byte bounds; elsewhere both are binary searches (candidate
+arrays and each arc's keys are sorted).
 
 Refinement (GraphQL/CECI-style arc consistency): ``v`` stays a candidate of ``u`` only while every query arc
 ``u -> w`` has at least one candidate edge from ``v``.  Passes repeat until nothing changes or the pass budget is
-spent; every candidate removed is one that can take part in no match, so counts are unchanged.
+spent; every candidate removed is one that can take part in no match, so counts are unchanged.  The data adjacency
+is read once per query edge; later passes filter the candidate edges found then.
 
 Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vectorised over candidate edges.
 """
