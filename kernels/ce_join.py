@@ -41,7 +41,7 @@ class Extension:
 def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]:
     """Start and length of the candidate-edge run of arc ``arc_key`` for each row's vertex in ``col``."""
     offsets = ce.arc(*arc_key).offsets
-    pos = xp.searchsorted(ce.candidates[arc_key[0]], table[:, col])
+    pos = ce.position(xp, arc_key[0], table[:, col])
     start = offsets[pos]
     return start, offsets[pos + 1] - start
 

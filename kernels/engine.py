@@ -275,7 +275,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
     host = backend.host() if isinstance(data, Graph) else backend
     ce = candidate_edges.build(host, host.index(data) if isinstance(data, Graph) and host is not backend else idx,
-                               query, [backend.to_host(c) for c in cands] if host is not backend else cands)
+                               query, [backend.to_host(c) for c in cands] if host is not backend else cands,
+                               lookup_bytes=budget // 4)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:

@@ -89,8 +89,10 @@ class Sampler:
                 self.evaluations += 1
                 mean = float(x.shape[0]) / self.walks
                 if best is None or mean < best[0]:
-                    # Every further link costs two binary searches per entry read (see CandidateEdges.contains).
-                    best = (mean, ext, row, x, first_mean * (1 + PROBE_COST * (len(ext.links) - 1)))
+                    # Every further link costs a probe per entry read (see CandidateEdges.contains), every
+                    # unlinked same-label column a comparison that compacts the entries like a probe does.
+                    best = (mean, ext, row, x, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
+                                                             DISTINCT_COST * len(ext.distinct_cols)))
             if best is None:
                 raise ValueError("the query graph is not connected")
             mean, ext, row, x, work = best
@@ -163,6 +165,8 @@ class SampledOrder:
 
 #: Cost of probing one entry against one further link, in units of entries read.
 PROBE_COST = 4
+#: Cost of checking one entry against one unlinked same-label column (a gather, a comparison, a compaction).
+DISTINCT_COST = 1
 #: Cost of writing one column of one partial match (rows are copied whole at each level).
 WRITE_COST = 3
 

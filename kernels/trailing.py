@@ -106,7 +106,7 @@ class TrailingCounter:
                 single = [Extension(e.vertex, tuple((0, arc) for _, arc in e.links), ()) for e in members]
                 per_candidate = self._intersection_sizes(self.ce.candidates[source][:, None], single)
                 self._per_candidate[block] = per_candidate
-            return per_candidate[xp.searchsorted(self.ce.candidates[source], table[:, cols[0]])]
+            return per_candidate[self.ce.position(xp, source, table[:, cols[0]])]
         inv, reps = contiguous_groups(xp, table[:, cols])
         return self._intersection_sizes(table[reps], members)[inv]
 

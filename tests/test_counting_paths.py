@@ -20,6 +20,7 @@ from oracles import brute_force, make_case, networkx_matches, random_graph, subg
 import distsm
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.count_plan import MAX_GROUP, independent_sets, partitions
 from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
@@ -215,3 +216,114 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     got = engine.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
     assert got == hprd.expected_counts()[name]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "matrices", "search"]))
+def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, p, vl, el, directed, qsize,
+                                                                      sampled, passes, lookups):
+    """Every arc's runs are exactly the data edges (with the arc's label and direction) between the refined
+    candidates of its ends, membership probes answer the same for any data vertex (through bit matrices, position
+    maps or binary search), and refinement keeps every vertex some match uses."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    maps = 4 * data.n * query.n
+    room = {"search": maps - 1, "maps": maps, "matrices": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+                               passes=passes, lookup_bytes=room)
+    assert (ce.positions is None) == (lookups == "search")
+    for f in networkx_matches(data, query):
+        assert all(f[u] in set(ce.candidates[u].tolist()) for u in range(query.n))
+    data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
+                                                   data.edge_labels.tolist())}
+    query_edges = {(a, b): lab for a, b, lab in zip(query.edge_src.tolist(), query.edge_dst.tolist(),
+                                                    query.edge_labels.tolist())}
+    arcs = candidate_edges.query_arcs(query)
+    assert set(ce.arcs) == set(arcs)
+    for u, w, e in arcs:
+        # The query edge behind the arc, and whether the arc runs along it or against it.
+        forward = (u, w) in query_edges and (not directed or e % 2 == 0)
+        lab = query_edges[(u, w)] if forward else query_edges[(w, u)]
+        cu, cw = ce.candidates[u].tolist(), set(ce.candidates[w].tolist())
+        expected = []
+        for i, v in enumerate(cu):
+            for x in sorted(cw):
+                pair = (v, x) if forward else (x, v)
+                if (pair + (lab,)) in data_edges or (not directed and (pair[::-1] + (lab,)) in data_edges):
+                    expected.append((i, x))
+        arc = ce.arc(u, w, e)
+        got = [(i, int(x)) for i in range(len(cu)) for x in arc.values[arc.offsets[i]:arc.offsets[i + 1]]]
+        assert got == expected
+        assert arc.keys.tolist() == [i * data.n + x for i, x in expected]
+        assert (arc.matrix is not None) == (lookups == "matrices" and bool(cu) and bool(cw))
+        if cu:
+            v = np.repeat(np.asarray(cu, np.int32), data.n)
+            x = np.tile(np.arange(data.n, dtype=np.int32), len(cu))
+            hits = ce.contains(np, (u, w, e), v, x)
+            assert sorted(zip(v[hits].tolist(), x[hits].tolist())) == [(cu[i], x) for i, x in expected]
+
+
+class FakeDevice(NumpyBackend):
+    """NumPy presenting itself as a device backend: like the CuPy backend it hands planning and light plans to
+    its ``host()``, so what the engine decides for a device is exercised without one."""
+
+    name = "fake-device"
+
+    def host(self):
+        return NUMPY
+
+
+def decisions(backend, data, query, opts, budget):
+    report = Explanation()
+    got = engine.count(backend, data, query, opts, budget=budget, explain=report)
+    reason = report.reason.replace(f"on {backend.name}", "on <device>").replace("on numpy", "on <device>")
+    return got, report.path, report.order, report.trailing, report.estimated, reason
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), p=st.floats(0.1, 0.6), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
+       homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]), gate=st.booleans())
+def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
+                                                   budget, gate):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    opts = MatchOptions(homomorphism=homomorphism)
+    device = FakeDevice()
+    saved = engine.TRAILING_GATE
+    # Without the gate, queries this small take the planner's path too.
+    engine.TRAILING_GATE = saved if gate else 0
+    try:
+        expected = decisions(NUMPY, data, query, opts, budget)
+        assert decisions(device, data, query, opts, budget) == expected
+        # An index built on the device: planning then runs there, on the same arithmetic.
+        assert decisions(device, device.index(data), query, opts, budget) == expected
+    finally:
+        engine.TRAILING_GATE = saved
+    assert expected[0] == engine.count(NUMPY, data, query, opts, budget=budget, path="general")
+
+
+@pytest.mark.parametrize("name", sorted(hprd.expected_counts())[5::25])
+def test_hprd_plans_and_runners_do_not_depend_on_the_backend(name, hprd_data):
+    query = distsm.read_graph(hprd.query_path(name))
+    device = FakeDevice()
+    expected = decisions(NUMPY, hprd_data, query, MatchOptions(), 1 << 28)
+    assert expected[0] == hprd.expected_counts()[name]
+    assert decisions(device, hprd_data, query, MatchOptions(), 1 << 28) == expected
+    # Past the host threshold the same plan runs on the device.
+    report = Explanation()
+    with distsm.options({"engine.host-work": 0.0}):
+        assert engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing",
+                            explain=report) == expected[0]
+    assert "on fake-device" in report.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(hprd.expected_counts())[::20])
+def test_hprd_plans_on_the_gpu_are_numpy_plans(name, hprd_data):
+    query = distsm.read_graph(hprd.query_path(name))
+    assert decisions(get_backend("cupy"), hprd_data, query, MatchOptions(), 1 << 28) == \
+        decisions(NUMPY, hprd_data, query, MatchOptions(), 1 << 28)
