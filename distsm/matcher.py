@@ -50,6 +50,11 @@ from distsm.vocabulary import (BACKENDS, DISTRIBUTIONS, WORKER_ADJACENCY_MODES, 
 _batches = itertools.count(1)
 
 
+def _running_tasks(dask_worker: Any) -> int:
+    """Tasks running on ``dask_worker``, cancelled ones still finishing included (run through ``client.run``)."""
+    return sum(ts.state in ("executing", "cancelled", "long-running") for ts in dask_worker.state.tasks.values())
+
+
 #: How a query may spread over the workers (see :meth:`Matcher.distribution`).
 
 
@@ -206,6 +211,8 @@ class Matcher:
         cluster it started and remove its temporary store."""
         if self._state is not None:
             if self.client.status == "running":
+                if self._cluster is not None:
+                    self._drain()
                 self.client.unregister_worker_plugin(self._state)
             self._state = None
         if self._owns_client and getattr(self, "client", None) is not None:
@@ -216,6 +223,20 @@ class Matcher:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+    def _drain(self, timeout: float = 10.0) -> None:
+        """Wait, at most ``timeout`` seconds, until no task runs on the workers.  Cancelled and timed-out joins
+        stop at their next chunk; a cluster closed under them makes its workers log cancellation warnings and
+        lost-scheduler tracebacks on the user's terminal as they go."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                running = self.client.run(_running_tasks)
+            except Exception:  # a worker lost meanwhile: nothing to wait for there
+                return
+            if not any(running.values()):
+                return
+            time.sleep(0.1)
 
     @property
     def dashboard_link(self) -> str | None:

@@ -56,3 +56,19 @@ def test_cli_reports_timed_out_queries(tmp_path, capsys, partitions):
     assert code == 1 and records["heavy"]["status"] == "timeout" and records["heavy"]["count"] is None
     if not partitions:  # each query has its own timeout in process; a partitioned batch shares one
         assert records["edge"]["status"] == "ok" and records["edge"]["count"] == 2 * DATA.m
+
+
+def test_cli_cluster_timeout_ends_quietly(tmp_path, capfd):
+    """A timed-out query on a cluster the CLI started: the heavy join stops, and closing the cluster waits for
+    it, so the workers print no cancellation warnings or lost-scheduler tracebacks (their stderr is the user's
+    terminal)."""
+    data, heavy, edge = tmp_path / "data.graph", tmp_path / "heavy.graph", tmp_path / "edge.graph"
+    distsm.write_graph(DATA, data)
+    distsm.write_graph(HEAVY, heavy)
+    distsm.write_graph(EDGE, edge)
+    code = main(["count", str(data), str(heavy), str(edge), "--workers", "2", "--partitions", "2", "--json",
+                 "--timeout", "2", "--no-progress", "--partition-dir", str(tmp_path / "parts")])
+    out, err = capfd.readouterr()
+    records = {r["query"]: r for r in map(json.loads, out.splitlines())}
+    assert code == 1 and records["heavy"]["status"] == "timeout"
+    assert "Traceback" not in err and "CancelledError" not in err, err
