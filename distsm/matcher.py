@@ -55,9 +55,6 @@ def _running_tasks(dask_worker: Any) -> int:
     return sum(ts.state in ("executing", "cancelled", "long-running") for ts in dask_worker.state.tasks.values())
 
 
-#: How a query may spread over the workers (see :meth:`Matcher.distribution`).
-
-
 def work_estimate(candidates: list[np.ndarray], degrees: np.ndarray) -> float:
     """A query's work by degree: the total degree of the candidates of its most selective vertex (the adjacency
     a join starting there reads at its first level); 0 when a vertex has no candidate."""

@@ -8,6 +8,7 @@ Python loop over rows.  The CuPy backend subclasses it and replaces the hot prim
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -48,6 +49,16 @@ def member(xp: Any, bits: Any, x: Any) -> Any:
         return bits[x]
     word = bits[x >> 5]
     return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
+
+
+def bit_words(xp: Any, members: Any, nbits: int) -> Any:
+    """A ``uint32`` bitset of ``nbits`` bits with the distinct bit numbers ``members`` set (as :func:`member`
+    reads it)."""
+    words = xp.zeros((nbits + 31) // 32, dtype=xp.uint32)
+    m = members.astype(xp.int64)
+    # Members are distinct, so adding disjoint bits per word equals OR-ing them.
+    xp.add.at(words, m >> 5, xp.left_shift(xp.uint32(1), (m & 31).astype(xp.uint32)))
+    return words
 
 
 @dataclass(frozen=True)
@@ -159,8 +170,6 @@ class ArrayBackend:
     def available_bytes(self) -> int:
         """Bytes this backend's memory could give a worker now: half the host's physical memory (CPU workers
         share it with everything else on the host)."""
-        import os
-
         try:
             return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
         except (ValueError, OSError, AttributeError):
@@ -220,12 +229,7 @@ class ArrayBackend:
             mask = xp.zeros(idx.n, dtype=bool)
             mask[members] = True
             return mask
-        words = xp.zeros((idx.n + 31) // 32, dtype=xp.uint32)
-        m = members.astype(xp.int64)
-        # Members are unique, so adding disjoint bits per word equals OR-ing them.
-        vals = xp.left_shift(xp.uint32(1), (m & 31).astype(xp.uint32))
-        xp.add.at(words, m >> 5, vals)
-        return words
+        return bit_words(xp, members, idx.n)
 
     # ------------------------------------------------------------------ join primitives
     def run_bounds(self, idx: DataIndex, v: Any, label: int) -> tuple[Any, Any]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.array_backend import member
+from distsm.kernels.array_backend import bit_words, member
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 
@@ -245,11 +245,8 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
         matrix_left -= size
 
         def make(rows: Any, x: Any) -> Any:
-            bit = rows * width + positions[w][x].astype(xp.int64)
-            words = xp.zeros(size // 4, dtype=xp.uint32)
-            # Edges are distinct, so adding their bits equals OR-ing them.
-            xp.add.at(words, bit >> 5, xp.left_shift(xp.uint32(1), (bit & 31).astype(xp.uint32)))
-            return words
+            # Edges are distinct, so their bits are.
+            return bit_words(xp, rows * width + positions[w][x].astype(xp.int64), int(cands[u].shape[0]) * width)
         return make
 
     index = {}

@@ -35,7 +35,6 @@ from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
-
 from distsm.plan.search import Search, inter_task, intra_task, prepare_search, whole_count
 from distsm.semantics import Semantics
 
@@ -212,12 +211,12 @@ once); filtering and planning are serialized, which costs little beside the join
                 self._entries.popitem(last=False)
             return value
 
-    def candidates(self, backend: Any, index: DataIndex, query: Graph, homomorphism: bool) -> list[Any]:
+    def candidates(self, backend: Backend, index: DataIndex, query: Graph, homomorphism: bool) -> list[Any]:
         """The candidate filter of ``query`` on ``index``."""
         key = ("candidates", graph_fingerprint(query), homomorphism)
         return self._get(key, lambda: backend.candidates(index, query, homomorphism=homomorphism))
 
-    def search(self, backend: Any, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
+    def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
                spanning_only: bool) -> Search:
         """The spanning search of ``group`` (None: the global join) filtered and planned on ``index``."""
 
@@ -273,8 +272,7 @@ def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
         searches = list(job.groups)
         cross = site.cross_vertices()
         start = cross if job.start is None else restricted(np, cross, job.start)
-    extra = {"spanning_only": job.groups is not None, "adjacency": adjacency,
-             "second": job.second}
+    extra = {"spanning_only": job.groups is not None, "adjacency": adjacency, "second": job.second}
     return searches, start, index, assignment, extra
 
 
