@@ -47,6 +47,16 @@ class EngineOptions:
     """Options of the join driver (``distsm.engine.*``)."""
 
     host_work: float
+    #: adjacency entries per query vertex a count's trial general join may always read before it is stopped
+    trial_entries: int
+    #: allowance per adjacency entry that refinement would scan, for a trial on the host and on a device
+    trial_ratio_host: float
+    trial_ratio_device: float
+
+    def __post_init__(self) -> None:
+        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,11 @@ Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vector
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
@@ -135,12 +138,22 @@ def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
 
 
 def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
-    """Adjacency entries one pass over every query arc scans (the work and memory measure of a build)."""
+    """Adjacency entries one pass over every query arc scans (the work and memory measure of a build).
+
+    Arcs leaving one query vertex with one label scan the same runs, so each such group is read once; on a graph
+    with one effective label every run is a whole adjacency row (its length the degree) and one gather does."""
     xp = backend.xp
+    if idx.num_labels == 1 and not query.neighbor_labels.any():
+        # A query vertex's arcs number its degree, and each scans whole rows of its candidates.
+        weights = np.repeat(query.degrees.astype(np.int64), [int(c.shape[0]) for c in candidates])
+        if not weights.shape[0]:
+            return 0
+        return int((idx.degrees[xp.concatenate(candidates)].astype(xp.int64) * xp.asarray(weights)).sum())
+    groups = Counter((u, e) for u, _, e in query_arcs(query))
     total = 0
-    for u, _, e in query_arcs(query):
+    for (u, e), k in groups.items():
         s, t = backend.run_bounds(idx, candidates[u], e)
-        total += int(xp.sum(t - s)) if s.shape[0] else 0
+        total += k * int(xp.sum(t - s)) if s.shape[0] else 0
     return total
 
 

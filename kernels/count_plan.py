@@ -12,27 +12,21 @@ builds a greedy core order, each next vertex the one with the fewest estimated r
 entries the trailing vertices read per core match.  A plan costs its core rows plus those entries times the core
 matches; the cheapest wins.  GSI's greedy order with the last vertex counted is one of the plans considered.
 
-Before any index is built, :func:`gate_cost` bounds the general join's work from label statistics alone, so light
-queries skip the planner's fixed costs.
+The engine reaches this planner only for queries whose trial general join passed its allowance (see
+:func:`distsm.kernels.engine.count`): light queries never pay for the index and the sampling.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import Extension
-from distsm.kernels.index import DataIndex
-from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.sampling import SampledOrder, Sampler
 
@@ -207,110 +201,3 @@ def blocks_needed(groups: tuple[tuple[int, ...], ...]) -> set[tuple[int, ...]]:
         for size in range(2, len(g) + 1):
             need.update(itertools.combinations(g, size))
     return need
-
-
-def gate_cost(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any]) -> float:
-    """An upper-leaning estimate of the general join's rows from label statistics alone (no index built).
-
-    An arc ``w -> u`` fans out to ``entries(label(w), e, label(u)) / degree sum of label(w)`` neighbours per
-    unit of degree, scaled by the mean degree of ``C(w)`` and the share of ``label(u)``'s vertices that are
-    candidates.  Levels multiply the smallest fan-out of their links (further links are taken to prune
-    nothing), so a query estimated light is light.  The order starts at the vertex with the fewest candidates
-    and adds the one with the smallest fan-out next (ties to the lower id)."""
-    stats = label_pair_statistics(backend, idx)
-    labels = query.vertex_labels.tolist()
-    sizes = [int(c.shape[0]) for c in candidates]
-    mean_degree = [d / s if s else 0.0 for d, s in zip(degree_sums(backend, idx, candidates, sizes), sizes)]
-    adj = query_adjacency(query)
-    n = query.n
-    # fan[u]: the smallest fan-out into u from a placed vertex, kept up to date as vertices are placed; the heap
-    # holds (fan-out, vertex) pairs, stale ones skipped when popped.
-    fan = [math.inf] * n
-    placed = [False] * n
-    heap: list[tuple[float, int]] = []
-
-    def place(w: int) -> None:
-        placed[w] = True
-        lw = labels[w]
-        degree_sum = stats.degree_sum.get(lw, 0)
-        for u, e in adj[w]:
-            if placed[u]:
-                continue
-            f = 0.0
-            if degree_sum:
-                share = sizes[u] / max(stats.vertices.get(labels[u], 0), 1)
-                f = stats.pairs.get((lw, e, labels[u]), 0) / degree_sum * mean_degree[w] * share
-            if f < fan[u]:
-                fan[u] = f
-                heapq.heappush(heap, (f, u))
-
-    start = min(range(n), key=lambda u: (sizes[u], u))
-    place(start)
-    est = total = float(sizes[start])
-    for _ in range(n - 1):
-        while heap and (placed[heap[0][1]] or heap[0][0] != fan[heap[0][1]]):
-            heapq.heappop(heap)
-        if not heap:
-            raise ValueError("the query graph is not connected")
-        f, u = heapq.heappop(heap)
-        place(u)
-        est *= f
-        total += est
-    return total
-
-
-def degree_sums(backend: Backend, idx: DataIndex, candidates: list[Any], sizes: list[int]) -> list[int]:
-    """Sum of data degrees over each candidate array, from one gather and prefix sum (one transfer on a device)."""
-    xp = backend.xp
-    if not sum(sizes):
-        return [0] * len(sizes)
-    inclusive = xp.cumsum(idx.degrees[xp.concatenate(candidates)].astype(xp.int64))
-    ends = np.cumsum(sizes)
-    at_ends = backend.to_host(inclusive[xp.asarray(np.maximum(ends - 1, 0))]).tolist()
-    out, before = [], 0
-    for end, value in zip(ends.tolist(), at_ends):
-        value = value if end else 0
-        out.append(value - before)
-        before = value
-    return out
-
-
-@dataclass(frozen=True)
-class LabelPairStatistics:
-    """Adjacency entries per (vertex label, effective edge label, neighbour label), degree sums and vertex
-    counts per vertex label of one data graph."""
-
-    pairs: dict[tuple[int, int, int], int]
-    degree_sum: dict[int, int]
-    vertices: dict[int, int]
-
-
-_STATS = LifetimeCache()
-
-
-def label_pair_statistics(backend: Backend, idx: DataIndex) -> LabelPairStatistics:
-    """The :class:`LabelPairStatistics` of ``idx`` (computed on the host once per index, kept while it lives)."""
-    cached = _STATS.get(idx)
-    if cached is not None:
-        return cached
-    host = backend.to_host
-    vlab = host(idx.vertex_labels).astype(np.int64)
-    degrees = host(idx.degrees).astype(np.int64)
-    nbr = host(idx.nbr).astype(np.int64)
-    rows = np.repeat(np.arange(idx.n), degrees)
-    # Each run holds one effective label: number the entries' runs back to their labels.
-    if idx.num_labels == 1:
-        elab = np.zeros(nbr.shape[0], np.int64)
-    else:
-        keys = host(idx.run_keys)
-        lengths = host(idx.run_end) - host(idx.run_start)
-        elab = np.repeat(keys % idx.num_labels, lengths)
-    key = (vlab[rows] * idx.num_labels + elab) * (int(vlab.max(initial=0)) + 1) + vlab[nbr]
-    uniq, counts = np.unique(key, return_counts=True)
-    width = int(vlab.max(initial=0)) + 1
-    pairs = {(int(k // width // idx.num_labels), int(k // width % idx.num_labels), int(k % width)): int(c)
-             for k, c in zip(uniq, counts)}
-    ul, inverse = np.unique(vlab, return_inverse=True)
-    degree_sum = {int(lab): int(d) for lab, d in zip(ul, np.bincount(inverse, weights=degrees).astype(np.int64))}
-    vertices = {int(lab): int(c) for lab, c in zip(ul, np.bincount(inverse))}
-    return _STATS.put(idx, LabelPairStatistics(pairs, degree_sum, vertices))

@@ -23,7 +23,7 @@ from distsm.kernels import candidate_edges
 from distsm.kernels.array_backend import Allowed, restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.ce_join import first_level_chunks, walk_core
-from distsm.kernels.count_plan import gate_cost, plan_count
+from distsm.kernels.count_plan import plan_count
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import OrderFunction, gsi_order
@@ -222,11 +222,11 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int, count_only: boo
         yield from descend(first[a:b][:, None], 1)
 
 
-#: Below this gate estimate (label statistics only; light HPRD queries score under 10, gMatch's suite over 2,000)
-#: a count takes the general join: the candidate-edge index and sampled planning cost a few array operations
-#: per query arc and walk step, more than such a join.
-TRAILING_GATE = 1_000
 COUNT_PATHS = ("auto", "general", "trailing")
+
+#: On a device backend the filter runs on the host when the query's label pools hold at most this many data
+#: vertices in all (one pass over them costs less there than the device's launches and transfers).
+HOST_FILTER_VERTICES = 1 << 16
 
 
 def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
@@ -235,48 +235,63 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
     """Number of matches (a Python int).
 
-    Heavy queries are counted by a core join plus trailing vertices counted from set sizes (see
-    :mod:`distsm.kernels.count_plan`); the others by the general join.  ``less_than`` (symmetry breaking for
-    unique subgraphs) is honoured either by the general join or, given ``automorphisms`` (``|Aut(Q)|``), by
-    counting every embedding and dividing.  ``explain`` is filled in with the path taken, the order, estimated
-    and actual partial matches per level and the time per stage.  ``path`` forces ``"general"`` or
-    ``"trailing"`` (where the semantics allow it) instead of the planner's ``"auto"`` choice; ``trailing``
-    then forces the trailing vertices too (tests of the inclusion-exclusion use it).
+    A count first tries the general join under an allowance of adjacency entries (a *trial*): light queries
+    finish there and never pay the candidate-edge index and the planner.  A trial that passes its allowance is
+    stopped, and the query is counted by a core join plus trailing vertices counted from set sizes (see
+    :mod:`distsm.kernels.count_plan`).  The allowance is ``distsm.engine.trial-entries`` per query vertex or,
+    when larger, the adjacency entries refinement would scan times ``distsm.engine.trial-ratio-host``
+    (``-device`` for a trial on a device), so a trial never costs much more than the refinement and planning it
+    may save.  On a device backend small queries get a first trial on the host (see :func:`_trials`).
+
+    ``less_than`` (symmetry breaking for unique subgraphs) is honoured either by the general join or, given
+    ``automorphisms`` (``|Aut(Q)|``), by counting every embedding and dividing.  ``explain`` is filled in with the
+    path taken, the trials, the order, estimated and actual partial matches per level and the time per stage.
+    ``path`` forces ``"general"`` or ``"trailing"`` (where the semantics allow it; no trial) instead of the
+    ``"auto"`` choice; ``trailing`` then forces the trailing vertices too (tests of the inclusion-exclusion use
+    it).
     """
     if path not in COUNT_PATHS:
         raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
     clock = _Clock(backend, explain)
+    # Planning, refinement and light work run on the host (a device's launch latency would dominate them), with
+    # the host's own index of the graph; a prebuilt index (e.g. shared by a worker) has no host twin.
     if isinstance(data, Graph):
         check_pair(data, query)
         idx = backend.index(data)
+        host = backend.host()
+        host_idx = host.index(data)
     else:
-        idx = data
-    cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+        idx = host_idx = data
+        host = backend
+    filter_on = host if host is not backend and _pool_vertices(host_idx, query) <= HOST_FILTER_VERTICES else backend
+    cands = filter_on.candidates(host_idx if filter_on is host else idx, query, homomorphism=options.homomorphism,
+                                 restrict=restrict)
     sizes = [int(c.shape[0]) for c in cands]
     clock.lap("filter")
     if explain is not None:
         explain.candidates = sizes
     if min(sizes) == 0:
         return _explained(explain, 0, "a query vertex has no candidate", "filter")
-    reason = "forced" if path == "general" else _general_reason(backend, idx, query, options, sizes, less_than,
-                                                                   automorphisms, cands, budget, path == "auto")
+    reason = "forced" if path == "general" else _general_reason(query, options, less_than, automorphisms)
     if reason:
-        prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
-        assert prepared is not None  # every query vertex has candidates
-        stats: dict[str, int] = {}
-        total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats if explain is not None else None,
-                                         control=control))
-        clock.lap("join")
-        if explain is not None:
-            explain.path, explain.order = "general", prepared.plan.order
-            explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
-        return _explained(explain, total, reason)
-    # Refinement and sampling are many small steps: on the host (a device's launch latency would dominate), with
-    # the host's own index of the graph.  The join and count run on the device when the plan is heavy enough.
-    host = backend.host() if isinstance(data, Graph) else backend
-    ce = candidate_edges.build(host, host.index(data) if isinstance(data, Graph) and host is not backend else idx,
-                               query, [backend.to_host(c) for c in cands] if host is not backend else cands,
-                               lookup_bytes=budget // 4)
+        return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
+                        clock, explain, reason)
+    if path == "auto":
+        scan = candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx, cands, query)
+        for runner, allowance in _trials(backend, host, scan, query.n):
+            runner_idx = host_idx if runner is host else idx
+            total = _trial(runner, runner_idx, query, options, _on(runner, filter_on, cands), allowance, budget,
+                           less_than, control, clock, explain)
+            if total is not None:
+                return _explained(explain, total, f"the general join finished within its trial allowance of "
+                                                  f"{allowance} entries on {runner.name} (refinement would scan "
+                                                  f"{scan})")
+        if scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+            return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than,
+                            control, clock, explain, f"the candidate-edge index would need about "
+                            f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget "
+                            f"({budget})")
+    ce = candidate_edges.build(host, host_idx, query, _on(host, filter_on, cands), lookup_bytes=budget // 4)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in ce.candidates]
     if min(refined) == 0:
@@ -319,25 +334,100 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     return _explained(explain, total, why)
 
 
-def _general_reason(backend: Backend, idx: DataIndex, query: Graph, options: MatchOptions, sizes: list[int],
-                    less_than: tuple[tuple[int, int], ...], automorphisms: int | None, cands: list[Any],
-                    budget: int, gate: bool) -> str:
-    """Why a count takes the general join ("" when the trailing-count path applies); ``gate`` False skips the
-    cost checks (the semantic ones always apply)."""
+def _pool_vertices(idx: DataIndex, query: Graph) -> int:
+    """Data vertices the filter tests for ``query``: the sizes of its vertices' label pools."""
+    by_label = idx.vertices_by_label
+    return sum(int(by_label[lab].shape[0]) for lab in query.vertex_labels.tolist() if lab in by_label)
+
+
+def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
+    """``arrays`` (held by ``holder``'s memory) where ``runner`` reads them."""
+    if runner is holder:
+        return arrays
+    if runner.on_device:
+        return [runner.xp.asarray(a) for a in arrays]
+    return [holder.to_host(a) for a in arrays]
+
+
+def _trials(backend: Backend, host: Backend, scan: int, nq: int) -> list[tuple[Backend, int]]:
+    """``(runner, allowance)`` of each trial general join, in order (none with a zero allowance).
+
+    The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
+    A device backend tries its host first only when refinement would scan no more than that (a small query on a
+    small neighbourhood: the device would spend more on launches than on the join)."""
+    opts = engine_options()
+    least = opts.trial_entries * nq
+    if not backend.on_device:
+        trials = [(backend, max(least, int(opts.trial_ratio_host * scan)))]
+    else:
+        trials = [(backend, max(least, int(opts.trial_ratio_device * scan)))]
+        if host is not backend and scan <= least:
+            trials.insert(0, (host, least))
+    return [(runner, allowance) for runner, allowance in trials if allowance > 0]
+
+
+class _TrialStopped(Exception):
+    """A trial general join passed its allowance."""
+
+
+def _trial(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], allowance: int,
+           budget: int, less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
+           explain: Explanation | None) -> int | None:
+    """The general join's count, or None once it has read more than about ``allowance`` adjacency entries.
+
+    Chunks and fused descents are cut to the allowance (the walk checks between chunks), so a stopped trial
+    has read at most a few allowances."""
+    prepared = prepare(runner, idx, query, options, less_than=less_than, candidates=cands)
+    assert prepared is not None  # every query vertex has candidates
+    stats: dict[str, int] = {}
+
+    def stop() -> bool:
+        if stats.get("gathered", 0) > allowance:
+            raise _TrialStopped
+        return control is not None and control.cancelled is not None and control.cancelled()
+
+    nq = query.n
+    trial_budget = min(budget, max(allowance, MIN_CHUNK_ENTRIES) * entry_bytes(nq))
+    watched = Control(cancelled=stop, progress=None if control is None else control.progress)
+    try:
+        total = sum(int(c) for c in walk(runner, prepared, trial_budget, True, stats=stats, control=watched))
+    except _TrialStopped:
+        clock.lap("trial join")
+        if explain is not None:
+            explain.trials.append((runner.name, allowance, stats.get("gathered", 0)))
+        return None
+    clock.lap("join")
+    if explain is not None:
+        explain.path, explain.order = "general", prepared.plan.order
+        explain.actual = [stats.get(f"level{i}") for i in range(nq)]
+    return total
+
+
+def _general(backend: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], budget: int,
+             less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
+             explain: Explanation | None, reason: str) -> int:
+    """The general join's count (no allowance)."""
+    prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
+    assert prepared is not None  # every query vertex has candidates
+    stats: dict[str, int] = {}
+    total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats if explain is not None else None,
+                                     control=control))
+    clock.lap("join")
+    if explain is not None:
+        explain.path, explain.order = "general", prepared.plan.order
+        explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
+    return _explained(explain, total, reason)
+
+
+def _general_reason(query: Graph, options: MatchOptions, less_than: tuple[tuple[int, int], ...],
+                    automorphisms: int | None) -> str:
+    """Why the semantics send a count to the general join ("" when the trailing-count path applies)."""
     if query.n < 2:
         return "a single query vertex: its candidates are the matches"
     if options.induced:
         return "induced: trailing vertices would need non-edge checks among themselves"
     if less_than and not automorphisms:
         return "symmetry breaking without the automorphism count"
-    if not gate:
-        return ""
-    est = gate_cost(backend, idx, query, cands)
-    if est < TRAILING_GATE:
-        return f"light query: at most about {est:.3g} partial matches estimated from label statistics"
-    scan = candidate_edges.scan_entries(backend, idx, cands, query) * candidate_edges.SCAN_ENTRY_BYTES
-    if scan > budget // 2:
-        return f"the candidate-edge index would need about {scan} bytes to build, over half the budget ({budget})"
     return ""
 
 

@@ -11,13 +11,15 @@ class Explanation:
 
     ``path`` is ``"general"`` (every level joined, the last counted by probing), ``"trailing"`` (a core joined,
     then the trailing vertices counted from set sizes) or ``"filter"`` (a query vertex kept no candidate: no
-    match); ``reason`` says why.  ``order`` is the join order (core
-    first), ``levels`` one row per level: query vertex, estimated and actual partial matches (None where that
-    level was counted, not joined).  ``seconds`` splits the time by stage.
+    match); ``reason`` says why.  ``trials`` lists the trial general joins that were stopped, as ``(backend,
+    allowance, entries read)``.  ``order`` is the join order (core first), ``estimated`` and ``actual`` the
+    partial matches per level (None where that level was counted, not joined).  ``seconds`` splits the time by
+    stage.
     """
 
     path: str = "general"
     reason: str = ""
+    trials: list[tuple[str, int, int]] = field(default_factory=list)
     order: tuple[int, ...] = ()
     trailing: tuple[int, ...] = ()
     estimated: list[float] = field(default_factory=list)
@@ -36,6 +38,8 @@ class Explanation:
 
     def __str__(self) -> str:
         lines = [f"path: {self.path} ({self.reason})" if self.reason else f"path: {self.path}"]
+        for backend, allowance, read in self.trials:
+            lines.append(f"trial general join on {backend}: stopped after {read} entries (allowance {allowance})")
         if self.count is not None:
             lines.append(f"count: {self.count}")
         if self.refined_candidates:

@@ -1,8 +1,8 @@
-"""The host-side steps every count runs before its join (filter, gate), checked against their definitions, and the
-light-query gate checked against the other counting paths and the published HPRD answers.
+"""The host-side steps every count runs before its join (filter, refinement's scan size), checked against their
+definitions, and the trial general join checked against the other counting paths and the published HPRD answers.
 
-The filter and the gate read structures cached per index (label pools, label-pair statistics) and gather in
-bulk; these tests pin what they must compute whatever the layout.
+The filter reads structures cached per index (label pools) and gathers in bulk; these tests pin what it must
+compute whatever the layout.
 """
 
 from unittest import mock
@@ -16,7 +16,7 @@ from oracles import brute_force, make_case
 
 import distsm
 from distsm.kernels import array_backend, engine, get_backend
-from distsm.kernels.count_plan import degree_sums
+from distsm.kernels.candidate_edges import query_arcs, scan_entries
 from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
@@ -73,14 +73,18 @@ def test_filter_matches_its_definition(seed, n, p, vl, el, directed, qsize, samp
 
 
 @SETTINGS
-@given(sizes=st.lists(st.integers(0, 6), min_size=1, max_size=8), seed=st.integers(0, 2**32 - 1))
-def test_degree_sums_add_each_candidate_array(sizes, seed):
-    rng = np.random.default_rng(seed)
-    data, _ = make_case(seed, 10, 0.4, 1, 1, False, 2, False)
+@given(**case_args, homomorphism=st.booleans())
+def test_scan_entries_add_every_query_arcs_runs(seed, n, p, vl, el, directed, qsize, sampled, homomorphism):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
-    arrays = [np.sort(rng.choice(data.n, size=s, replace=False)).astype(np.int32) for s in sizes]
-    want = [int(np.asarray(data.degrees)[a].sum()) for a in arrays]
-    assert degree_sums(NUMPY, idx, arrays, sizes) == want
+    cands = NUMPY.candidates(idx, query, homomorphism=homomorphism)
+    # Run lengths from the data graph's own adjacency, arc by arc.
+    rows = np.repeat(np.arange(data.n), data.degrees)
+    want = 0
+    for u, _, e in query_arcs(query):
+        for v in np.asarray(cands[u]).tolist():
+            want += int(np.count_nonzero((rows == v) & (np.asarray(data.neighbor_labels) == e)))
+    assert scan_entries(NUMPY, idx, cands, query) == want
 
 
 @pytest.fixture(scope="module")
@@ -89,13 +93,14 @@ def hprd_data():
 
 
 @pytest.mark.parametrize("name", sorted(hprd.expected_counts())[3::20])
-def test_light_hprd_queries_take_the_gate_and_agree_with_the_trailing_path(name, hprd_data):
+def test_light_hprd_queries_finish_their_trial_and_agree_with_the_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     report = Explanation()
     auto = engine.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
     trailing = engine.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
     assert auto == trailing == hprd.expected_counts()[name]
-    assert report.path == "general" and report.reason.startswith("light query"), report.reason
+    assert report.path == "general" and not report.trials, report
+    assert report.reason.startswith("the general join finished within its trial allowance"), report.reason
 
 
 @SETTINGS
@@ -106,6 +111,95 @@ def test_auto_path_counts_what_both_forced_paths_count(seed, n, p, vl, el, direc
     counts = {path: engine.count(NUMPY, data, query, opts, budget=1 << 26, path=path)
               for path in engine.COUNT_PATHS}
     assert len(set(counts.values())) == 1, counts
+
+
+@SETTINGS
+@given(**case_args, homomorphism=st.booleans(), unique=st.booleans(), entries=st.sampled_from([1, 8, 64, 1 << 20]),
+       ratio=st.sampled_from([0.0, 0.01, 1.0]), budget=st.sampled_from([1, 4000, 1 << 26]))
+def test_trials_stopped_or_finished_count_what_brute_force_counts(seed, n, p, vl, el, directed, qsize, sampled,
+                                                                  homomorphism, unique, entries, ratio, budget):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    unique = unique and not homomorphism
+    with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-host": ratio}):
+        got = distsm.explain(data, query, homomorphism=homomorphism, unique=unique, memory_budget=budget,
+                             backend="numpy")
+    want = len(brute_force(data, query, homomorphism=homomorphism))
+    if unique:
+        # Each subgraph copy is the image of |Aut(Q)| embeddings (Q's embeddings into itself).
+        want //= len(brute_force(query, query))
+    assert got.count == want
+    for backend, allowance, read in got.trials:
+        assert backend == "numpy" and read > allowance >= entries * query.n
+    # A stopped trial hands the count to the planner (or, when its index would not fit the budget, to the general
+    # join without allowance); a finished one answers it (unless the semantics or the filter decided first).
+    if got.trials:
+        assert got.path == "trailing" or got.reason.startswith("the candidate-edge index would need"), got.reason
+    elif got.path == "general" and query.n > 1:
+        assert got.reason.startswith("the general join finished within its trial allowance"), got.reason
+
+
+class PosingDevice(array_backend.NumpyBackend):
+    """NumPy posing as a device backend whose host is the NumPy backend: the device's trials, host filter and
+    hand-overs between the two run without a GPU."""
+
+    name = "posing-device"
+    on_device = True
+
+    def host(self):
+        return NUMPY
+
+
+@SETTINGS
+@given(**case_args, homomorphism=st.booleans(), entries=st.sampled_from([0, 1, 64, 1 << 20]),
+       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans())
+def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
+                                                     entries, ratio, prebuilt):
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    device = PosingDevice()
+    report = Explanation()
+    with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio}):
+        got = engine.count(device, device.index(data) if prebuilt else data, query,
+                           MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
+    assert got == len(brute_force(data, query, homomorphism=homomorphism))
+    least = entries * query.n
+    for runner, allowance, read in report.trials:
+        # The host's trial gets the least allowance, and none when the index was built on the device.
+        assert (runner == "numpy" and allowance == least and not prebuilt) or runner == "posing-device"
+        assert read > allowance
+
+
+def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
+    query = distsm.read_graph(hprd.query_path("query_dense_16_1"))
+    device = PosingDevice()
+    report = Explanation()
+    assert engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report) == \
+        hprd.expected_counts()["query_dense_16_1"]
+    assert report.reason.endswith(f"on numpy (refinement would scan {scan_of(hprd_data, query)})"), report.reason
+    # Without the host's allowance the device's own trial answers.
+    with distsm.options({"engine.trial-entries": 0}):
+        engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
+    assert "on posing-device" in report.reason, report.reason
+
+
+def scan_of(data, query):
+    idx = NUMPY.index(data)
+    return scan_entries(NUMPY, idx, NUMPY.candidates(idx, query, homomorphism=False), query)
+
+
+def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
+    data, query = make_case(3, 12, 0.6, 1, 1, False, 4, False)
+    control = engine.Control(cancelled=lambda: True)
+    with pytest.raises(engine.JoinCancelled):
+        engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, control=control)
+
+
+def test_explain_names_a_stopped_trial():
+    data, query = make_case(5, 12, 0.7, 1, 1, False, 4, False)
+    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
+        report = distsm.explain(data, query, backend="numpy", memory_budget=1 << 26)
+    assert report.count == len(brute_force(data, query))
+    assert report.path == "trailing" and report.trials, report
+    assert "trial general join on numpy: stopped after" in str(report)
 
 
 @SETTINGS
