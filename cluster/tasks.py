@@ -149,9 +149,14 @@ class WorkerState(WorkerPlugin):
     def part(self, i: int) -> Iterator[Any]:
         yield self.load(i)
 
+    def host_index(self) -> DataIndex | None:
+        if not self.backend.on_device:
+            return None
+        return self._cached(("host-index",), lambda: self.store.adjacency_index(mmap=True))
+
     def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
         def build() -> tuple[DataIndex, Any, HostAdjacency | None]:
-            host = self.store.adjacency_index(mmap=True)
+            host = self.host_index() or self.store.adjacency_index(mmap=True)
             self.mode = resolve_adjacency(self.adjacency, self.budget, int(host.nbytes), host.n)
             assignment = self.backend.xp.asarray(np.asarray(self.store.assignment))
             if self.mode == "gather":

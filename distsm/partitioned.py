@@ -107,6 +107,7 @@ class PartitionedMatcher:
         self.worker = "local"
         self.plans = PlanCache()
         self.host: HostAdjacency | None = None
+        self._host_index: DataIndex | None = None
         self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         if adjacency == "gather":
             self.host = HostAdjacency(backend, self.store.adjacency_index(mmap=True), limit=1)
@@ -207,6 +208,15 @@ class PartitionedMatcher:
 
     def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
         return self.index, self.assignment, self.host
+
+    def host_index(self) -> DataIndex | None:
+        if not self.backend.on_device:
+            return None
+        if self._host_index is None:
+            # Out of core the store's memory map serves (the graph's own host index would be a second copy).
+            self._host_index = self.store.adjacency_index(mmap=True) if self.adjacency != "device" else \
+                self.backend.host().index(self.data)
+        return self._host_index
 
     def cross_vertices(self) -> np.ndarray:
         return self._cross

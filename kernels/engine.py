@@ -232,7 +232,8 @@ HOST_FILTER_VERTICES = 1 << 16
 def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
           less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
-          explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None) -> int:
+          explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None,
+          host_index: DataIndex | None = None) -> int:
     """Number of matches (a Python int).
 
     A count first tries the general join under an allowance of adjacency entries (a *trial*): light queries
@@ -248,7 +249,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     path taken, the trials, the order, estimated and actual partial matches per level and the time per stage.
     ``path`` forces ``"general"`` or ``"trailing"`` (where the semantics allow it; no trial) instead of the
     ``"auto"`` choice; ``trailing`` then forces the trailing vertices too (tests of the inclusion-exclusion use
-    it).
+    it).  ``host_index`` is a host (NumPy) index of the same graph when ``data`` is an index on a device (e.g. a
+    worker's memory map of it): light work and planning then run on the host, as they do when ``data`` is a graph.
     """
     if path not in COUNT_PATHS:
         raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
@@ -261,8 +263,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         host = backend.host()
         host_idx = host.index(data)
     else:
-        idx = host_idx = data
-        host = backend
+        idx = data
+        host, host_idx = (backend.host(), host_index) if host_index is not None else (backend, data)
     filter_on = host if host is not backend and _pool_vertices(host_idx, query) <= HOST_FILTER_VERTICES else backend
     cands = filter_on.candidates(host_idx if filter_on is host else idx, query, homomorphism=options.homomorphism,
                                  restrict=restrict)
@@ -387,7 +389,9 @@ def _trial(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions,
         return control is not None and control.cancelled is not None and control.cancelled()
 
     nq = query.n
-    trial_budget = min(budget, max(allowance, MIN_CHUNK_ENTRIES) * entry_bytes(nq))
+    # Levels and chunks of at most half the allowance: fine enough to stop near it, coarse enough that a device
+    # runs few, large launches.
+    trial_budget = min(budget, max(allowance // 2, MIN_CHUNK_ENTRIES) * entry_bytes(nq) * nq)
     watched = Control(cancelled=stop, progress=None if control is None else control.progress)
     try:
         total = sum(int(c) for c in walk(runner, prepared, trial_budget, True, stats=stats, control=watched))

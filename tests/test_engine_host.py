@@ -181,6 +181,20 @@ def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
     assert "on posing-device" in report.reason, report.reason
 
 
+def test_a_device_index_with_a_host_twin_works_on_the_host_like_a_graph(hprd_data):
+    query = distsm.read_graph(hprd.query_path("query_dense_16_2"))
+    device = PosingDevice()
+    twin = NUMPY.index(hprd_data)
+    on_index, with_twin = Explanation(), Explanation()
+    want = hprd.expected_counts()["query_dense_16_2"]
+    assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28,
+                        explain=on_index) == want
+    assert "on posing-device" in on_index.reason, on_index.reason
+    assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28, explain=with_twin,
+                        host_index=twin) == want
+    assert "on numpy" in with_twin.reason, with_twin.reason
+
+
 def scan_of(data, query):
     idx = NUMPY.index(data)
     return scan_entries(NUMPY, idx, NUMPY.candidates(idx, query, homomorphism=False), query)

@@ -169,6 +169,10 @@ class Site(Protocol):
     def whole_graph(self) -> tuple[DataIndex, Any, Any]:
         """``(index, part of every vertex, host adjacency or None)`` of the whole graph."""
 
+    def host_index(self) -> DataIndex | None:
+        """The whole graph's index in host memory (NumPy arrays), where light work and planning of whole queries
+        run on a device backend; None where ``backend`` works in host memory anyway."""
+
     def cross_vertices(self) -> np.ndarray:
         """Sorted ids of the vertices with a cross edge."""
 
@@ -291,7 +295,7 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
     if job.whole and extra["adjacency"] is None:
         # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join.
-        return whole_count(site.backend, index, query, sem, budget, control=control)
+        return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index())
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
                           search=_search(site, index, query, sem, group, extra), **extra)

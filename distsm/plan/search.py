@@ -58,11 +58,13 @@ def start_candidates(index: DataIndex, query: Graph, sem: Semantics, candidates:
 
 
 def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
-                control: engine.Control | None = None) -> int:
+                control: engine.Control | None = None, host_index: DataIndex | None = None) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
-    :func:`distsm.count` counts in process): a query sent whole to one worker."""
+    :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
+    index in host memory) lets light work and planning run on the host."""
     return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
-                        control=control, automorphisms=stabilizer_chain(query).order if sem.unique else None)
+                        control=control, automorphisms=stabilizer_chain(query).order if sem.unique else None,
+                        host_index=host_index)
 
 
 def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
