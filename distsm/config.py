@@ -52,9 +52,11 @@ class EngineOptions:
     #: allowance per adjacency entry that refinement would scan, for a trial on the host and on a device
     trial_ratio_host: float
     trial_ratio_device: float
+    #: adjacency entries above which a device backend refines candidates on the device instead of the host
+    device_refine: int
 
     def __post_init__(self) -> None:
-        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device"):
+        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "device_refine"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

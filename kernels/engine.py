@@ -278,8 +278,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if reason:
         return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
                         clock, explain, reason)
+    scan = candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx, cands, query)
     if path == "auto":
-        scan = candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx, cands, query)
         for runner, allowance in _trials(backend, host, scan, query.n):
             runner_idx = host_idx if runner is host else idx
             total = _trial(runner, runner_idx, query, options, _on(runner, filter_on, cands), allowance, budget,
@@ -293,20 +293,24 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                             control, clock, explain, f"the candidate-edge index would need about "
                             f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget "
                             f"({budget})")
-    ce = candidate_edges.build(host, host_idx, query, _on(host, filter_on, cands), lookup_bytes=budget // 4)
+    # Refinement reads every candidate's adjacency: past distsm.engine.device-refine entries a device does it
+    # faster than the host, which then plans over a copy of the result.
+    refiner = backend if host is not backend and scan > engine_options().device_refine else host
+    built = candidate_edges.build(refiner, idx if refiner is backend else host_idx, query,
+                                  _on(refiner, filter_on, cands), lookup_bytes=budget // 4)
+    on_host = built if refiner is host else built.to(host.xp)
     clock.lap("refine")
-    refined = [int(c.shape[0]) for c in ce.candidates]
+    refined = [int(c.shape[0]) for c in on_host.candidates]
     if min(refined) == 0:
         return _explained(explain, 0, "refinement left a query vertex without candidates", "filter")
     # The index and the candidates stay resident: the join and the count share what is left of the budget.
-    left = max(budget - ce.nbytes, budget // 8)
-    sampler = Sampler(host, query, ce, homomorphism=options.homomorphism, walks=walks_for(left))
+    left = max(budget - on_host.nbytes, budget // 8)
+    sampler = Sampler(host, query, on_host, homomorphism=options.homomorphism, walks=walks_for(left))
     plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
     # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
     # host even for a device backend: below it a device spends more on launches than on the work.
     runner = host if plan.cost < engine_options().host_work else backend
-    if runner is not host:
-        ce = ce.to(runner.xp)
+    ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp)
     counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
     clock.lap("plan")
     level_rows = [0] * len(plan.core)
@@ -330,7 +334,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         explain.trailing_entries = counter.entries
         explain.plans_tried = plan.plans_tried
     why = f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing vertices " \
-          f"counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g})"
+          f"counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g}; refined on {refiner.name})"
     if less_than:
         why += f"; unique = embeddings / |Aut| ({automorphisms})"
     return _explained(explain, total, why)

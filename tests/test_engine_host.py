@@ -151,13 +151,14 @@ class PosingDevice(array_backend.NumpyBackend):
 
 @SETTINGS
 @given(**case_args, homomorphism=st.booleans(), entries=st.sampled_from([0, 1, 64, 1 << 20]),
-       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans())
+       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans(), refine=st.sampled_from([0, 1 << 22]))
 def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
-                                                     entries, ratio, prebuilt):
+                                                     entries, ratio, prebuilt, refine):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     device = PosingDevice()
     report = Explanation()
-    with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio}):
+    with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio,
+                         "engine.device-refine": refine}):
         got = engine.count(device, device.index(data) if prebuilt else data, query,
                            MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
@@ -166,6 +167,10 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
         # The host's trial gets the least allowance, and none when the index was built on the device.
         assert (runner == "numpy" and allowance == least and not prebuilt) or runner == "posing-device"
         assert read > allowance
+    if report.path == "trailing":
+        # Past device-refine entries (and always without a host twin) the device refines.
+        on_device = prebuilt or (refine == 0 and scan_of(data, query) > 0)
+        assert report.reason.endswith(f"refined on {'posing-device' if on_device else 'numpy'})"), report.reason
 
 
 def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
