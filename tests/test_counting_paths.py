@@ -197,15 +197,17 @@ def test_unknown_path_is_refused():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
-       homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]))
+       homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]), refine=st.sampled_from([0, 1 << 22]))
 def test_trailing_path_on_the_gpu_matches_numpy(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
-                                                budget):
+                                                budget, refine):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = MatchOptions(homomorphism=homomorphism)
     cupy_backend = get_backend("cupy")
     expected = engine.count(NUMPY, data, query, opts, budget=budget, path="general")
     report = Explanation()
-    got = engine.count(cupy_backend, data, query, opts, budget=budget, path="trailing", explain=report)
+    # refine 0: candidates refined on the GPU, planned on the host over a copy.
+    with distsm.options({"engine.device-refine": refine}):
+        got = engine.count(cupy_backend, data, query, opts, budget=budget, path="trailing", explain=report)
     assert got == expected
     assert got == engine.count(NUMPY, data, query, opts, budget=budget, path="trailing")
 
@@ -216,6 +218,11 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     got = engine.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
     assert got == hprd.expected_counts()[name]
+    report = Explanation()
+    with distsm.options({"engine.device-refine": 0}):
+        assert engine.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing",
+                            explain=report) == got
+    assert report.reason.endswith("refined on cupy)"), report.reason
 
 
 @SETTINGS
