@@ -20,6 +20,7 @@ Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vector
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,16 +86,16 @@ class CandidateEdges:
     def arc(self, u: int, w: int, label: int) -> ArcIndex:
         return self.arcs[(u, w, label)]
 
-    def to(self, xp: Any) -> CandidateEdges:
-        """The same index with its arrays on ``xp``'s device (planned on the host, joined on a GPU)."""
+    def to(self, move: Callable[[Any], Any]) -> CandidateEdges:
+        """The same index with every array passed through ``move`` (e.g. a device's ``xp.asarray``: planned on the
+        host, joined on a GPU; or a backend's ``to_host``: refined on a GPU, planned on the host)."""
         def moved(a: Any) -> Any:
-            return None if a is None else xp.asarray(a)
+            return None if a is None else move(a)
 
-        arcs = {k: ArcIndex(a.u, a.w, a.label, xp.asarray(a.offsets), xp.asarray(a.values), xp.asarray(a.keys),
-                            moved(a.matrix))
+        arcs = {k: ArcIndex(a.u, a.w, a.label, move(a.offsets), move(a.values), move(a.keys), moved(a.matrix))
                 for k, a in self.arcs.items()}
-        positions = None if self.positions is None else [xp.asarray(m) for m in self.positions]
-        return CandidateEdges([xp.asarray(c) for c in self.candidates], arcs, self.passes, self.removed, self.n,
+        positions = None if self.positions is None else [move(m) for m in self.positions]
+        return CandidateEdges([move(c) for c in self.candidates], arcs, self.passes, self.removed, self.n,
                               positions)
 
     def position(self, xp: Any, u: int, v: Any) -> Any:

@@ -298,7 +298,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     refiner = backend if host is not backend and scan > engine_options().device_refine else host
     built = candidate_edges.build(refiner, idx if refiner is backend else host_idx, query,
                                   _on(refiner, filter_on, cands), lookup_bytes=budget // 4)
-    on_host = built if refiner is host else built.to(host.xp)
+    on_host = built if refiner is host else built.to(refiner.to_host)
     clock.lap("refine")
     refined = [int(c.shape[0]) for c in on_host.candidates]
     if min(refined) == 0:
@@ -310,7 +310,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
     # host even for a device backend: below it a device spends more on launches than on the work.
     runner = host if plan.cost < engine_options().host_work else backend
-    ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp)
+    ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp.asarray)
     counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
     clock.lap("plan")
     level_rows = [0] * len(plan.core)
