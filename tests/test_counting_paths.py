@@ -267,6 +267,73 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
             assert sorted(zip(v[hits].tolist(), x[hits].tolist())) == [(cu[i], x) for i, x in expected]
 
 
+def refined_by_definition(data, query, candidates, passes):
+    """Refinement as its definition states it, over Python sets: per pass, every canonical query arc in turn
+    keeps the candidates of its ends that have a data edge (its label, its direction) to a candidate of the
+    other end; ``(candidates, passes run)``."""
+    from distsm.kernels import candidate_edges
+
+    data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
+                                                   data.edge_labels.tolist())}
+    query_edges = {(a, b): lab for a, b, lab in zip(query.edge_src.tolist(), query.edge_dst.tolist(),
+                                                    query.edge_labels.tolist())}
+
+    def reverse(arc):
+        u, w, e = arc
+        return (w, u, e ^ 1 if query.directed else e)
+
+    def adjacent(arc, v, x):
+        u, w, e = arc
+        forward = (u, w) in query_edges and (not query.directed or e % 2 == 0)
+        lab = query_edges[(u, w)] if forward else query_edges[(w, u)]
+        pair = (v, x) if forward else (x, v)
+        return pair + (lab,) in data_edges or (not query.directed and pair[::-1] + (lab,) in data_edges)
+
+    cands = [set(c) for c in candidates]
+    canonical = [a for a in candidate_edges.query_arcs(query) if a <= reverse(a)]
+    done = 0
+    for _ in range(passes):
+        done += 1
+        changed = False
+        for arc in canonical:
+            u, w, _ = arc
+            pairs = [(v, x) for v in cands[u] for x in cands[w] if adjacent(arc, v, x)]
+            for t, supported in ((u, {v for v, _ in pairs}), (w, {x for _, x in pairs})):
+                if len(supported) < len(cands[t]):
+                    cands[t], changed = supported, True
+        if not changed:
+            break
+    return [sorted(c) for c in cands], done
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "search"]), drop=st.floats(0.0, 0.5))
+def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, sampled, passes, lookups, drop):
+    """Refined candidates, passes and removals equal the set-level definition's, pass by pass (a pass budget
+    cut short included), from the filter's candidates thinned at random (so supports fail in every arc order)
+    and whether positions come from maps or binary searches."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    rng = np.random.default_rng(seed)
+    start = [c[rng.random(c.shape[0]) >= drop] for c in NUMPY.candidates(idx, query, homomorphism=False)]
+    room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, start, passes=passes, lookup_bytes=room)
+    expected, done = refined_by_definition(data, query, [c.tolist() for c in start], passes)
+    assert [c.tolist() for c in ce.candidates] == expected
+    assert all(c.dtype == s.dtype for c, s in zip(ce.candidates, start))
+    assert ce.passes == done
+    assert ce.removed == sum(len(c) for c in start) - sum(len(c) for c in expected)
+    if ce.positions is not None:
+        for c, m in zip(ce.candidates, ce.positions):
+            expected_map = np.full(data.n, -1, np.int32)
+            expected_map[c] = np.arange(c.shape[0])
+            assert m.dtype == np.int32 and m.tolist() == expected_map.tolist()
+
+
 class FakeDevice(NumpyBackend):
     """NumPy presenting itself as a device backend: like the CuPy backend it hands planning and light plans to
     its ``host()``, so what the engine decides for a device is exercised without one."""
