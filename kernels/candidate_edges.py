@@ -106,10 +106,14 @@ class CandidateEdges:
         i.e. ``(v[i], x[i])`` is a candidate edge (``x`` may hold any data vertices).  One lookup in the arc's
         bit matrix where it has one, else one binary search over its keys (few and cache-resident next to the
         whole graph's adjacency)."""
+        return self.probe(xp, arc_key, self.position(xp, arc_key[0], v), x)
+
+    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any) -> Any:
+        """:meth:`contains` given the positions ``p`` (as :meth:`position` gives them) of the sources in their
+        candidates instead of the sources (a join finds them once per row, not once per entry)."""
         arc = self.arcs[arc_key]
         if not arc.keys.shape[0]:
             return xp.zeros(x.shape[0], dtype=bool)
-        p = self.position(xp, arc_key[0], v)
         if arc.matrix is not None and self.positions is not None:  # matrices are built only beside position maps
             # Bits of a matrix are numbered below 2**31 (MATRIX_BYTES): int32 arithmetic is exact.
             q = self.positions[arc_key[1]][x]

@@ -21,7 +21,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.ce_join import Extension, extension_set, run_lengths
+from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
 from distsm.kernels.order import query_adjacency
 
 #: Walks per estimate: enough that a level's estimate is within a few percent on the suites we measure.
@@ -85,21 +85,36 @@ class Sampler:
                 if not any(w in cols for w, _ in self.adj[u]):
                     continue
                 ext, first_mean = self.extension(table, cols, u)
-                row, x = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
                 self.evaluations += 1
-                mean = float(x.shape[0]) / self.walks
+                found = None
+                if len(ext.links) == 1 and not ext.distinct_cols:
+                    # The sets are the link's runs: their mean size is the mean run length, and their entries
+                    # are read only if this vertex is chosen, and then only the resampled ones.
+                    mean = first_mean
+                else:
+                    found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+                    mean = float(found[1].shape[0]) / self.walks
                 if best is None or mean < best[0]:
                     # Every further link costs a probe per entry read (see CandidateEdges.contains), every
                     # unlinked same-label column a comparison that compacts the entries like a probe does.
-                    best = (mean, ext, row, x, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
-                                                             DISTINCT_COST * len(ext.distinct_cols)))
+                    best = (mean, ext, found, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
+                                                            DISTINCT_COST * len(ext.distinct_cols)))
             if best is None:
                 raise ValueError("the query graph is not connected")
-            mean, ext, row, x, work = best
-            if table is not None and x.shape[0]:
+            mean, ext, found, work = best
+            if found is None:
+                start, counts = run_lengths(xp, self.ce, table, *ext.links[0])
+                entries = int(xp.sum(counts))
+            else:
+                entries = int(found[1].shape[0])
+            if table is not None and entries:
                 # Resample in proportion to set sizes = pick uniform entries of the flattened sets.
-                pick = xp.asarray(rng.integers(0, int(x.shape[0]), size=self.walks))
-                table = xp.concatenate([table[row[pick]], x[pick][:, None].astype(table.dtype)], axis=1)
+                pick = xp.asarray(rng.integers(0, entries, size=self.walks))
+                if found is None:
+                    row, x = run_entries(xp, self.ce, start, counts, ext.links[0][1], pick)
+                else:
+                    row, x = found[0][pick], found[1][pick]
+                table = xp.concatenate([table[row], x[:, None].astype(table.dtype)], axis=1)
             else:
                 table = None  # no walk extends: estimates are zero from here on
             out.order.append(ext.vertex)

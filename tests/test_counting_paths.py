@@ -148,6 +148,22 @@ def test_independent_sets_keep_the_core_connected():
     assert all(not ({a, b} <= s) for s in found for a, b in [(0, 1), (1, 2), (2, 3)])
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), p=st.floats(0.1, 0.9), limit=st.integers(1, 6))
+def test_independent_sets_are_all_trailing_sets_in_lexicographic_order(seed, n, p, limit):
+    import networkx as nx
+
+    rng = np.random.default_rng(seed)
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
+    query = Graph.from_edges(edges, n=n)
+    g = nx.Graph(edges)
+    g.add_nodes_from(range(n))
+    expected = [s for size in range(1, limit + 1) for s in itertools.combinations(range(n), size)
+                if not any(g.has_edge(a, b) for a, b in itertools.combinations(s, 2))
+                and len(s) < n and nx.is_connected(g.subgraph(set(range(n)) - set(s)))]
+    assert [tuple(sorted(s)) for s in independent_sets(query, limit)] == sorted(expected)
+
+
 @pytest.fixture(scope="module")
 def hprd_data():
     return distsm.read_graph(hprd.DATA)
@@ -332,6 +348,37 @@ def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, 
             expected_map = np.full(data.n, -1, np.int32)
             expected_map[c] = np.arange(c.shape[0])
             assert m.dtype == np.int32 and m.tolist() == expected_map.tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       rows=st.integers(1, 40), picks=st.integers(1, 60), lookups=st.sampled_from(["maps", "search"]))
+def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl, el, directed, qsize, sampled, rows,
+                                                                 picks, lookups):
+    """The sampler reads resampled entries of a one-link extension without laying out its sets: they must be
+    those entries of the sets laid out by extension_set, for tables of any candidates of the arc's source."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+                               lookup_bytes=room)
+    rng = np.random.default_rng(seed)
+    for arc in candidate_edges.query_arcs(query):
+        source = ce.candidates[arc[0]]
+        if not source.shape[0]:
+            continue
+        table = source[rng.integers(0, source.shape[0], size=rows)][:, None]
+        row, x = extension_set(NUMPY, ce, table, Extension(arc[1], ((0, arc),), ()))
+        if not x.shape[0]:
+            continue
+        pick = rng.integers(0, x.shape[0], size=picks)
+        start, counts = run_lengths(np, ce, table, 0, arc)
+        got_row, got_x = run_entries(np, ce, start, counts, arc, pick)
+        assert got_row.tolist() == row[pick].tolist() and got_x.tolist() == x[pick].tolist()
 
 
 class FakeDevice(NumpyBackend):
