@@ -381,6 +381,39 @@ def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl,
         assert got_row.tolist() == row[pick].tolist() and got_x.tolist() == x[pick].tolist()
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(3, 7), sampled=st.booleans(),
+       homomorphism=st.booleans(), walks=st.sampled_from([64, 200]))
+def test_orders_sampled_together_equal_orders_sampled_alone(seed, n, p, vl, el, directed, qsize, sampled,
+                                                            homomorphism, walks):
+    """A sampler reuses the walks and scores of order prefixes across the orders it samples: every order must
+    come out as a fresh sampler samples it alone, walks included, and every evaluation must be counted."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
+    if min(int(c.shape[0]) for c in ce.candidates) == 0:
+        return
+    everything = frozenset(range(query.n))
+    cores = [everything] + [everything - t for t in independent_sets(query, 3)]
+    shared = Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=walks)
+    alone_evaluations = 0
+    for core in cores:
+        for start in sorted(core)[:2]:
+            together = shared.core_order(core, start)
+            fresh = Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=walks)
+            alone = fresh.core_order(core, start)
+            alone_evaluations += fresh.evaluations
+            assert (together.order, together.estimates, together.steps, together.step_work) == \
+                (alone.order, alone.estimates, alone.steps, alone.step_work)
+            assert [None if w is None else w.tolist() for w in together.walks] == \
+                [None if w is None else w.tolist() for w in alone.walks]
+    assert shared.evaluations == alone_evaluations
+
+
 class FakeDevice(NumpyBackend):
     """NumPy presenting itself as a device backend: like the CuPy backend it hands planning and light plans to
     its ``host()``, so what the engine decides for a device is exercised without one."""
