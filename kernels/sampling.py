@@ -68,7 +68,7 @@ class Sampler:
                 arc = self.arc_from(w, u, e)
                 mean = 0.0
                 if table is not None:
-                    mean = float(xp.mean(run_lengths(xp, self.ce, table, cols[w], arc)[1].astype(xp.float64)))
+                    mean = int(xp.sum(run_lengths(xp, self.ce, table, cols[w], arc)[1])) / int(table.shape[0])
                 links.append((mean, len(links), cols[w], arc))
         links.sort()
         linked = {c for _, _, c, _ in links}
