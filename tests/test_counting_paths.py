@@ -307,19 +307,14 @@ def refined_by_definition(data, query, candidates, passes):
 
     cands = [set(c) for c in candidates]
     canonical = [a for a in candidate_edges.query_arcs(query) if a <= reverse(a)]
-    done = 0
-    for _ in range(passes):
-        done += 1
-        changed = False
-        for arc in canonical:
-            u, w, _ = arc
-            pairs = [(v, x) for v in cands[u] for x in cands[w] if adjacent(arc, v, x)]
-            for t, supported in ((u, {v for v, _ in pairs}), (w, {x for _, x in pairs})):
-                if len(supported) < len(cands[t]):
-                    cands[t], changed = supported, True
-        if not changed:
-            break
-    return [sorted(c) for c in cands], done
+    for done in range(1, passes + 1):
+        sizes = [len(c) for c in cands]
+        for u, w, e in canonical:
+            pairs = [(v, x) for v in cands[u] for x in cands[w] if adjacent((u, w, e), v, x)]
+            cands[u], cands[w] = {v for v, _ in pairs}, {x for _, x in pairs}
+        if [len(c) for c in cands] == sizes:
+            return [sorted(c) for c in cands], done
+    return [sorted(c) for c in cands], passes
 
 
 @SETTINGS
