@@ -26,6 +26,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.array_backend import bit_words, member
 from distsm.kernels.index import DataIndex
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 
 #: Refinement passes at most (each pass visits every query edge once; the first reads the data adjacency, the
@@ -138,6 +139,62 @@ def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
     return [(u, w, e) for u, nbrs in enumerate(query_adjacency(query)) for w, e in nbrs]
 
 
+@dataclass(frozen=True)
+class LabelledRuns:
+    """The data adjacency regrouped by the neighbours' vertex labels: with ``k = (v * L + e) * labels + l`` (``L``
+    the index's ``num_labels``), ``nbr[offsets[k]:offsets[k + 1]]`` is the sorted run of the neighbours of ``v``
+    through effective label ``e`` that have vertex label ``l``."""
+
+    nbr: Any      # int32[nnz]
+    offsets: Any  # int64[n * L * labels + 1]
+    labels: int   # vertex labels are below this
+
+    def bounds(self, xp: Any, idx: DataIndex, v: Any, label: int, vertex_label: int) -> tuple[Any, Any]:
+        """Start and end of the run of neighbours with vertex label ``vertex_label`` of each vertex in ``v``
+        through effective label ``label`` (empty runs give s == t)."""
+        if not (0 <= label < idx.num_labels and 0 <= vertex_label < self.labels):
+            z = xp.zeros(v.shape[0], dtype=xp.int64)
+            return z, z
+        key = (v.astype(xp.int64) * idx.num_labels + label) * self.labels + vertex_label
+        return self.offsets[key], self.offsets[key + 1]
+
+
+#: The regrouped adjacency (a neighbour per entry, an offset per vertex, effective label and vertex label) is built
+#: for data graphs with several vertex labels while it fits this many bytes, and kept as long as the index lives.
+LABELLED_RUNS_BYTES = 256 << 20
+
+_RUNS = LifetimeCache()
+
+
+def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
+    """The :class:`LabelledRuns` of ``idx`` (built once per index), or None: one vertex label (nothing to skip) or
+    over :data:`LABELLED_RUNS_BYTES`."""
+    labels = max(idx.vertices_by_label, default=0) + 1
+    keys = idx.n * idx.num_labels * labels
+    nnz = int(idx.nbr.shape[0])
+    # Vertex labels number the offsets, so they must be non-negative.
+    if len(idx.vertices_by_label) < 2 or min(idx.vertices_by_label) < 0 or \
+            8 * (keys + 1) + 4 * nnz > LABELLED_RUNS_BYTES:
+        return None
+    cached = _RUNS.get(idx)
+    if cached is not None:
+        return cached
+    xp = backend.xp
+    rows, _ = backend.expand(idx.degrees)
+    if idx.num_labels == 1:
+        key = rows.astype(xp.int64)
+    else:
+        # Each run of the index holds one effective label: number the entries' runs back to their labels.
+        run, _ = backend.expand(idx.run_end - idx.run_start)
+        key = idx.run_keys[run]
+    # Entries are sorted by (vertex, effective label, neighbour): a stable sort on the key with the neighbour's
+    # label appended keeps each new run sorted by neighbour.
+    key = key * labels + idx.vertex_labels[idx.nbr]
+    offsets = xp.zeros(keys + 1, dtype=xp.int64)
+    offsets[1:] = xp.cumsum(xp.bincount(key, minlength=keys))
+    return _RUNS.put(idx, LabelledRuns(idx.nbr[xp.argsort(key, kind="stable")], offsets, labels))
+
+
 def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
     """Adjacency entries one pass over every query arc scans (the work and memory measure of a build)."""
     xp = backend.xp
@@ -195,23 +252,41 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
         u, w, e = arc
         return (w, u, e ^ 1 if query.directed else e)
 
-    def bounds(arc: tuple[int, int, int]) -> tuple[Any, Any, Any, int]:
-        """Current candidates of the arc's source (positions), their runs' bounds and the entries in all."""
-        at = xp.flatnonzero(alive[arc[0]])
-        s, t = backend.run_bounds(idx, initial[arc[0]][at], arc[2])
-        return at, s, t, int(xp.sum(t - s)) if s.shape[0] else 0
+    # Where every input candidate of a query vertex has one vertex label (the filter's always do), its arcs read
+    # only the neighbours with that label.
+    runs = labelled_runs(backend, idx)
+    label_of: list[int | None] = [None] * len(initial)
+    if runs is not None:
+        for u, c in enumerate(initial):
+            if c.shape[0]:
+                found = idx.vertex_labels[c]
+                low, high = int(xp.min(found)), int(xp.max(found))
+                label_of[u] = low if low == high else None
+
+    def bounds(arc: tuple[int, int, int]) -> tuple[Any, Any, Any, Any, int]:
+        """Current candidates of the arc's source (positions), their runs' bounds in the returned neighbour array
+        and the entries in all."""
+        a, b, label = arc
+        at = xp.flatnonzero(alive[a])
+        if runs is not None and label_of[b] is not None:
+            s, t = runs.bounds(xp, idx, initial[a][at], label, label_of[b])
+            nbr = runs.nbr
+        else:
+            s, t = backend.run_bounds(idx, initial[a][at], label)
+            nbr = idx.nbr
+        return at, s, t, nbr, int(xp.sum(t - s)) if s.shape[0] else 0
 
     def scan(arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
         """``(a, b, pa, pb)``: the arc's candidate edges read along ``a -> b`` (the arc or its reverse, whichever
         reads fewer entries) as positions in ``a``'s and ``b``'s input candidates, sorted by ``pa`` then ``pb``."""
         side = bounds(arc)
         other = bounds(reverse(arc))
-        if other[3] < side[3]:
+        if other[4] < side[4]:
             arc, side = reverse(arc), other
         a, b, _ = arc
-        at, s, t, _ = side
+        at, s, t, nbr, _ = side
         row, rank = backend.expand(t - s)
-        x = idx.nbr[s[row] + rank]
+        x = nbr[s[row] + rank]
         # Most entries are no input candidate of b: a bitset test drops them before positions are looked up, and
         # the survivors are gathered by index (two gathers of few entries instead of two full mask compactions).
         hit = xp.flatnonzero(member(xp, bits[b], x))

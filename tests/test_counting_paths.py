@@ -283,6 +283,28 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
             assert sorted(zip(v[hits].tolist(), x[hits].tolist())) == [(cu[i], x) for i, x in expected]
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 16), p=st.floats(0.1, 0.8), vl=st.integers(2, 4),
+       el=st.integers(1, 3), directed=st.booleans())
+def test_labelled_runs_are_the_neighbours_of_each_vertex_label(seed, n, p, vl, el, directed):
+    from distsm.kernels import candidate_edges
+
+    data = random_graph(np.random.default_rng(seed), n, p, vl, el, directed)
+    idx = NUMPY.index(data)
+    runs = candidate_edges.labelled_runs(NUMPY, idx)
+    if len(set(data.vertex_labels.tolist())) < 2:
+        assert runs is None
+        return
+    v = np.arange(data.n)
+    for e in range(-1, idx.num_labels + 1):
+        s, t = NUMPY.run_bounds(idx, v, e)
+        for label in range(-1, vl + 1):
+            rs, rt = runs.bounds(np, idx, v, e, label)
+            for i in range(data.n):
+                whole = idx.nbr[s[i]:t[i]]
+                assert runs.nbr[rs[i]:rt[i]].tolist() == whole[idx.vertex_labels[whole] == label].tolist()
+
+
 def refined_by_definition(data, query, candidates, passes):
     """Refinement as its definition states it, over Python sets: per pass, every canonical query arc in turn
     keeps the candidates of its ends that have a data edge (its label, its direction) to a candidate of the
@@ -320,17 +342,22 @@ def refined_by_definition(data, query, candidates, passes):
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
        el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
-       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "search"]), drop=st.floats(0.0, 0.5))
-def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, sampled, passes, lookups, drop):
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "search"]), drop=st.floats(0.0, 0.5),
+       mixed=st.booleans())
+def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, sampled, passes, lookups, drop,
+                                           mixed):
     """Refined candidates, passes and removals equal the set-level definition's, pass by pass (a pass budget
     cut short included), from the filter's candidates thinned at random (so supports fail in every arc order)
-    and whether positions come from maps or binary searches."""
+    or from random vertex sets of mixed labels (read from the whole adjacency, not one label's), and whether
+    positions come from maps or binary searches."""
     from distsm.kernels import candidate_edges
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
     rng = np.random.default_rng(seed)
     start = [c[rng.random(c.shape[0]) >= drop] for c in NUMPY.candidates(idx, query, homomorphism=False)]
+    if mixed:
+        start = [np.flatnonzero(rng.random(data.n) >= drop).astype(c.dtype) for c in start]
     room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
     ce = candidate_edges.build(NUMPY, idx, query, start, passes=passes, lookup_bytes=room)
     expected, done = refined_by_definition(data, query, [c.tolist() for c in start], passes)
