@@ -12,7 +12,9 @@ arrays and each arc's keys are sorted).
 Refinement (GraphQL/CECI-style arc consistency): ``v`` stays a candidate of ``u`` only while every query arc
 ``u -> w`` has at least one candidate edge from ``v``.  Passes repeat until nothing changes or the pass budget is
 spent; every candidate removed is one that can take part in no match, so counts are unchanged.  The data adjacency
-is read once per query edge; later passes filter the candidate edges found then.
+is read once per query edge, from the end with fewer entries to read and, on graphs with several vertex labels,
+only among the neighbours with the other end's label (:class:`LabelledRuns`); later passes filter the candidate
+edges found then.
 
 Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vectorised over candidate edges.
 """
