@@ -289,8 +289,8 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
         at, s, t, nbr, _ = side
         row, rank = backend.expand(t - s)
         x = nbr[s[row] + rank]
-        # Most entries are no input candidate of b: a bitset test drops them before positions are looked up, and
-        # the survivors are gathered by index (two gathers of few entries instead of two full mask compactions).
+        # Entries that are no input candidate of b (most of them where runs of every label are read) are dropped by
+        # a bitset test before positions are looked up; the survivors are gathered by index, not compacted by mask.
         hit = xp.flatnonzero(member(xp, bits[b], x))
         row, x = row[hit], x[hit]
         pb = xp.searchsorted(initial[b], x) if first_maps is None else first_maps[b][x]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from functools import partial
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -106,7 +106,7 @@ class Sampler:
                     else:
                         found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
                         mean = float(found[1].shape[0]) / self.walks
-                    # Every further link costs a probe per entry read (see CandidateEdges.contains), every
+                    # Every further link costs a probe per entry read (see CandidateEdges.probe), every
                     # unlinked same-label column a comparison that compacts the entries like a probe does.
                     scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
                                                        DISTINCT_COST * len(ext.distinct_cols)))
