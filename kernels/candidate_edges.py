@@ -12,7 +12,9 @@ arrays and each arc's keys are sorted).
 Refinement (GraphQL/CECI-style arc consistency): ``v`` stays a candidate of ``u`` only while every query arc
 ``u -> w`` has at least one candidate edge from ``v``.  Passes repeat until nothing changes or the pass budget is
 spent; every candidate removed is one that can take part in no match, so counts are unchanged.  The data adjacency
-is read once per query edge; later passes filter the candidate edges found then.
+is read once per query edge, from the end with fewer entries to read and, on graphs with several vertex labels,
+only among the neighbours with the other end's label (:class:`LabelledRuns`); later passes filter the candidate
+edges found then.
 
 Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vectorised over candidate edges.
 """
@@ -30,6 +32,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.array_backend import bit_words, member
 from distsm.kernels.index import DataIndex
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 
 #: Refinement passes at most (each pass visits every query edge once; the first reads the data adjacency, the
@@ -110,10 +113,14 @@ class CandidateEdges:
         i.e. ``(v[i], x[i])`` is a candidate edge (``x`` may hold any data vertices).  One lookup in the arc's
         bit matrix where it has one, else one binary search over its keys (few and cache-resident next to the
         whole graph's adjacency)."""
+        return self.probe(xp, arc_key, self.position(xp, arc_key[0], v), x)
+
+    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any) -> Any:
+        """:meth:`contains` given the positions ``p`` (as :meth:`position` gives them) of the sources in their
+        candidates instead of the sources (a join finds them once per row, not once per entry)."""
         arc = self.arcs[arc_key]
         if not arc.keys.shape[0]:
             return xp.zeros(x.shape[0], dtype=bool)
-        p = self.position(xp, arc_key[0], v)
         if arc.matrix is not None and self.positions is not None:  # matrices are built only beside position maps
             # Bits of a matrix are numbered below 2**31 (MATRIX_BYTES): int32 arithmetic is exact.
             q = self.positions[arc_key[1]][x]
@@ -138,6 +145,62 @@ def query_arcs(query: Graph) -> list[tuple[int, int, int]]:
     return [(u, w, e) for u, nbrs in enumerate(query_adjacency(query)) for w, e in nbrs]
 
 
+@dataclass(frozen=True)
+class LabelledRuns:
+    """The data adjacency regrouped by the neighbours' vertex labels: with ``k = (v * L + e) * labels + l`` (``L``
+    the index's ``num_labels``), ``nbr[offsets[k]:offsets[k + 1]]`` is the sorted run of the neighbours of ``v``
+    through effective label ``e`` that have vertex label ``l``."""
+
+    nbr: Any      # int32[nnz]
+    offsets: Any  # int64[n * L * labels + 1]
+    labels: int   # vertex labels are below this
+
+    def bounds(self, xp: Any, idx: DataIndex, v: Any, label: int, vertex_label: int) -> tuple[Any, Any]:
+        """Start and end of the run of neighbours with vertex label ``vertex_label`` of each vertex in ``v``
+        through effective label ``label`` (empty runs give s == t)."""
+        if not (0 <= label < idx.num_labels and 0 <= vertex_label < self.labels):
+            z = xp.zeros(v.shape[0], dtype=xp.int64)
+            return z, z
+        key = (v.astype(xp.int64) * idx.num_labels + label) * self.labels + vertex_label
+        return self.offsets[key], self.offsets[key + 1]
+
+
+#: The regrouped adjacency (a neighbour per entry, an offset per vertex, effective label and vertex label) is built
+#: for data graphs with several vertex labels while it fits this many bytes, and kept as long as the index lives.
+LABELLED_RUNS_BYTES = 256 << 20
+
+_RUNS = LifetimeCache()
+
+
+def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
+    """The :class:`LabelledRuns` of ``idx`` (built once per index), or None: one vertex label (nothing to skip) or
+    over :data:`LABELLED_RUNS_BYTES`."""
+    labels = max(idx.vertices_by_label, default=0) + 1
+    keys = idx.n * idx.num_labels * labels
+    nnz = int(idx.nbr.shape[0])
+    # Vertex labels number the offsets, so they must be non-negative.
+    if len(idx.vertices_by_label) < 2 or min(idx.vertices_by_label) < 0 or \
+            8 * (keys + 1) + 4 * nnz > LABELLED_RUNS_BYTES:
+        return None
+    cached = _RUNS.get(idx)
+    if cached is not None:
+        return cached
+    xp = backend.xp
+    rows, _ = backend.expand(idx.degrees)
+    if idx.num_labels == 1:
+        key = rows.astype(xp.int64)
+    else:
+        # Each run of the index holds one effective label: number the entries' runs back to their labels.
+        run, _ = backend.expand(idx.run_end - idx.run_start)
+        key = idx.run_keys[run]
+    # Entries are sorted by (vertex, effective label, neighbour): a stable sort on the key with the neighbour's
+    # label appended keeps each new run sorted by neighbour.
+    key = key * labels + idx.vertex_labels[idx.nbr]
+    offsets = xp.zeros(keys + 1, dtype=xp.int64)
+    offsets[1:] = xp.cumsum(xp.bincount(key, minlength=keys))
+    return _RUNS.put(idx, LabelledRuns(idx.nbr[xp.argsort(key, kind="stable")], offsets, labels))
+
+
 def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
     """Adjacency entries one pass over every query arc scans (the work and memory measure of a build).
 
@@ -158,61 +221,108 @@ def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query:
     return total
 
 
-def scan_arc(backend: Backend, idx: DataIndex, cu: Any, label: int, bits_w: Any) -> tuple[Any, Any]:
-    """Candidate edges ``(v, x)`` of an arc given ``C(u)`` (sorted) and ``C(w)``'s bitset, read from the data
-    adjacency: ``v`` in ``C(u)``, ``x`` in ``N(v, label)`` and in ``C(w)``, sorted by ``v`` then ``x``."""
-    s, t = backend.run_bounds(idx, cu, label)
-    row, rank = backend.expand(t - s)
-    x = idx.nbr[s[row] + rank]
-    keep = member(backend.xp, bits_w, x)
-    return cu[row[keep]], x[keep]
-
-
-def arc_index(xp: Any, n: int, u: int, w: int, label: int, cu: Any, v: Any, x: Any,
-              matrix_of: Any = None) -> ArcIndex:
-    """The :class:`ArcIndex` of arc ``u -> w`` from its candidate edges ``(v, x)`` (any order; every ``v`` in the
-    sorted ``C(u)``); ``matrix_of(rows, x)``, when given, builds its bit matrix from the rows' positions."""
-    rows = xp.searchsorted(cu, v).astype(xp.int64)
-    keys = rows * n + x
-    order = xp.argsort(keys, kind="stable")
-    kept = xp.bincount(rows, minlength=int(cu.shape[0])).astype(xp.int64)
-    offsets = xp.zeros(int(cu.shape[0]) + 1, dtype=xp.int64)
-    offsets[1:] = xp.cumsum(kept)
-    matrix = None if matrix_of is None else matrix_of(rows, x)
-    return ArcIndex(u, w, label, offsets, x[order].astype(xp.int32), keys[order], matrix)
+def arc_index(xp: Any, n: int, arc: tuple[int, int, int], size: int, rows: Any, values: Any,
+              matrix_cols: Any = None, width: int = 0) -> ArcIndex:
+    """The :class:`ArcIndex` of ``arc`` from its candidate edges, sorted by row then value: ``rows`` are the
+    sources' positions in their ``size`` candidates, ``values`` the targets.  ``matrix_cols`` (the targets'
+    positions in their ``width`` candidates), when given, adds the bit matrix."""
+    offsets = xp.zeros(size + 1, dtype=xp.int64)
+    offsets[1:] = xp.cumsum(xp.bincount(rows, minlength=size))
+    rows = rows.astype(xp.int64)
+    matrix = None
+    if matrix_cols is not None:
+        # Edges are distinct, so their bits are.
+        matrix = bit_words(xp, rows * width + matrix_cols.astype(xp.int64), size * width)
+    return ArcIndex(*arc, offsets, values.astype(xp.int32), rows * n + values, matrix)
 
 
 def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any], *,
           passes: int = REFINE_PASSES, lookup_bytes: int = POSITION_BYTES + MATRIX_BYTES) -> CandidateEdges:
-    """Refine ``candidates`` (up to ``passes`` passes) and build every arc's candidate edges over the result.
+    """Refine ``candidates`` (sorted; up to ``passes`` passes) and build every arc's candidate edges over the
+    result.
 
     Position maps and arc bit matrices take at most ``lookup_bytes`` (and :data:`POSITION_BYTES` and
     :data:`MATRIX_BYTES`); lookups they cannot serve are binary searches.
 
-    The data adjacency is read once per query edge (an arc and its reverse hold the same data edges, the reverse
-    one with effective label ``e ^ 1`` on directed graphs): later passes only drop the edges whose endpoints lost
-    their candidacy, so they cost the candidate edges, not the adjacency they were found in."""
+    The data adjacency is read once per query edge, from the end whose candidates have fewer adjacency entries
+    with the edge's label (an arc and its reverse hold the same data edges, the reverse one with effective label
+    ``e ^ 1`` on directed graphs): later passes only drop the edges whose endpoints lost their candidacy, so they
+    cost the candidate edges, not the adjacency they were found in.
+
+    Refinement works on positions in the input candidates: a query vertex's current candidates are a mask over
+    them, a vertex's supported candidates are marked by one scatter (no sort), and the edges read in adjacency
+    order are already sorted for the arc they were read along (only the reverse arc needs a stable sort)."""
     xp = backend.xp
-    cands = list(candidates)
-    before = sum(int(c.shape[0]) for c in cands)
-    bits = [backend.bitset(idx, c) for c in cands]
+    initial = list(candidates)
+    sizes = [int(c.shape[0]) for c in initial]
+    before = sum(sizes)
+    maps_bytes = 4 * idx.n * len(initial)
+    # Per query vertex: which of its input candidates are still candidates.
+    alive = [xp.ones(size, dtype=bool) for size in sizes]
+    bits = [backend.bitset(idx, c) for c in initial]
+    first_maps = None
+    if maps_bytes <= min(POSITION_BYTES, lookup_bytes):
+        first_maps = [position_map(xp, idx.n, c) for c in initial]
 
     def reverse(arc: tuple[int, int, int]) -> tuple[int, int, int]:
         u, w, e = arc
         return (w, u, e ^ 1 if query.directed else e)
 
-    edges: dict[tuple[int, int, int], tuple[Any, Any]] = {}
+    # Where every input candidate of a query vertex has one vertex label (the filter's always do), its arcs read
+    # only the neighbours with that label.
+    runs = labelled_runs(backend, idx)
+    label_of: list[int | None] = [None] * len(initial)
+    if runs is not None:
+        for u, c in enumerate(initial):
+            if c.shape[0]:
+                found = idx.vertex_labels[c]
+                low, high = int(xp.min(found)), int(xp.max(found))
+                label_of[u] = low if low == high else None
+
+    def bounds(arc: tuple[int, int, int]) -> tuple[Any, Any, Any, Any, int]:
+        """Current candidates of the arc's source (positions), their runs' bounds in the returned neighbour array
+        and the entries in all."""
+        a, b, label = arc
+        at = xp.flatnonzero(alive[a])
+        if runs is not None and label_of[b] is not None:
+            s, t = runs.bounds(xp, idx, initial[a][at], label, label_of[b])
+            nbr = runs.nbr
+        else:
+            s, t = backend.run_bounds(idx, initial[a][at], label)
+            nbr = idx.nbr
+        return at, s, t, nbr, int(xp.sum(t - s)) if s.shape[0] else 0
+
+    def scan(arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
+        """``(a, b, pa, pb)``: the arc's candidate edges read along ``a -> b`` (the arc or its reverse, whichever
+        reads fewer entries) as positions in ``a``'s and ``b``'s input candidates, sorted by ``pa`` then ``pb``."""
+        side = bounds(arc)
+        other = bounds(reverse(arc))
+        if other[4] < side[4]:
+            arc, side = reverse(arc), other
+        a, b, _ = arc
+        at, s, t, nbr, _ = side
+        row, rank = backend.expand(t - s)
+        x = nbr[s[row] + rank]
+        # Entries that are no input candidate of b (most of them where runs of every label are read) are dropped by
+        # a bitset test before positions are looked up; the survivors are gathered by index, not compacted by mask.
+        hit = xp.flatnonzero(member(xp, bits[b], x))
+        row, x = row[hit], x[hit]
+        pb = xp.searchsorted(initial[b], x) if first_maps is None else first_maps[b][x]
+        keep = alive[b][pb]
+        return a, b, at[row[keep]], pb[keep]
+
+    edges: dict[tuple[int, int, int], tuple[int, int, Any, Any]] = {}
     # An arc's edges are current while neither end's candidates changed since they were last filtered.
-    version = [0] * len(cands)
+    version = [0] * len(initial)
     current: dict[tuple[int, int, int], tuple[int, int]] = {}
 
-    def filtered(arc: tuple[int, int, int]) -> tuple[Any, Any]:
+    def filtered(arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
         u, w, _ = arc
-        v, x = edges[arc]
+        a, b, pa, pb = edges[arc]
         if current[arc] != (version[u], version[w]):
-            keep = member(xp, bits[u], v) & member(xp, bits[w], x)
-            v, x = v[keep], x[keep]
-        return v, x
+            keep = alive[a][pa] & alive[b][pb]
+            pa, pb = pa[keep], pb[keep]
+        return a, b, pa, pb
 
     canonical = [a for a in query_arcs(query) if a <= reverse(a)]
     done = 0
@@ -220,55 +330,57 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
         done += 1
         changed = False
         for arc in canonical:
-            u, w, e = arc
+            u, w, _ = arc
             if arc not in edges:
-                edges[arc] = scan_arc(backend, idx, cands[u], e, bits[w])
+                edges[arc] = scan(arc)
             elif current[arc] == (version[u], version[w]):
                 continue
             else:
                 edges[arc] = filtered(arc)
-            v, x = edges[arc]
-            # v is sorted: its distinct values are where it changes.
-            first = xp.ones(int(v.shape[0]), dtype=bool)
-            first[1:] = v[1:] != v[:-1]
-            for t, supported in ((u, v[first]), (w, xp.unique(x))):
-                if int(supported.shape[0]) < int(cands[t].shape[0]):
-                    cands[t] = supported.astype(cands[t].dtype)
-                    bits[t] = backend.bitset(idx, cands[t])
+            a, b, pa, pb = edges[arc]
+            for t, p in ((a, pa), (b, pb)):
+                supported = xp.zeros(int(alive[t].shape[0]), dtype=bool)
+                supported[p] = True
+                kept = int(xp.count_nonzero(supported))
+                if kept < sizes[t]:
+                    alive[t], sizes[t] = supported, kept
                     version[t] += 1
                     changed = True
             current[arc] = (version[u], version[w])
         if not changed:
             break
-    positions = None
-    maps_bytes = 4 * idx.n * len(cands)
-    if maps_bytes <= min(POSITION_BYTES, lookup_bytes):
-        positions = []
-        for c in cands:
-            m = xp.full(idx.n, -1, dtype=xp.int32)
-            m[c] = xp.arange(int(c.shape[0]), dtype=xp.int32)
-            positions.append(m)
+    # Each input candidate's position in the refined candidates (-1 where removed).
+    renumber = [xp.where(m, xp.cumsum(m) - 1, -1).astype(xp.int32) for m in alive]
+    cands = [c if size == int(c.shape[0]) else c[m] for c, m, size in zip(initial, alive, sizes)]
+    positions = None if first_maps is None else [
+        m if size == int(i.shape[0]) else position_map(xp, idx.n, c)
+        for m, i, c, size in zip(first_maps, initial, cands, sizes)]
     matrix_left = min(MATRIX_BYTES, lookup_bytes - maps_bytes)
 
-    def matrix_maker(u: int, w: int) -> Any:
+    def with_matrix(u: int, w: int) -> bool:
         nonlocal matrix_left
-        width = int(cands[w].shape[0])
-        size = 4 * ((int(cands[u].shape[0]) * width + 31) // 32)
+        size = 4 * ((sizes[u] * sizes[w] + 31) // 32)
         if positions is None or not 0 < size <= matrix_left:
-            return None
+            return False
         matrix_left -= size
-
-        def make(rows: Any, x: Any) -> Any:
-            # Edges are distinct, so their bits are.
-            return bit_words(xp, rows * width + positions[w][x].astype(xp.int64), int(cands[u].shape[0]) * width)
-        return make
+        return True
 
     index = {}
     for arc in canonical:
-        u, w, e = arc
-        v, x = filtered(arc)
-        index[arc] = arc_index(xp, idx.n, u, w, e, cands[u], v, x, matrix_maker(u, w))
-        u, w, e = reverse(arc)
-        index[(u, w, e)] = arc_index(xp, idx.n, u, w, e, cands[u], x, v, matrix_maker(u, w))
-    after = sum(int(c.shape[0]) for c in cands)
-    return CandidateEdges(cands, index, done, before - after, idx.n, positions)
+        a, b, pa, pb = filtered(arc)
+        ra, rb = renumber[a][pa], renumber[b][pb]
+        order = xp.argsort(pb, kind="stable")
+        # Read along a -> b, the edges are sorted for that arc; the reverse arc takes them sorted by b, stably.
+        along = ((a, b, ra, rb, initial[b][pb]), (b, a, rb[order], ra[order], initial[a][pa][order]))
+        for key in (arc, reverse(arc)):
+            src, dst, rows, cols, values = along[0] if key[0] == a else along[1]
+            index[key] = arc_index(xp, idx.n, key, sizes[src], rows, values,
+                                   cols if with_matrix(src, dst) else None, sizes[dst])
+    return CandidateEdges(cands, index, done, before - sum(sizes), idx.n, positions)
+
+
+def position_map(xp: Any, n: int, members: Any) -> Any:
+    """int32[n]: each data vertex's position in the sorted ``members``, -1 if not among them."""
+    m = xp.full(n, -1, dtype=xp.int32)
+    m[members] = xp.arange(int(members.shape[0]), dtype=xp.int32)
+    return m

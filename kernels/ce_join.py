@@ -46,6 +46,15 @@ def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tupl
     return start, offsets[pos + 1] - start
 
 
+def run_entries(xp: Any, ce: CandidateEdges, start: Any, counts: Any, arc_key: tuple[int, int, int],
+                pick: Any) -> tuple[Any, Any]:
+    """``(row, vertex)`` of the entries ``pick`` (indexes into the rows' runs of arc ``arc_key`` laid end to end,
+    whose starts and lengths :func:`run_lengths` gave), without laying out the others."""
+    inclusive = xp.cumsum(counts)
+    row = xp.searchsorted(inclusive, pick, side="right")
+    return row, ce.arc(*arc_key).values[start[row] + pick - (inclusive - counts)[row]]
+
+
 def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension,
                   injective: bool = True) -> tuple[Any, Any]:
     """``(row, vertex)``: every extension of every row of ``table`` by ``ext.vertex``, sorted by row then
@@ -56,7 +65,7 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
     row, rank = backend.expand(counts)
     x = ce.arc(*arc_key).values[start[row] + rank]
     for col, other in ext.links[1:]:
-        keep = ce.contains(xp, other, table[row, col], x)
+        keep = ce.probe(xp, other, ce.position(xp, other[0], table[:, col])[row], x)
         row, x = row[keep], x[keep]
     if injective:
         for col in ext.distinct_cols:

@@ -13,7 +13,9 @@ fixed seed plans are reproducible.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,7 +23,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.ce_join import Extension, extension_set, run_lengths
+from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
 from distsm.kernels.order import query_adjacency
 
 #: Walks per estimate: enough that a level's estimate is within a few percent on the suites we measure.
@@ -47,6 +49,10 @@ class Sampler:
         self.adj = query_adjacency(query)
         self.labels = [int(x) for x in query.vertex_labels]
         self.evaluations = 0
+        # Per order prefix: the walks after it and the generator's state then; per (prefix, next vertex): its
+        # score (mean set size, Extension, work per row).  See core_order.
+        self._walks: dict[tuple[int, ...], tuple[Any, Any]] = {}
+        self._scores: dict[tuple[tuple[int, ...], int], tuple[float, Extension, float]] = {}
 
     def arc_from(self, w: int, u: int, e_from_u: int) -> tuple[int, int, int]:
         return (w, u, e_from_u ^ 1 if self.query.directed else e_from_u)
@@ -62,7 +68,7 @@ class Sampler:
                 arc = self.arc_from(w, u, e)
                 mean = 0.0
                 if table is not None:
-                    mean = float(xp.mean(run_lengths(xp, self.ce, table, cols[w], arc)[1].astype(xp.float64)))
+                    mean = int(xp.sum(run_lengths(xp, self.ce, table, cols[w], arc)[1])) / int(table.shape[0])
                 links.append((mean, len(links), cols[w], arc))
         links.sort()
         linked = {c for _, _, c, _ in links}
@@ -71,37 +77,47 @@ class Sampler:
         return Extension(u, tuple((c, arc) for _, _, c, arc in links), distinct), links[0][0]
 
     def core_order(self, core: frozenset[int], start: int) -> SampledOrder:
-        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows."""
+        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows.
+
+        Every order draws from a generator seeded with :attr:`seed`, so the walks after a given prefix of an
+        order, and the scores of the vertices that may follow it, are the same in every order that shares the
+        prefix: they are kept per prefix and reused (each reuse still counts as an evaluation)."""
         xp = self.backend.xp
         rng = np.random.default_rng(self.seed)
         cands = self.ce.candidates[start]
         n0 = int(cands.shape[0])
-        table = cands[xp.asarray(rng.integers(0, n0, size=self.walks))][:, None]
+        prefix: tuple[int, ...] = (start,)
+        table = self._walks_after(prefix, rng, lambda: cands[xp.asarray(rng.integers(0, n0, size=self.walks))][:, None])
         cols = {start: 0}
         out = SampledOrder([start], [float(n0)], [], [0.0], [table])
         while len(out.order) < len(core):
-            best = None
+            best, best_found = None, None
             for u in sorted(core - set(cols)):
                 if not any(w in cols for w, _ in self.adj[u]):
                     continue
-                ext, first_mean = self.extension(table, cols, u)
-                row, x = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
                 self.evaluations += 1
-                mean = float(x.shape[0]) / self.walks
-                if best is None or mean < best[0]:
-                    # Every further link costs a probe per entry read (see CandidateEdges.contains), every
+                scored, found = self._scores.get((prefix, u)), None
+                if scored is None:
+                    ext, first_mean = self.extension(table, cols, u)
+                    if len(ext.links) == 1 and not ext.distinct_cols:
+                        # The sets are the link's runs: their mean size is the mean run length, and their
+                        # entries are read only if this vertex is chosen, and then only the resampled ones.
+                        mean = first_mean
+                    else:
+                        found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+                        mean = float(found[1].shape[0]) / self.walks
+                    # Every further link costs a probe per entry read (see CandidateEdges.probe), every
                     # unlinked same-label column a comparison that compacts the entries like a probe does.
-                    best = (mean, ext, row, x, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
-                                                             DISTINCT_COST * len(ext.distinct_cols)))
+                    scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
+                                                       DISTINCT_COST * len(ext.distinct_cols)))
+                    self._scores[(prefix, u)] = scored
+                if best is None or scored[0] < best[0]:
+                    best, best_found = scored, found
             if best is None:
                 raise ValueError("the query graph is not connected")
-            mean, ext, row, x, work = best
-            if table is not None and x.shape[0]:
-                # Resample in proportion to set sizes = pick uniform entries of the flattened sets.
-                pick = xp.asarray(rng.integers(0, int(x.shape[0]), size=self.walks))
-                table = xp.concatenate([table[row[pick]], x[pick][:, None].astype(table.dtype)], axis=1)
-            else:
-                table = None  # no walk extends: estimates are zero from here on
+            mean, ext, work = best
+            prefix += (ext.vertex,)
+            table = self._walks_after(prefix, rng, partial(self._resampled, rng, table, ext, best_found))
             out.order.append(ext.vertex)
             out.steps.append(ext)
             out.estimates.append(out.estimates[-1] * mean)
@@ -119,6 +135,37 @@ class Sampler:
                     out.walks.append(None)
                     cols[u] = len(cols)
         return out
+
+    def _walks_after(self, prefix: tuple[int, ...], rng: np.random.Generator, make: Callable[[], Any]) -> Any:
+        """The walks after the order prefix ``prefix``: ``make()`` (which draws from ``rng``) the first time,
+        later the same walks, with ``rng`` put back where ``make`` left it."""
+        kept = self._walks.get(prefix)
+        if kept is None:
+            kept = self._walks[prefix] = (make(), rng.bit_generator.state)
+        else:
+            rng.bit_generator.state = kept[1]
+        return kept[0]
+
+    def _resampled(self, rng: np.random.Generator, table: Any, ext: Extension, found: Any) -> Any:
+        """``table`` extended by ``ext``: its extension sets (``found``, or None: to be read) resampled in
+        proportion to their sizes (None when every set is empty)."""
+        xp = self.backend.xp
+        if found is None and (len(ext.links) > 1 or ext.distinct_cols):
+            found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+        if found is None:
+            start, counts = run_lengths(xp, self.ce, table, *ext.links[0])
+            entries = int(xp.sum(counts))
+        else:
+            entries = int(found[1].shape[0])
+        if not entries:
+            return None  # no walk extends: estimates are zero from here on
+        # Resample in proportion to set sizes = pick uniform entries of the flattened sets.
+        pick = xp.asarray(rng.integers(0, entries, size=self.walks))
+        if found is None:
+            row, x = run_entries(xp, self.ce, start, counts, ext.links[0][1], pick)
+        else:
+            row, x = found[0][pick], found[1][pick]
+        return xp.concatenate([table[row], x[:, None].astype(table.dtype)], axis=1)
 
     def trailing(self, table: Any, cols: dict[int, int], vertices: list[int],
                  groups: list[list[int]]) -> tuple[float, list[Extension]]:

@@ -130,8 +130,8 @@ class TrailingCounter:
         xp = self.backend.xp
         keep = xp.ones(x.shape[0], dtype=bool)
         for col, arc_key in ext.links:
-            v = table[:, col] if row is None else table[row, col]
-            keep &= self.ce.contains(xp, arc_key, v, x)
+            p = self.ce.position(xp, arc_key[0], table[:, col])
+            keep &= self.ce.probe(xp, arc_key, p if row is None else p[row], x)
         return keep
 
     def _sum_products(self, terms: list[Any], size_of: dict[tuple[int, ...], Any], sizes: list[Any]) -> int:

@@ -148,6 +148,22 @@ def test_independent_sets_keep_the_core_connected():
     assert all(not ({a, b} <= s) for s in found for a, b in [(0, 1), (1, 2), (2, 3)])
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), p=st.floats(0.1, 0.9), limit=st.integers(1, 6))
+def test_independent_sets_are_all_trailing_sets_in_lexicographic_order(seed, n, p, limit):
+    import networkx as nx
+
+    rng = np.random.default_rng(seed)
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
+    query = Graph.from_edges(edges, n=n)
+    g = nx.Graph(edges)
+    g.add_nodes_from(range(n))
+    expected = [s for size in range(1, limit + 1) for s in itertools.combinations(range(n), size)
+                if not any(g.has_edge(a, b) for a, b in itertools.combinations(s, 2))
+                and len(s) < n and nx.is_connected(g.subgraph(set(range(n)) - set(s)))]
+    assert [tuple(sorted(s)) for s in independent_sets(query, limit)] == sorted(expected)
+
+
 @pytest.fixture(scope="module")
 def hprd_data():
     return distsm.read_graph(hprd.DATA)
@@ -272,6 +288,159 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
             x = np.tile(np.arange(data.n, dtype=np.int32), len(cu))
             hits = ce.contains(np, (u, w, e), v, x)
             assert sorted(zip(v[hits].tolist(), x[hits].tolist())) == [(cu[i], x) for i, x in expected]
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 16), p=st.floats(0.1, 0.8), vl=st.integers(2, 4),
+       el=st.integers(1, 3), directed=st.booleans())
+def test_labelled_runs_are_the_neighbours_of_each_vertex_label(seed, n, p, vl, el, directed):
+    from distsm.kernels import candidate_edges
+
+    data = random_graph(np.random.default_rng(seed), n, p, vl, el, directed)
+    idx = NUMPY.index(data)
+    runs = candidate_edges.labelled_runs(NUMPY, idx)
+    if len(set(data.vertex_labels.tolist())) < 2:
+        assert runs is None
+        return
+    v = np.arange(data.n)
+    for e in range(-1, idx.num_labels + 1):
+        s, t = NUMPY.run_bounds(idx, v, e)
+        for label in range(-1, vl + 1):
+            rs, rt = runs.bounds(np, idx, v, e, label)
+            for i in range(data.n):
+                whole = idx.nbr[s[i]:t[i]]
+                assert runs.nbr[rs[i]:rt[i]].tolist() == whole[idx.vertex_labels[whole] == label].tolist()
+
+
+def refined_by_definition(data, query, candidates, passes):
+    """Refinement as its definition states it, over Python sets: per pass, every canonical query arc in turn
+    keeps the candidates of its ends that have a data edge (its label, its direction) to a candidate of the
+    other end; ``(candidates, passes run)``."""
+    from distsm.kernels import candidate_edges
+
+    data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
+                                                   data.edge_labels.tolist())}
+    query_edges = {(a, b): lab for a, b, lab in zip(query.edge_src.tolist(), query.edge_dst.tolist(),
+                                                    query.edge_labels.tolist())}
+
+    def reverse(arc):
+        u, w, e = arc
+        return (w, u, e ^ 1 if query.directed else e)
+
+    def adjacent(arc, v, x):
+        u, w, e = arc
+        forward = (u, w) in query_edges and (not query.directed or e % 2 == 0)
+        lab = query_edges[(u, w)] if forward else query_edges[(w, u)]
+        pair = (v, x) if forward else (x, v)
+        return pair + (lab,) in data_edges or (not query.directed and pair[::-1] + (lab,) in data_edges)
+
+    cands = [set(c) for c in candidates]
+    canonical = [a for a in candidate_edges.query_arcs(query) if a <= reverse(a)]
+    for done in range(1, passes + 1):
+        sizes = [len(c) for c in cands]
+        for u, w, e in canonical:
+            pairs = [(v, x) for v in cands[u] for x in cands[w] if adjacent((u, w, e), v, x)]
+            cands[u], cands[w] = {v for v, _ in pairs}, {x for _, x in pairs}
+        if [len(c) for c in cands] == sizes:
+            return [sorted(c) for c in cands], done
+    return [sorted(c) for c in cands], passes
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "search"]), drop=st.floats(0.0, 0.5),
+       mixed=st.booleans())
+def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, sampled, passes, lookups, drop,
+                                           mixed):
+    """Refined candidates, passes and removals equal the set-level definition's, pass by pass (a pass budget
+    cut short included), from the filter's candidates thinned at random (so supports fail in every arc order)
+    or from random vertex sets of mixed labels (read from the whole adjacency, not one label's), and whether
+    positions come from maps or binary searches."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    rng = np.random.default_rng(seed)
+    start = [c[rng.random(c.shape[0]) >= drop] for c in NUMPY.candidates(idx, query, homomorphism=False)]
+    if mixed:
+        start = [np.flatnonzero(rng.random(data.n) >= drop).astype(c.dtype) for c in start]
+    room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, start, passes=passes, lookup_bytes=room)
+    expected, done = refined_by_definition(data, query, [c.tolist() for c in start], passes)
+    assert [c.tolist() for c in ce.candidates] == expected
+    assert all(c.dtype == s.dtype for c, s in zip(ce.candidates, start))
+    assert ce.passes == done
+    assert ce.removed == sum(len(c) for c in start) - sum(len(c) for c in expected)
+    if ce.positions is not None:
+        for c, m in zip(ce.candidates, ce.positions):
+            expected_map = np.full(data.n, -1, np.int32)
+            expected_map[c] = np.arange(c.shape[0])
+            assert m.dtype == np.int32 and m.tolist() == expected_map.tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 16), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       rows=st.integers(1, 40), picks=st.integers(1, 60), lookups=st.sampled_from(["maps", "search"]))
+def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl, el, directed, qsize, sampled, rows,
+                                                                 picks, lookups):
+    """The sampler reads resampled entries of a one-link extension without laying out its sets: they must be
+    those entries of the sets laid out by extension_set, for tables of any candidates of the arc's source."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+                               lookup_bytes=room)
+    rng = np.random.default_rng(seed)
+    for arc in candidate_edges.query_arcs(query):
+        source = ce.candidates[arc[0]]
+        if not source.shape[0]:
+            continue
+        table = source[rng.integers(0, source.shape[0], size=rows)][:, None]
+        row, x = extension_set(NUMPY, ce, table, Extension(arc[1], ((0, arc),), ()))
+        if not x.shape[0]:
+            continue
+        pick = rng.integers(0, x.shape[0], size=picks)
+        start, counts = run_lengths(np, ce, table, 0, arc)
+        got_row, got_x = run_entries(np, ce, start, counts, arc, pick)
+        assert got_row.tolist() == row[pick].tolist() and got_x.tolist() == x[pick].tolist()
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(3, 7), sampled=st.booleans(),
+       homomorphism=st.booleans(), walks=st.sampled_from([64, 200]))
+def test_orders_sampled_together_equal_orders_sampled_alone(seed, n, p, vl, el, directed, qsize, sampled,
+                                                            homomorphism, walks):
+    """A sampler reuses the walks and scores of order prefixes across the orders it samples: every order must
+    come out as a fresh sampler samples it alone, walks included, and every evaluation must be counted."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
+    if min(int(c.shape[0]) for c in ce.candidates) == 0:
+        return
+    everything = frozenset(range(query.n))
+    cores = [everything] + [everything - t for t in independent_sets(query, 3)]
+    shared = Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=walks)
+    alone_evaluations = 0
+    for core in cores:
+        for start in sorted(core)[:2]:
+            together = shared.core_order(core, start)
+            fresh = Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=walks)
+            alone = fresh.core_order(core, start)
+            alone_evaluations += fresh.evaluations
+            assert (together.order, together.estimates, together.steps, together.step_work) == \
+                (alone.order, alone.estimates, alone.steps, alone.step_work)
+            assert [None if w is None else w.tolist() for w in together.walks] == \
+                [None if w is None else w.tolist() for w in alone.walks]
+    assert shared.evaluations == alone_evaluations
 
 
 class FakeDevice(NumpyBackend):
