@@ -284,8 +284,9 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
         and the entries in all."""
         a, b, label = arc
         at = xp.flatnonzero(alive[a])
-        if runs is not None and label_of[b] is not None:
-            s, t = runs.bounds(xp, idx, initial[a][at], label, label_of[b])
+        target = label_of[b]
+        if runs is not None and target is not None:
+            s, t = runs.bounds(xp, idx, initial[a][at], label, target)
             nbr = runs.nbr
         else:
             s, t = backend.run_bounds(idx, initial[a][at], label)
