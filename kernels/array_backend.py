@@ -138,6 +138,11 @@ class ArrayBackend:
         reads host memory anyway: ``host`` itself, whose memory maps every process shares whatever ``share``)."""
         return host
 
+    def adjacency_over_bus(self, idx: DataIndex) -> bool:
+        """Whether this backend reads ``idx``'s adjacency from host memory over a bus (a device's zero-copy
+        :meth:`host_resident` index: random reads cost far more there than in device memory); the CPU never does."""
+        return False
+
     def adopt_index(self, idx: DataIndex) -> DataIndex:
         """``idx`` ready for this backend's kernels (its arrays must already be on ``xp``)."""
         return idx

@@ -280,7 +280,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                         clock, explain, reason)
     scan = candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx, cands, query)
     if path == "auto":
-        for runner, allowance in _trials(backend, host, scan, query.n):
+        for runner, allowance in _trials(backend, host, scan, query.n, backend.adjacency_over_bus(idx)):
             runner_idx = host_idx if runner is host else idx
             total = _trial(runner, runner_idx, query, options, _on(runner, filter_on, cands), allowance, budget,
                            less_than, control, clock, explain)
@@ -355,16 +355,17 @@ def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
     return [holder.to_host(a) for a in arrays]
 
 
-def _trials(backend: Backend, host: Backend, scan: int, nq: int) -> list[tuple[Backend, int]]:
+def _trials(backend: Backend, host: Backend, scan: int, nq: int, over_bus: bool) -> list[tuple[Backend, int]]:
     """``(runner, allowance)`` of each trial general join, in order (none with a zero allowance).
 
     The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
     A device backend tries its host first only when refinement would scan no more than that (a small query on a
-    small neighbourhood: the device would spend more on launches than on the join)."""
+    small neighbourhood: the device would spend more on launches than on the join).  A device that reads the
+    adjacency over the bus (``over_bus``) leaves the trial to its host, which reads the same memory directly."""
     opts = engine_options()
     least = opts.trial_entries * nq
-    if not backend.on_device:
-        trials = [(backend, max(least, int(opts.trial_ratio_host * scan)))]
+    if not backend.on_device or (over_bus and host is not backend):
+        trials = [(host, max(least, int(opts.trial_ratio_host * scan)))]
     else:
         trials = [(backend, max(least, int(opts.trial_ratio_device * scan)))]
         if host is not backend and scan <= least:

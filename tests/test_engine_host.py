@@ -200,6 +200,24 @@ def test_a_device_index_with_a_host_twin_works_on_the_host_like_a_graph(hprd_dat
     assert "on numpy" in with_twin.reason, with_twin.reason
 
 
+class BusDevice(PosingDevice):
+    """A device that reads every index's adjacency over the bus (a zero-copy host-resident index)."""
+
+    def adjacency_over_bus(self, idx):
+        return True
+
+
+def test_a_device_reading_over_the_bus_leaves_trials_to_its_host(hprd_data):
+    query = distsm.read_graph(hprd.query_path("query_dense_16_3"))
+    device = BusDevice()
+    report = Explanation()
+    with distsm.options({"engine.trial-entries": 0}):  # no small-query host trial: only the bus decides
+        got = engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28, explain=report,
+                           host_index=NUMPY.index(hprd_data))
+    assert got == hprd.expected_counts()["query_dense_16_3"]
+    assert "on numpy" in report.reason, report.reason
+
+
 def scan_of(data, query):
     idx = NUMPY.index(data)
     return scan_entries(NUMPY, idx, NUMPY.candidates(idx, query, homomorphism=False), query)

@@ -25,6 +25,7 @@ import distsm
 from benchmarks import common
 from distsm import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.array_backend import NumpyBackend, member
 from distsm.config import gpu_options
@@ -477,3 +478,9 @@ def test_host_resident_shares_the_memory_mapped_store_in_place(gpu, tmp_path):
         q = random_connected_query(rng, data, size, 0.3, 3, 1)
         want = engine.count(numpy, host, q, MatchOptions(), budget=1 << 26)
         assert engine.count(gpu, shared, q, MatchOptions(), budget=1 << 26) == want
+        # With the memory map as its host twin, trials read the adjacency on the host, not over the bus.
+        report = Explanation()
+        assert engine.count(gpu, shared, q, MatchOptions(), budget=1 << 26, host_index=host, explain=report) == want
+        assert not any(runner == "cupy" for runner, _, _ in report.trials), report
+        assert "on cupy" not in report.reason or report.path == "trailing", report.reason
+    assert gpu.adjacency_over_bus(shared) and not gpu.adjacency_over_bus(gpu.index(data))

@@ -3,6 +3,7 @@ vertices sorted by label, and the prebuilt kernel arguments that name the graph.
 
 from __future__ import annotations
 
+import dataclasses
 import mmap
 import time
 from dataclasses import dataclass, field, fields
@@ -31,6 +32,8 @@ class GpuIndex(DataIndex):
     #: named kernel arguments that describe the graph (prebuilt: launches are hot): the probe's and the workload's
     probe_args: dict[str, Any] = field(default_factory=dict)
     run_args: dict[str, Any] = field(default_factory=dict)
+    #: the O(|E|) arrays are page-locked host memory the kernels read over the bus (:meth:`IndexOps.host_resident`)
+    adjacency_in_host: bool = False
 
 
 class IndexOps(DeviceBase):
@@ -107,7 +110,11 @@ class IndexOps(DeviceBase):
         kw["vertices_by_label"] = {k: xp.asarray(v) for k, v in host.vertices_by_label.items()}
         device_bytes = sum(int(kw[k].nbytes) for k in ("vertex_labels", "degrees", "sig")) + 4 * host.n
         kw["nbytes"] = device_bytes
-        return self._gpu_index(DataIndex(**kw), np.asarray(host.vertex_labels), time.perf_counter(), False)
+        return dataclasses.replace(self._gpu_index(DataIndex(**kw), np.asarray(host.vertex_labels), time.perf_counter(),
+                                                   False), adjacency_in_host=True)
+
+    def adjacency_over_bus(self, idx: DataIndex) -> bool:
+        return isinstance(idx, GpuIndex) and idx.adjacency_in_host
 
     def adopt_index(self, idx: DataIndex) -> GpuIndex:
         return self.as_gpu_index(idx)
