@@ -50,3 +50,16 @@ def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_l
     value = (code.astype(xp.float64) * xp.exp2(shift.astype(xp.float64)))
     flat = xp.bincount(word * n + vertex, weights=value, minlength=SIG_WORDS * n)
     return flat.astype(xp.uint32).reshape(SIG_WORDS, n)
+
+
+#: Rows of :func:`packed` signatures.
+PACKED_WORDS = (SIG_WORDS + 1) // 2
+
+
+def packed(xp: Any, sig: Any) -> Any:
+    """``sig`` (``uint32[SIG_WORDS, n]``) with its words packed in pairs into ``uint64[PACKED_WORDS, n]`` (word
+    ``2k`` low, ``2k + 1`` high): the coverage test ``(v & u) == u`` of a packed word is that of both halves."""
+    wide = sig.astype(xp.uint64)
+    if wide.shape[0] % 2:
+        wide = xp.concatenate([wide, xp.zeros((1, wide.shape[1]), dtype=xp.uint64)])
+    return wide[0::2] | (wide[1::2] << xp.uint64(32))
