@@ -242,7 +242,7 @@ class ArrayBackend:
             z = xp.zeros(v.shape[0], dtype=xp.int64)
             return z, z
         if idx.num_labels == 1:
-            return idx.run_start[v], idx.run_end[v]
+            return idx.run_start.take(v), idx.run_end.take(v)  # take: fancy indexing by int32 is slower
         key = v.astype(xp.int64) * idx.num_labels + label
         pos = xp.searchsorted(idx.run_keys, key)
         pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)
@@ -326,8 +326,9 @@ class ArrayBackend:
                 return Descent(level, table, 0, (delta, self.to_host(inclusive), total), levels)
             last = level == nq - 1
             if total:
-                rowid = xp.arange(table.shape[0], dtype=xp.int64).repeat(counts)
-                cand = idx.nbr[xp.arange(total, dtype=xp.int64) + delta[rowid]]
+                # Default integer aranges (int64): a dtype keyword costs as much as the array on small tables.
+                rowid = xp.arange(table.shape[0]).repeat(counts)
+                cand = idx.nbr[xp.arange(total) + delta[rowid]]
                 out = self._survivors(idx, table, step, rowid, cand, bits[step.vertex], count_only and last, spanning)
             else:
                 out = 0 if count_only and last else table[:0]
@@ -367,6 +368,8 @@ class ArrayBackend:
         saved per level: row gathers go through ``take`` (fancy indexing of 2-D arrays is several times slower),
         column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables)."""
         xp = self.xp
+        # Gathers indexed by int32 arrays convert their indices each time: one conversion up front instead.
+        cand = cand.astype(xp.int64)
         keep = member(xp, bits, cand)
         rowid, cand = rowid[keep], cand[keep]
         if (step.greater_than or step.less_than or step.distinct_cols) and cand.shape[0]:
@@ -394,7 +397,7 @@ class ArrayBackend:
             rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
-        return xp.concatenate([table.take(rowid, axis=0), cand.astype(table.dtype, copy=False)[:, None]], axis=1)
+        return xp.concatenate([table.take(rowid, axis=0), cand.astype(table.dtype)[:, None]], axis=1)
 
 
 @dataclass(frozen=True)
