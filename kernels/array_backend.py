@@ -243,7 +243,7 @@ class ArrayBackend:
             return z, z
         if idx.num_labels == 1:
             return idx.run_start.take(v), idx.run_end.take(v)  # take: fancy indexing by int32 is slower
-        key = v.astype(xp.int64) * idx.num_labels + label
+        key = v.astype(xp.int64, copy=False) * idx.num_labels + label
         pos = xp.searchsorted(idx.run_keys, key)
         pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)
         found = idx.run_keys[pos] == key
@@ -265,10 +265,10 @@ class ArrayBackend:
         if not 0 <= label < idx.num_labels:
             return xp.zeros(x.shape[0], dtype=bool)
         if idx.num_labels == 1:
-            run = x.astype(xp.int64)
+            run = x.astype(xp.int64, copy=False)
             ok = None
         else:
-            key = x.astype(xp.int64) * idx.num_labels + label
+            key = x.astype(xp.int64, copy=False) * idx.num_labels + label
             pos = xp.searchsorted(idx.run_keys, key)
             pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)
             ok = idx.run_keys[pos] == key
@@ -285,7 +285,7 @@ class ArrayBackend:
     def pair_count(self, idx: DataIndex, x: Any, y: Any) -> Any:
         """Number of adjacency entries from ``x[i]`` to ``y[i]`` over all effective labels."""
         xp = self.xp
-        key = x.astype(xp.int64) * idx.n + y
+        key = x.astype(xp.int64, copy=False) * idx.n + y
         return xp.searchsorted(idx.pair_keys, key, side="right") - xp.searchsorted(idx.pair_keys, key, side="left")
 
     def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, np.ndarray, int]:
@@ -369,7 +369,7 @@ class ArrayBackend:
         column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables)."""
         xp = self.xp
         # Gathers indexed by int32 arrays convert their indices each time: one conversion up front instead.
-        cand = cand.astype(xp.int64)
+        cand = cand.astype(xp.int64, copy=False)
         keep = member(xp, bits, cand)
         rowid, cand = rowid[keep], cand[keep]
         if (step.greater_than or step.less_than or step.distinct_cols) and cand.shape[0]:
@@ -397,7 +397,7 @@ class ArrayBackend:
             rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
-        return xp.concatenate([table.take(rowid, axis=0), cand.astype(table.dtype)[:, None]], axis=1)
+        return xp.concatenate([table.take(rowid, axis=0), cand.astype(table.dtype, copy=False)[:, None]], axis=1)
 
 
 @dataclass(frozen=True)
@@ -441,6 +441,9 @@ class NumpyBackend(ArrayBackend):
     """The CPU reference backend."""
 
     name = "numpy"
+    # Gathers and scatters indexed by int32 arrays convert their indices on every call, which costs more than the
+    # work on the light queries' small tables; the CPU's tables are budgeted at 8 bytes a column anyway.
+    vertex_dtype = np.int64
 
     def __init__(self) -> None:
         super().__init__(np)
