@@ -28,7 +28,7 @@ class MatchOptions:
         return f"{base}, {'induced' if self.induced else 'non-induced'}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # slots: a plan builds one per level, a third faster
 class Step:
     """What level ``i`` of the join does (columns index the partial-match table)."""
 
