@@ -121,7 +121,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     labels = query.vertex_labels.tolist()
     flip = 1 if query.directed else 0
     # Entries of each effective label a link can carry (both orientations), looked up once per label.
-    entries = {e: label_entries.get(e, 0) for e in {e ^ f for row in adj for _, e in row for f in (0, flip)}}
+    entries = {e ^ f: label_entries.get(e ^ f, 0) for e in set(query.neighbor_labels.tolist()) for f in (0, flip)}
     same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
     steps = []
     for i in range(1, len(order)):
