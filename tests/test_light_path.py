@@ -18,7 +18,8 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend, NumpyBackend, Spanning
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions, build_plan
-from distsm.kernels.signature import packed
+from distsm.kernels import signature
+from distsm.kernels.signature import BUCKETS_PER_WORD, SIG_WORDS, bucket_of, packed, signatures
 from distsm.labels import reconcile
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,6 +111,30 @@ def test_membership_lookup_equals_the_generic_one_and_isin(seed, size, queries):
     expected = np.isin(probe, keys)
     assert np.array_equal(NumpyBackend()._contains(keys, probe), expected)
     assert np.array_equal(ArrayBackend(np)._contains(keys, probe), expected)
+
+
+# The fixture is only used through a context opened per example.
+@settings(SETTINGS, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 1100), entries=st.integers(0, 500),
+       presence_only=st.booleans(), dense=st.booleans())
+def test_signatures_follow_their_definition(seed, n, entries, presence_only, dense, monkeypatch):
+    """Bucket ``b`` of vertex ``v`` holds 00, 01 or 11 for none, one, or two or more of ``v``'s entries hashed to
+    ``b`` (01 for any under ``presence_only``), whether the cells are counted densely (queries) or sorted."""
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.integers(0, n, entries))
+    labels, nbr_labels = rng.integers(0, 5, entries), rng.integers(0, 40, entries)
+    with monkeypatch.context() as m:
+        m.setattr(signature, "DENSE_CELLS", 1 << 40 if dense else 0)
+        got = signatures(np, n, rows, labels, nbr_labels, presence_only=presence_only)
+    buckets = bucket_of(np, labels, nbr_labels).tolist()
+    seen: dict[tuple[int, int], int] = {}
+    for v, b in zip(rows.tolist(), buckets):
+        seen[(v, b)] = seen.get((v, b), 0) + 1
+    expected = np.zeros((SIG_WORDS, n), dtype=np.uint32)
+    for (v, b), k in seen.items():
+        code = 1 if presence_only or k == 1 else 3
+        expected[b // BUCKETS_PER_WORD, v] |= np.uint32(code << (2 * (b % BUCKETS_PER_WORD)))
+    assert got.dtype == np.uint32 and got.flags.c_contiguous and np.array_equal(got, expected)
 
 
 @SETTINGS
