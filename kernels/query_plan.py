@@ -119,17 +119,17 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     adj = query_adjacency(query)
     col_of = {u: i for i, u in enumerate(order)}
     labels = query.vertex_labels.tolist()
+    # Each vertex's linking edges as seen from the other end: the reverse arc's label (e ^ 1) when directed.
+    seen_from = [[(w, e ^ 1) for w, e in row] for row in adj] if query.directed else adj
     flip = 1 if query.directed else 0
-    # Entries of each effective label a link can carry (both orientations), looked up once per label.
-    entries = {e ^ f: label_entries.get(e ^ f, 0) for e in set(query.neighbor_labels.tolist()) for f in (0, flip)}
+    entries = {e ^ flip: label_entries.get(e ^ flip, 0) for e in set(query.neighbor_labels.tolist())}
     same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
     steps = []
     for i in range(1, len(order)):
         u = order[i]
-        # u's linking edges as seen from the earlier vertex w: the reverse arc's label (e ^ 1) when directed; the
-        # rarest label first, then by column (ties keep adjacency order: k).
-        ranked = sorted((entries[e ^ flip], col_of[w], k, e ^ flip) for k, (w, e) in enumerate(adj[u])
-                        if col_of[w] < i)
+        # The rarest label first, then by column (ties keep adjacency order: k).
+        ranked = [(entries[e], col_of[w], k, e) for k, (w, e) in enumerate(seen_from[u]) if col_of[w] < i]
+        ranked.sort()
         links = [(col, e) for _, col, _, e in ranked]
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
