@@ -315,21 +315,16 @@ class ArrayBackend:
         Here the levels run one after another in a plain loop over the same primitives as :meth:`workload` and
         :meth:`extend`, without the engine's chunking generators and without rebuilding each row's entry count
         from the prefix sums (on light queries those cost as much as the array work)."""
-        xp = self.xp
         nq = len(plan.order)
         levels: list[tuple[int, int]] = []
         while True:  # the engine descends from levels below nq only; the last level returns
             step = plan.steps[level - 1]
-            delta, inclusive, counts = self._bounds(idx, table, step)
-            total = int(inclusive[-1])  # tables reaching here have rows: empty ones return below
-            if total > cap:
-                return Descent(level, table, 0, (delta, self.to_host(inclusive), total), levels)
+            total, entries = self._entries(idx, table, step, cap)
+            if entries is None:
+                return Descent(level, table, 0, self.workload(idx, table, step), levels)
             last = level == nq - 1
             if total:
-                # Default integer aranges (int64): a dtype keyword costs as much as the array on small tables.
-                rowid = xp.arange(table.shape[0]).repeat(counts)
-                cand = idx.nbr[xp.arange(total) + delta[rowid]]
-                out = self._survivors(idx, table, step, rowid, cand, bits[step.vertex], count_only and last, spanning)
+                out = self._survivors(idx, table, step, *entries, bits[step.vertex], count_only and last, spanning)
             else:
                 out = 0 if count_only and last else table[:0]
             survivors = out if count_only and last else int(out.shape[0])  # type: ignore[union-attr]
@@ -338,6 +333,25 @@ class ArrayBackend:
             if not survivors or last:
                 return Descent(nq, None if count_only else out, survivors, None, levels)
             table = out
+
+    def _entries(self, idx: DataIndex, table: Any, step: Step, cap: int) -> tuple[int, tuple[Any, Any] | None]:
+        """The size of the output space of ``step`` over ``table`` (which has rows) and, when it is at most
+        ``cap``, its entries ``(rowid, cand)``: every entry's table row and candidate vertex."""
+        xp = self.xp
+        if table.shape[0] == 1:
+            # One row (most levels of a light query): its run is one slice of the adjacency, no prefix sums.
+            s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
+            lo, total = int(s[0]), int(t[0] - s[0])
+            if total > cap:
+                return total, None
+            return total, (xp.zeros(total, dtype=xp.int64), idx.nbr[lo:lo + total])
+        delta, inclusive, counts = self._bounds(idx, table, step)
+        total = int(inclusive[-1])
+        if total > cap:
+            return total, None
+        # Default integer aranges (int64): a dtype keyword costs as much as the array on small tables.
+        rowid = xp.arange(table.shape[0]).repeat(counts)
+        return total, (rowid, idx.nbr[xp.arange(total) + delta[rowid]])
 
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:
