@@ -210,3 +210,41 @@ def test_plan_steps_follow_their_definition(seed, n, p, vl, el, directed, qsize,
         assert step.distinct_cols == distinct
         assert step.greater_than == tuple(col[a] for a, b in less_than if b == u and col[a] < i)
         assert step.less_than == tuple(col[b] for a, b in less_than if a == u and col[b] < i)
+
+
+@SETTINGS
+@given(**case_args, homomorphism=st.booleans(), cap=st.sampled_from([0, 1, 3, 10, 1 << 30]),
+       count_only=st.booleans())
+def test_descent_stops_where_a_level_exceeds_its_cap(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
+                                                     cap, count_only):
+    """The fused descent hands back the table of the first level whose output space exceeds ``cap`` with that
+    level's workload, and every level it extended on the way is the full level-by-level extension."""
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    prepared = engine.prepare(NUMPY, data, query, MatchOptions(homomorphism=homomorphism))
+    if prepared is None:
+        return
+    idx, plan, nq = prepared.index, prepared.plan, query.n
+    table = prepared.candidates[plan.order[0]][:, None]
+    if nq == 1:
+        return
+    run = NUMPY.descend(idx, table, 1, plan, prepared.bits, count_only, cap)
+    level = 1
+    for total, survivors in run.levels:
+        step = plan.steps[level - 1]
+        delta, offsets, expected_total = NUMPY.workload(idx, table, step)
+        assert total == expected_total <= cap
+        last = count_only and level == nq - 1
+        if total:
+            table = NUMPY.extend(idx, table, step, delta, offsets, 0, total, prepared.bits[step.vertex], last)
+        else:
+            table = 0 if last else table[:0]
+        assert survivors == (table if last else table.shape[0])
+        level += 1
+    if run.level == nq:
+        assert run.count == (table if count_only else table.shape[0])
+        assert count_only or np.array_equal(run.table, table)
+    else:
+        assert run.level == level and np.array_equal(run.table, table)
+        delta, offsets, total = NUMPY.workload(idx, table, plan.steps[level - 1])
+        assert total > cap and run.workload[2] == total
+        assert np.array_equal(run.workload[0], delta) and np.array_equal(run.workload[1], offsets)
