@@ -336,7 +336,8 @@ class ArrayBackend:
 
     def _entries(self, idx: DataIndex, table: Any, step: Step, cap: int) -> tuple[int, tuple[Any, Any] | None]:
         """The size of the output space of ``step`` over ``table`` (which has rows) and, when it is at most
-        ``cap``, its entries ``(rowid, cand)``: every entry's table row and candidate vertex."""
+        ``cap``, its entries ``(rowid, cand)``: every entry's table row (None for a one-row table, see
+        :meth:`_survivors`) and candidate vertex."""
         xp = self.xp
         if table.shape[0] == 1:
             # One row (most levels of a light query): its run is one slice of the adjacency, no prefix sums.
@@ -344,7 +345,7 @@ class ArrayBackend:
             lo, total = int(s[0]), int(t[0] - s[0])
             if total > cap:
                 return total, None
-            return total, (xp.zeros(total, dtype=xp.int64), idx.nbr[lo:lo + total])
+            return total, (None, idx.nbr[lo:lo + total])
         delta, inclusive, counts = self._bounds(idx, table, step)
         total = int(inclusive[-1])
         if total > cap:
@@ -376,42 +377,48 @@ class ArrayBackend:
 
     def _survivors(self, idx: DataIndex, table: Any, step: Step, rowid: Any, cand: Any, bits: Any, count_only: bool,
                    spanning: Spanning | None) -> Any:
-        """The entries ``(table[rowid[i]], cand[i])`` that pass ``step``'s tests, as :meth:`extend` returns them.
+        """The entries ``(table[rowid[i]], cand[i])`` that pass ``step``'s tests, as :meth:`extend` returns them;
+        ``rowid`` None stands for a one-row ``table`` (every entry's row is its only row).
 
         Light queries run tables of a few rows through all their levels, so every array operation saved here is
         saved per level: row gathers go through ``take`` (fancy indexing of 2-D arrays is several times slower),
-        column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables)."""
+        column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables), and
+        a one-row table's columns broadcast as one-element arrays (no gathers, no row ids to compact)."""
         xp = self.xp
         # Gathers indexed by int32 arrays convert their indices each time: one conversion up front instead.
         cand = cand.astype(xp.int64, copy=False)
+        if rowid is None and spanning is not None:
+            rowid = xp.zeros(cand.shape[0], dtype=xp.int64)  # the spanning tests gather whole rows per entry
+        one = rowid is None
         keep = member(xp, bits, cand)
-        rowid, cand = rowid[keep], cand[keep]
+        rowid, cand = (None if one else rowid[keep]), cand[keep]
         if (step.greater_than or step.less_than or step.distinct_cols) and cand.shape[0]:
             tests = ([(col, xp.greater) for col in step.greater_than] + [(col, xp.less) for col in step.less_than]
                      + [(col, xp.not_equal) for col in step.distinct_cols])
             keep = None
             for col, op in tests:
-                ok = op(cand, table[:, col].take(rowid))
+                ok = op(cand, table[:1, col] if one else table[:, col].take(rowid))
                 keep = ok if keep is None else keep & ok
-            rowid, cand = rowid[keep], cand[keep]
+            rowid, cand = (None if one else rowid[keep]), cand[keep]
         for col, label in step.checks:
             if not cand.shape[0]:
                 break
-            keep = self.has_edge(idx, table[:, col].take(rowid), label, cand)
-            rowid, cand = rowid[keep], cand[keep]
+            keep = self.has_edge(idx, table[:1, col] if one else table[:, col].take(rowid), label, cand)
+            rowid, cand = (None if one else rowid[keep]), cand[keep]
         for col, need in step.pair_checks:
             if not cand.shape[0]:
                 break
             # The entry count between two vertices is symmetric (an arc is stored at both ends); reading the column
             # vertex's row keeps every lookup inside the rows a gathered piece holds.
-            keep = self.pair_count(idx, table[:, col].take(rowid), cand) == need
-            rowid, cand = rowid[keep], cand[keep]
+            keep = self.pair_count(idx, table[:1, col] if one else table[:, col].take(rowid), cand) == need
+            rowid, cand = (None if one else rowid[keep]), cand[keep]
         if spanning is not None and cand.shape[0]:
             keep = spanning.keep(xp, idx.n, table, rowid, cand, step)
             rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
-        return xp.concatenate([table.take(rowid, axis=0), cand.astype(table.dtype, copy=False)[:, None]], axis=1)
+        rows = xp.repeat(table, cand.shape[0], axis=0) if one else table.take(rowid, axis=0)
+        return xp.concatenate([rows, cand.astype(table.dtype, copy=False)[:, None]], axis=1)
 
 
 @dataclass(frozen=True)
