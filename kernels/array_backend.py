@@ -417,8 +417,11 @@ class ArrayBackend:
             rowid, cand = rowid[keep], cand[keep]
         if count_only:
             return int(cand.shape[0])
-        rows = xp.repeat(table, cand.shape[0], axis=0) if one else table.take(rowid, axis=0)
-        return xp.concatenate([rows, cand.astype(table.dtype, copy=False)[:, None]], axis=1)
+        ncols = table.shape[1]
+        out = xp.empty((cand.shape[0], ncols + 1), dtype=table.dtype)
+        out[:, :ncols] = table if one else table.take(rowid, axis=0)  # one row broadcasts
+        out[:, ncols] = cand
+        return out
 
 
 @dataclass(frozen=True)
