@@ -215,7 +215,7 @@ class ArrayBackend:
             dpos, downer = dpos[keep], downer[keep]
         # Back to id order within each query vertex (owners stay grouped in order, so one sort of (owner, id) keys).
         key = xp.sort(downer * idx.n + pools.members.take(dpos))
-        kept = (key % idx.n).astype(self.vertex_dtype)
+        kept = (key % idx.n).astype(self.vertex_dtype, copy=False)
         counts = self.to_host(xp.bincount(downer, minlength=nq))
         ends = counts.cumsum()
         out = [kept[end - size:end] for end, size in zip(ends.tolist(), counts.tolist())]
