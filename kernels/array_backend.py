@@ -260,10 +260,11 @@ class ArrayBackend:
         return row, xp.arange(total, dtype=xp.int64) - (inclusive - counts)[row]
 
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
-        """Boolean mask: ``y[i] in N(x[i], label)``."""
+        """Boolean mask: ``y[i] in N(x[i], label)`` (``x`` and ``y`` broadcast: a one-element ``x`` tests every
+        ``y`` against one vertex)."""
         xp = self.xp
-        if not 0 <= label < idx.num_labels:
-            return xp.zeros(x.shape[0], dtype=bool)
+        if not 0 <= label < idx.num_labels or not idx.entry_keys.shape[0]:  # no such edges (or none at all)
+            return xp.zeros(np.broadcast_shapes(x.shape, y.shape), dtype=bool)
         if idx.num_labels == 1:
             run = x.astype(xp.int64, copy=False)
             ok = None

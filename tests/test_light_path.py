@@ -276,3 +276,20 @@ def test_one_row_tables_filter_as_their_row_ids_say(seed, n, p, vl, el, directed
             explicit = NUMPY._survivors(idx, table, step, np.zeros(cand.shape[0], np.int64), cand, bits, count_only,
                                         span)
             assert np.array_equal(broadcast, explicit)
+
+
+@SETTINGS
+@given(**case_args, vertex_seed=st.integers(0, 2**32 - 1))
+def test_one_vertex_membership_broadcasts_over_its_candidates(seed, n, p, vl, el, directed, qsize, sampled,
+                                                              vertex_seed):
+    """``has_edge`` and ``pair_count`` with a one-element ``x`` (a one-row table's column) answer for every ``y``
+    as an ``x`` repeated to ``y``'s length does, labels the data graph lacks included."""
+    data, _ = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    rng = np.random.default_rng(vertex_seed)
+    x = rng.integers(0, data.n, 1)
+    y = rng.integers(0, data.n, int(rng.integers(0, 2 * data.n)))
+    repeated = np.repeat(x, y.shape[0])
+    for label in range(-1, idx.num_labels + 2):
+        assert np.array_equal(NUMPY.has_edge(idx, x, label, y), NUMPY.has_edge(idx, repeated, label, y))
+    assert np.array_equal(NUMPY.pair_count(idx, x, y), NUMPY.pair_count(idx, repeated, y))
