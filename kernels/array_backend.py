@@ -65,7 +65,7 @@ def bit_words(xp: Any, members: Any, nbits: int) -> Any:
 class LabelPools:
     """The data vertices sorted by label, then by degree (largest first), then by id, with their signatures in the
     same order, so the filter finds the pool of each query vertex (its label, at least its degree) with one binary
-    search and tests every pool in one vectorised pass (about 36 bytes per data vertex)."""
+    search and tests every pool in one vectorised pass (about 28 bytes per data vertex)."""
 
     members: Any      # int32[n]
     sig: Any          # uint64[PACKED_WORDS, n]: signature words packed in pairs (one test covers two words)
