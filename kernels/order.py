@@ -46,15 +46,23 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
     if prefix:
         order = list(prefix)
     else:
-        order = [min(range(nq), key=lambda u: (candidate_sizes[u] / max(deg[u], 1), -deg[u], u))]
+        order = [min((candidate_sizes[u] / max(deg[u], 1), -deg[u], u) for u in range(nq))[2]]
     n2 = float(max(n_data, 1)) ** 2
     log_est = [math.log(max(c, 1)) for c in candidate_sizes]
-    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in {e for row in adj for _, e in row}}
+    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in set(query.neighbor_labels.tolist())}
     links = [0] * nq
     placed = [False] * nq
     frontier: set[int] = set()  # unplaced vertices linked to a placed one
-
-    def place(v: int) -> None:
+    v = -1
+    for k in range(nq):
+        if k < len(order):
+            v = order[k]
+        elif not frontier:
+            raise ValueError("the query graph is not connected")
+        else:
+            # Tuples rather than a key function: this runs once per frontier vertex and level.
+            v = min((log_est[u], -links[u], u) for u in frontier)[2]
+            order.append(v)
         placed[v] = True
         frontier.discard(v)
         for w, e in adj[v]:
@@ -62,13 +70,4 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
             links[w] += 1
             if not placed[w]:
                 frontier.add(w)
-
-    for v in order:
-        place(v)
-    while len(order) < nq:
-        if not frontier:
-            raise ValueError("the query graph is not connected")
-        best = min(frontier, key=lambda u: (log_est[u], -links[u], u))
-        order.append(best)
-        place(best)
     return order

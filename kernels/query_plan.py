@@ -28,7 +28,7 @@ class MatchOptions:
         return f"{base}, {'induced' if self.induced else 'non-induced'}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # slots: a plan builds one per level, a third faster
 class Step:
     """What level ``i`` of the join does (columns index the partial-match table)."""
 
@@ -119,12 +119,18 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     adj = query_adjacency(query)
     col_of = {u: i for i, u in enumerate(order)}
     labels = query.vertex_labels.tolist()
+    # Each vertex's linking edges as seen from the other end: the reverse arc's label (e ^ 1) when directed.
+    seen_from = [[(w, e ^ 1) for w, e in row] for row in adj] if query.directed else adj
+    flip = 1 if query.directed else 0
+    entries = {e ^ flip: label_entries.get(e ^ flip, 0) for e in set(query.neighbor_labels.tolist())}
+    same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
     steps = []
     for i in range(1, len(order)):
         u = order[i]
-        # u's linking edges as seen from the earlier vertex w: the reverse arc's label (e ^ 1) when directed.
-        links = [(col_of[w], e ^ 1 if query.directed else e) for w, e in adj[u] if col_of[w] < i]
-        links.sort(key=lambda ce: (label_entries.get(ce[1], 0), ce[0]))
+        # The rarest label first, then by column (ties keep adjacency order: k).
+        ranked = [(entries[e], col_of[w], k, e) for k, (w, e) in enumerate(seen_from[u]) if col_of[w] < i]
+        ranked.sort()
+        links = [(col, e) for _, col, _, e in ranked]
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
         if prime is not None:
@@ -146,8 +152,9 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
             dup = tuple(arcs)
         linked_cols = {c for c, _ in links}
         # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
-        distinct = () if options.homomorphism else tuple(
-            c for c in range(i) if c not in linked_cols and labels[order[c]] == labels[u])
+        columns = same_label.setdefault(labels[u], [])
+        distinct = () if options.homomorphism else tuple(c for c in columns if c not in linked_cols)
+        columns.append(i)
         pair_checks: tuple[tuple[int, int], ...] = ()
         if options.induced:
             counts = {c: 0 for c in range(i)}
@@ -156,8 +163,10 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
                     counts[col_of[w]] += 1
             # Undirected graphs hold at most one entry per pair, so a linked pair needs no count check.
             pair_checks = tuple((c, k) for c, k in counts.items() if k == 0 or query.directed)
-        gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
-        lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
+        gt = lt = ()
+        if less_than:
+            gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
+            lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
         steps.append(Step(vertex=u, first_col=links[0][0], first_label=links[0][1], checks=tuple(links[1:]),
                           distinct_cols=distinct, pair_checks=pair_checks, greater_than=gt, less_than=lt,
                           cross_first=cross_first, dup_checks=dup,
