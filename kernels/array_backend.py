@@ -333,7 +333,7 @@ class ArrayBackend:
                 out = self._survivors(idx, table, step, *entries, bits[step.vertex], count_only and last, spanning)
             else:
                 out = 0 if count_only and last else table[:0]
-            survivors = out if count_only and last else int(out.shape[0])  # type: ignore[union-attr]
+            survivors = out if count_only and last else int(out.shape[0])
             levels.append((total, survivors))
             level += 1
             if not survivors or last:
@@ -473,7 +473,7 @@ class NumpyBackend(ArrayBackend):
     name = "numpy"
     # Gathers and scatters indexed by int32 arrays convert their indices on every call, which costs more than the
     # work on the light queries' small tables; the CPU's tables are budgeted at 8 bytes a column anyway.
-    vertex_dtype = np.int64
+    vertex_dtype: type[np.generic] = np.int64
 
     def __init__(self) -> None:
         super().__init__(np)

@@ -163,7 +163,8 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
                     counts[col_of[w]] += 1
             # Undirected graphs hold at most one entry per pair, so a linked pair needs no count check.
             pair_checks = tuple((c, k) for c, k in counts.items() if k == 0 or query.directed)
-        gt = lt = ()
+        gt: tuple[int, ...] = ()
+        lt: tuple[int, ...] = ()
         if less_than:
             gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
             lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
