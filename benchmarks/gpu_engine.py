@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import distsm
-from benchmarks import common
+from benchmarks import common, meta
 from benchmarks.generators import query_set, rmat_graph
 from distsm.config import options
 from distsm.kernels import engine, get_backend
@@ -108,7 +108,7 @@ def timed_count(backend: Any, data: Any, query: Any, budget: int, timeout_s: flo
 
 def versions(cupy: Any) -> dict:
     v = {"python": platform.python_version(), "numpy": np.__version__, "distsm": distsm.__version__,
-         "platform": platform.platform()}
+         "platform": platform.platform(), "git_commit": meta.git_commit()}
     if cupy is not None:
         props = cupy.cuda.runtime.getDeviceProperties(0)
         name = props["name"]

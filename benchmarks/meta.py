@@ -24,7 +24,7 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _git_commit() -> str | None:
+def git_commit() -> str | None:
     # A copy of the tree shipped to another machine may carry stale git metadata; the shipper names the commit.
     if os.environ.get("DISTSM_GIT_COMMIT"):
         return os.environ["DISTSM_GIT_COMMIT"]
@@ -40,7 +40,7 @@ def machine() -> dict[str, Any]:
 
     info: dict[str, Any] = {
         "hostname": platform.node(), "cpu": _cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
-        "numpy": numpy.__version__, "platform": platform.platform(), "git_commit": _git_commit(),
+        "numpy": numpy.__version__, "platform": platform.platform(), "git_commit": git_commit(),
     }
     try:
         import cupy
