@@ -361,15 +361,11 @@ def _trials(backend: Backend, host: Backend, scan: int, nq: int, over_bus: bool)
     The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
     A device backend tries its host first only when refinement would scan no more than that (a small query on a
     small neighbourhood: the device would spend more on launches than on the join).  A device that reads the
-    adjacency over the bus (``over_bus``) leaves the trial to its host, which reads the same memory directly,
-    within the least allowance: past it the device refines and joins over the candidate-edge index, which it holds
-    in its own memory."""
+    adjacency over the bus (``over_bus``) leaves the trial to its host, which reads the same memory directly."""
     opts = engine_options()
     least = opts.trial_entries * nq
-    if not backend.on_device:
-        trials = [(backend, max(least, int(opts.trial_ratio_host * scan)))]
-    elif over_bus and host is not backend:
-        trials = [(host, least)]
+    if not backend.on_device or (over_bus and host is not backend):
+        trials = [(host, max(least, int(opts.trial_ratio_host * scan)))]
     else:
         trials = [(backend, max(least, int(opts.trial_ratio_device * scan)))]
         if host is not backend and scan <= least:
