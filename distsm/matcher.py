@@ -39,6 +39,7 @@ from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.labels import reconcile
+from distsm.kernels.candidate_edges import scan_entries
 from distsm.kernels.index import estimate_index_bytes
 from distsm.partitioned import out_of_core_shares, resolve_adjacency
 from distsm.plan.execute import QueryResult, Slice, jobs, whole_graph_join
@@ -60,6 +61,17 @@ def work_estimate(candidates: list[np.ndarray], degrees: np.ndarray) -> float:
     a join starting there reads at its first level); 0 when a vertex has no candidate."""
     smallest = min(candidates, key=lambda c: c.shape[0])
     return float(degrees[np.asarray(smallest, np.int64)].sum())
+
+
+def longest_first(estimates: list[int]) -> list[int]:
+    """Dask priorities (higher runs first) that start a batch's queries heaviest first by ``estimates``: the
+    longest-processing-time order, so a heavy query does not start last and end the batch alone on one worker.
+    The heaviest gets ``len - 1``, the lightest 0; ties keep submission order."""
+    order = sorted(range(len(estimates)), key=lambda i: (-estimates[i], i))
+    priority = [0] * len(estimates)
+    for rank, i in enumerate(order):
+        priority[i] = len(estimates) - 1 - rank
+    return priority
 
 
 def balanced_starts(weights: np.ndarray, pieces: int) -> np.ndarray:
@@ -303,10 +315,15 @@ class Matcher:
                               strategy=strategy, candidates=cands)
             planned.append((plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
         total = sum(w for _, _, w, _ in planned)
+        # The adjacency a query's refinement would scan ranks the batch's queries for the workers' start order.
+        scans = [scan_entries(self._plan_backend, self._index, cands, q)
+                 for q, (_, cands, _, _) in zip(graphs, planned)]
         with span(f"distsm-batch-{batch_id}"):
-            for name, q, (plan, cands, work, plan_s) in zip(names, graphs, planned):
+            for name, q, (plan, cands, work, plan_s), scan, priority in zip(names, graphs, planned, scans,
+                                                                          longest_first(scans)):
                 how, why = self.distribution(work, total, len(graphs), strategy, distribute)
-                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work}
+                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work,
+                               "scan_entries": scan, "priority": priority}
                 if how == "whole":
                     plan = replace(plan, strategy=Strategy.GLOBAL,
                                    reason=f"{plan.reason}; sent whole to one worker: one join over the whole graph")
@@ -314,7 +331,8 @@ class Matcher:
                     # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
                     merge_futs.append(self.client.submit(tasks.whole, self._state, name, q, sem, plan, self.k,
                                                          batch_id, plan_s, self.memory_budget, listing, limit,
-                                                         (how, why), key=f"distsm-whole-{_token()}", pure=False))
+                                                         (how, why), key=f"distsm-whole-{_token()}", pure=False,
+                                                         priority=priority))
                     pieces.append([])
                     continue
                 # A global join's slices range over its own start candidates; PBE's over the cross vertices.
@@ -327,10 +345,10 @@ class Matcher:
                     pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
                     futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
                                                    listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
-                                                   **pin))
+                                                   priority=priority, **pin))
                 merge_futs.append(self.client.submit(tasks.combine, name, q, sem, plan, self.k, batch_id, plan_s,
                                                      listing, limit, (how, why), *futs,
-                                                     key=f"distsm-merge-{_token()}", pure=False))
+                                                     key=f"distsm-merge-{_token()}", pure=False, priority=priority))
                 pieces.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
                                                    "semantics": sem.as_dict()})

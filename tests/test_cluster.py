@@ -12,7 +12,8 @@ from oracles import check_split, heavy_case, networkx_matches, random_graph
 
 import distsm
 from distsm.cluster import ClusterError, QueryResult
-from distsm.matcher import balanced_slices
+from distsm.kernels.candidate_edges import scan_entries
+from distsm.matcher import balanced_slices, longest_first
 from distsm.plan import Strategy
 
 EXPECTED = expected_counts()
@@ -536,6 +537,39 @@ def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     assert m.distribution(1.0, 12.0, 5, Strategy.PBE)[0] == "sliced"
     with pytest.raises(ValueError, match="distribute"):
         m.submit([str(query_path(names[0]))], distribute="spread")
+
+
+def test_longest_first_ranks_heaviest_highest():
+    assert longest_first([]) == []
+    assert longest_first([5, 9, 1, 9]) == [1, 3, 0, 2]  # ties keep submission order: the first 9 starts first
+    rng = np.random.default_rng(3)
+    estimates = rng.integers(0, 50, size=30).tolist()
+    priority = longest_first(estimates)
+    assert sorted(priority) == list(range(30))
+    for i in range(30):
+        for j in range(30):
+            if estimates[i] > estimates[j]:
+                assert priority[i] > priority[j]
+
+
+def test_a_batch_starts_its_heaviest_queries_first(hprd_matcher, monkeypatch):
+    names = NAMES[:6]
+    graphs = [distsm.read_graph(query_path(n)) for n in names]
+    seen = []
+    submit = hprd_matcher.client.submit
+
+    def recording(*args, **kwargs):
+        seen.append((kwargs["key"], kwargs.get("priority")))
+        return submit(*args, **kwargs)
+
+    monkeypatch.setattr(hprd_matcher.client, "submit", recording)
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()
+    assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
+    m = hprd_matcher
+    scans = [scan_entries(m._plan_backend, m._index, m._plan_backend.candidates(m._index, q, homomorphism=False), q)
+             for q in graphs]
+    whole = [p for key, p in seen if key.startswith("distsm-whole-")]
+    assert whole == longest_first(scans), (whole, scans)
 
 
 def test_a_heavy_start_vertex_is_split_over_jobs(cluster, tmp_path):
