@@ -281,7 +281,8 @@ class Matcher:
         overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
         ``distribute`` says how each query spreads over the workers: ``"whole"`` (one job on one worker: a join over
         the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``
-        (see :meth:`distribution`); each result's ``distribution`` says which ran and why.
+        (see :meth:`distribution`); each result's ``distribution`` says which ran and why.  Workers start the
+        batch's queries heaviest first (:func:`longest_first`, by the adjacency each query's refinement would scan).
         """
         from distributed import span
 

@@ -347,11 +347,12 @@ def _pool_vertices(idx: DataIndex, query: Graph) -> int:
 
 
 def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
-    """``arrays`` (held by ``holder``'s memory) where ``runner`` reads them."""
+    """``arrays`` (vertex ids held by ``holder``'s memory) where ``runner`` reads them, in ``runner``'s vertex
+    dtype (the host's candidates are int64, a device's int32: its kernels take them as they are)."""
     if runner is holder:
         return arrays
     if runner.on_device:
-        return [runner.xp.asarray(a) for a in arrays]
+        return [runner.xp.asarray(a, dtype=runner.vertex_dtype) for a in arrays]
     return [holder.to_host(a) for a in arrays]
 
 

@@ -200,6 +200,23 @@ def test_a_device_index_with_a_host_twin_works_on_the_host_like_a_graph(hprd_dat
     assert "on numpy" in with_twin.reason, with_twin.reason
 
 
+def test_candidates_handed_to_a_device_take_its_vertex_dtype(hprd_data):
+    query = distsm.read_graph(hprd.query_path("query_dense_16_4"))
+    device = PosingDevice()
+    device.vertex_dtype = np.int32
+    seen = []
+    walk = engine.walk
+
+    def recording(backend, prepared, *args, **kwargs):
+        seen.append((backend.name, {c.dtype for c in prepared.candidates}))
+        return walk(backend, prepared, *args, **kwargs)
+
+    with mock.patch.object(engine, "walk", recording), distsm.options({"engine.trial-entries": 0}):
+        got = engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+    assert got == hprd.expected_counts()["query_dense_16_4"]
+    assert ("posing-device", {np.dtype(np.int32)}) in seen, seen
+
+
 class BusDevice(PosingDevice):
     """A device that reads every index's adjacency over the bus (a zero-copy host-resident index)."""
 
