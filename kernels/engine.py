@@ -282,8 +282,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if path == "auto":
         for runner, allowance in _trials(backend, host, scan, query.n, backend.adjacency_over_bus(idx)):
             runner_idx = host_idx if runner is host else idx
-            total = _trial(runner, runner_idx, query, options, _on(runner, filter_on, cands), allowance, budget,
-                           less_than, control, clock, explain)
+            total = _join(runner, runner_idx, query, options, _on(runner, filter_on, cands), budget, less_than,
+                          control, clock, explain, allowance)
             if total is not None:
                 return _explained(explain, total, f"the general join finished within its trial allowance of "
                                                   f"{allowance} entries on {runner.name} (refinement would scan "
@@ -378,33 +378,35 @@ class _TrialStopped(Exception):
     """A trial general join passed its allowance."""
 
 
-def _trial(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], allowance: int,
-           budget: int, less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
-           explain: Explanation | None) -> int | None:
-    """The general join's count, or None once it has read more than about ``allowance`` adjacency entries.
-
-    Chunks and fused descents are cut to the allowance (the walk checks between chunks), so a stopped trial
-    has read at most a few allowances."""
+def _join(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], budget: int,
+          less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
+          explain: Explanation | None, allowance: int | None = None) -> int | None:
+    """The general join's count.  With an ``allowance`` it is a trial: None once it has read more than about that
+    many adjacency entries.  Its chunks and fused descents are then cut to the allowance (the walk checks between
+    chunks), so a stopped trial has read at most a few allowances."""
     prepared = prepare(runner, idx, query, options, less_than=less_than, candidates=cands)
     assert prepared is not None  # every query vertex has candidates
     stats: dict[str, int] = {}
-
-    def stop() -> bool:
-        if stats.get("gathered", 0) > allowance:
-            raise _TrialStopped
-        return control is not None and control.cancelled is not None and control.cancelled()
-
     nq = query.n
-    # Levels and chunks of at most half the allowance: fine enough to stop near it, coarse enough that a device
-    # runs few, large launches.
-    trial_budget = min(budget, max(allowance // 2, MIN_CHUNK_ENTRIES) * entry_bytes(nq) * nq)
-    watched = Control(cancelled=stop, progress=None if control is None else control.progress)
+    watched = control
+    if allowance is not None:
+        def stop() -> bool:
+            if stats.get("gathered", 0) > allowance:
+                raise _TrialStopped
+            return control is not None and control.cancelled is not None and control.cancelled()
+
+        # Levels and chunks of at most half the allowance: fine enough to stop near it, coarse enough that a
+        # device runs few, large launches.
+        budget = min(budget, max(allowance // 2, MIN_CHUNK_ENTRIES) * entry_bytes(nq) * nq)
+        watched = Control(cancelled=stop, progress=None if control is None else control.progress)
+    counted = explain is not None or allowance is not None
     try:
-        total = sum(int(c) for c in walk(runner, prepared, trial_budget, True, stats=stats, control=watched))
+        total = sum(int(c) for c in walk(runner, prepared, budget, True, stats=stats if counted else None,
+                                         control=watched))
     except _TrialStopped:
         clock.lap("trial join")
         if explain is not None:
-            explain.trials.append((runner.name, allowance, stats.get("gathered", 0)))
+            explain.trials.append((runner.name, allowance or 0, stats.get("gathered", 0)))
         return None
     clock.lap("join")
     if explain is not None:
@@ -416,16 +418,9 @@ def _trial(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions,
 def _general(backend: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], budget: int,
              less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
              explain: Explanation | None, reason: str) -> int:
-    """The general join's count (no allowance)."""
-    prepared = prepare(backend, idx, query, options, less_than=less_than, candidates=cands)
-    assert prepared is not None  # every query vertex has candidates
-    stats: dict[str, int] = {}
-    total = sum(int(c) for c in walk(backend, prepared, budget, True, stats=stats if explain is not None else None,
-                                     control=control))
-    clock.lap("join")
-    if explain is not None:
-        explain.path, explain.order = "general", prepared.plan.order
-        explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
+    """The general join's count without allowance, explained by ``reason``."""
+    total = _join(backend, idx, query, options, cands, budget, less_than, control, clock, explain)
+    assert total is not None  # only an allowance stops a join
     return _explained(explain, total, reason)
 
 
