@@ -265,13 +265,19 @@ class Graph:
 
     @property
     def degrees(self) -> np.ndarray:
-        """Adjacency entries per vertex (in-degree + out-degree for directed graphs)."""
-        return np.diff(self.indptr)
+        """Adjacency entries per vertex (in-degree + out-degree for directed graphs; read-only, computed once)."""
+        deg = self._derived.get("degrees")
+        if deg is None:
+            deg = self._derived["degrees"] = _readonly(np.diff(self.indptr))
+        return deg
 
     @property
     def num_effective_labels(self) -> int:
         """One more than the largest effective label in use (at least 1)."""
-        return int(self.neighbor_labels.max(initial=0)) + 1
+        labels = self._derived.get("effective_labels")
+        if labels is None:
+            labels = self._derived["effective_labels"] = int(self.neighbor_labels.max(initial=0)) + 1
+        return labels
 
     def vertex_label_counts(self) -> dict[int, int]:
         """``{label: number of vertices}``."""
@@ -301,12 +307,13 @@ class Graph:
         if cached is not None:
             return cached
         # Used on query graphs, which are small: a plain breadth-first search is clearest.
+        ptr, nbr = self.indptr.tolist(), self.neighbors.tolist()
         seen = {0}
         frontier = [0]
         while frontier:
             nxt = []
             for v in frontier:
-                for w in self.neighbors[self.indptr[v]:self.indptr[v + 1]].tolist():
+                for w in nbr[ptr[v]:ptr[v + 1]]:
                     if w not in seen:
                         seen.add(w)
                         nxt.append(w)

@@ -38,6 +38,9 @@ def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     return members[xp.isin(members, xp.asarray(np.asarray(allowed, dtype=members.dtype)))]
 
 
+#: Tables of at most this many rows read a level's entries as slices of the adjacency (see ``_entries``).
+SLICED_ROWS = 32
+
 #: Up to this many data vertices the array backends keep candidate sets as bool masks (one gather per membership
 #: test instead of four operations on a bitset word): at most 4 MiB per query vertex.
 MASK_VERTICES = 1 << 22
@@ -212,11 +215,14 @@ class ArrayBackend:
         owner = np.arange(nq).repeat(sizes)
         pos = np.arange(owner.shape[0], dtype=np.int64) + (lo - (sizes.cumsum() - sizes)).repeat(sizes)
         dpos, downer = xp.asarray(pos), xp.asarray(owner)
-        # Word by word through take (row gathers of a 2-D array are several times slower on NumPy); words no query
-        # vertex uses pass by construction.
+        # Word by word through take (row gathers of a 2-D array are several times slower on NumPy), compacting once;
+        # words no query vertex uses pass by construction.
+        keep = None
         for w in np.flatnonzero(qsig.any(axis=1)).tolist():
-            need = xp.asarray(qsig[w]).take(downer)
-            keep = (pools.sig[w].take(dpos) & need) == need
+            need = xp.asarray(qsig[w].repeat(sizes))
+            ok = (pools.sig[w].take(dpos) & need) == need
+            keep = ok if keep is None else keep & ok
+        if keep is not None:
             dpos, downer = dpos[keep], downer[keep]
         # Back to id order within each query vertex (owners stay grouped in order, so one sort of (owner, id) keys).
         key = xp.sort(downer * idx.n + pools.members.take(dpos))
@@ -325,14 +331,20 @@ class ArrayBackend:
         levels: list[tuple[int, int]] = []
         while True:  # the engine descends from levels below nq only; the last level returns
             step = plan.steps[level - 1]
-            total, entries = self._entries(idx, table, step, cap)
-            if entries is None:
-                return Descent(level, table, 0, self.workload(idx, table, step), levels)
             last = level == nq - 1
-            if total:
-                out = self._survivors(idx, table, step, *entries, bits[step.vertex], count_only and last, spanning)
+            if table.shape[0] == 1 and spanning is None:
+                total, out = self._row_extend(idx, table, step, bits[step.vertex], count_only and last, cap)
+                if out is None:
+                    return Descent(level, table, 0, self.workload(idx, table, step), levels)
             else:
-                out = 0 if count_only and last else table[:0]
+                total, entries = self._entries(idx, table, step, cap)
+                if entries is None:
+                    return Descent(level, table, 0, self.workload(idx, table, step), levels)
+                if total:
+                    out = self._survivors(idx, table, step, *entries, bits[step.vertex], count_only and last,
+                                          spanning)
+                else:
+                    out = 0 if count_only and last else table[:0]
             survivors = out if count_only and last else int(out.shape[0])
             levels.append((total, survivors))
             level += 1
@@ -346,12 +358,21 @@ class ArrayBackend:
         :meth:`_survivors`) and candidate vertex."""
         xp = self.xp
         if table.shape[0] == 1:
-            # One row (most levels of a light query): its run is one slice of the adjacency, no prefix sums.
+            # One row of a spanning search: its run is one slice of the adjacency, no prefix sums.
+            lo, hi = self._run_of(idx, int(table[0, step.first_col]), step.first_label)
+            if hi - lo > cap:
+                return hi - lo, None
+            return hi - lo, (None, idx.nbr[lo:hi])
+        if table.shape[0] <= SLICED_ROWS:
+            # A few rows: their runs are slices joined in one call, cheaper than prefix sums and a gather of
+            # per-entry positions.
             s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
-            lo, total = int(s[0]), int(t[0] - s[0])
+            counts = t - s
+            total = int(counts.sum())
             if total > cap:
                 return total, None
-            return total, (None, idx.nbr[lo:lo + total])
+            cand = xp.concatenate([idx.nbr[a:b] for a, b in zip(s.tolist(), t.tolist())])
+            return total, (xp.arange(table.shape[0]).repeat(counts), cand)
         delta, inclusive, counts = self._bounds(idx, table, step)
         total = int(inclusive[-1])
         if total > cap:
@@ -381,6 +402,58 @@ class ArrayBackend:
         cand = idx.nbr[xp.arange(a, b, dtype=xp.int64) + delta[rowid]]
         return self._survivors(idx, table, step, rowid, cand, bits, count_only, spanning)
 
+    def _run_of(self, idx: DataIndex, v: int, label: int) -> tuple[int, int]:
+        """Start and end of the run ``N(v, label)`` of one vertex (Python ints; empty runs give equal ones)."""
+        if not 0 <= label < idx.num_labels:
+            return 0, 0
+        if idx.num_labels == 1:
+            return int(idx.run_start[v]), int(idx.run_end[v])
+        key = v * idx.num_labels + label
+        pos = int(idx.run_keys.searchsorted(key))
+        if pos == idx.run_keys.shape[0] or int(idx.run_keys[pos]) != key:
+            return 0, 0
+        return int(idx.run_start[pos]), int(idx.run_end[pos])
+
+    def _row_extend(self, idx: DataIndex, table: Any, step: Step, bits: Any, count_only: bool,
+                    cap: int) -> tuple[int, Any]:
+        """``(entries read, survivors)`` of ``step`` over a one-row ``table`` (most levels of a light query), or
+        ``(entries, None)`` past ``cap`` entries.
+
+        With one row the first edge's run is one slice of the adjacency (no prefix sums), column tests compare with
+        the row's values as scalars, and edge checks look candidates up in the column vertex's run, a slice sorted
+        by neighbour, instead of per-entry keys."""
+        xp = self.xp
+        row = table[0].tolist()
+        lo, hi = self._run_of(idx, row[step.first_col], step.first_label)
+        if hi - lo > cap:
+            return hi - lo, None
+        cand = idx.nbr[lo:hi]
+        cand = cand[member(xp, bits, cand)]
+        if (step.greater_than or step.less_than or step.distinct_cols) and cand.shape[0]:
+            keep = None
+            for cols, op in ((step.greater_than, xp.greater), (step.less_than, xp.less),
+                             (step.distinct_cols, xp.not_equal)):
+                for col in cols:
+                    ok = op(cand, row[col])
+                    keep = ok if keep is None else keep & ok
+            cand = cand[keep]
+        for col, label in step.checks:
+            if not cand.shape[0]:
+                break
+            a, b = self._run_of(idx, row[col], label)
+            run = idx.nbr[a:b]
+            cand = cand[run.take(run.searchsorted(cand), mode="clip") == cand] if b > a else cand[:0]
+        for col, need in step.pair_checks:
+            if not cand.shape[0]:
+                break
+            cand = cand[self.pair_count(idx, table[:1, col], cand) == need]
+        if count_only:
+            return hi - lo, int(cand.shape[0])
+        out = xp.empty((cand.shape[0], len(row) + 1), dtype=table.dtype)
+        out[:, :-1] = table
+        out[:, -1] = cand
+        return hi - lo, out
+
     def _survivors(self, idx: DataIndex, table: Any, step: Step, rowid: Any, cand: Any, bits: Any, count_only: bool,
                    spanning: Spanning | None) -> Any:
         """The entries ``(table[rowid[i]], cand[i])`` that pass ``step``'s tests, as :meth:`extend` returns them;
@@ -388,36 +461,35 @@ class ArrayBackend:
 
         Light queries run tables of a few rows through all their levels, so every array operation saved here is
         saved per level: row gathers go through ``take`` (fancy indexing of 2-D arrays is several times slower),
-        column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables), and
-        a one-row table's columns broadcast as one-element arrays (no gathers, no row ids to compact)."""
+        column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables).
+        Outside spanning searches one-row tables go through :meth:`_row_extend` instead."""
         xp = self.xp
+        if rowid is None:
+            rowid = xp.zeros(cand.shape[0], dtype=xp.int64)  # the spanning tests gather whole rows per entry
         # Gathers indexed by int32 arrays convert their indices each time: one conversion up front instead.
         cand = cand.astype(xp.int64, copy=False)
-        if rowid is None and spanning is not None:
-            rowid = xp.zeros(cand.shape[0], dtype=xp.int64)  # the spanning tests gather whole rows per entry
-        one = rowid is None
         keep = member(xp, bits, cand)
-        rowid, cand = (None if one else rowid[keep]), cand[keep]
+        rowid, cand = rowid[keep], cand[keep]
         if (step.greater_than or step.less_than or step.distinct_cols) and cand.shape[0]:
             tests = ([(col, xp.greater) for col in step.greater_than] + [(col, xp.less) for col in step.less_than]
                      + [(col, xp.not_equal) for col in step.distinct_cols])
             keep = None
             for col, op in tests:
-                ok = op(cand, table[:1, col] if one else table[:, col].take(rowid))
+                ok = op(cand, table[:, col].take(rowid))
                 keep = ok if keep is None else keep & ok
-            rowid, cand = (None if one else rowid[keep]), cand[keep]
+            rowid, cand = rowid[keep], cand[keep]
         for col, label in step.checks:
             if not cand.shape[0]:
                 break
-            keep = self.has_edge(idx, table[:1, col] if one else table[:, col].take(rowid), label, cand)
-            rowid, cand = (None if one else rowid[keep]), cand[keep]
+            keep = self.has_edge(idx, table[:, col].take(rowid), label, cand)
+            rowid, cand = rowid[keep], cand[keep]
         for col, need in step.pair_checks:
             if not cand.shape[0]:
                 break
             # The entry count between two vertices is symmetric (an arc is stored at both ends); reading the column
             # vertex's row keeps every lookup inside the rows a gathered piece holds.
-            keep = self.pair_count(idx, table[:1, col] if one else table[:, col].take(rowid), cand) == need
-            rowid, cand = (None if one else rowid[keep]), cand[keep]
+            keep = self.pair_count(idx, table[:, col].take(rowid), cand) == need
+            rowid, cand = rowid[keep], cand[keep]
         if spanning is not None and cand.shape[0]:
             keep = spanning.keep(xp, idx.n, table, rowid, cand, step)
             rowid, cand = rowid[keep], cand[keep]
@@ -425,7 +497,7 @@ class ArrayBackend:
             return int(cand.shape[0])
         ncols = table.shape[1]
         out = xp.empty((cand.shape[0], ncols + 1), dtype=table.dtype)
-        out[:, :ncols] = table if one else table.take(rowid, axis=0)  # one row broadcasts
+        out[:, :ncols] = table.take(rowid, axis=0)
         out[:, ncols] = cand
         return out
 

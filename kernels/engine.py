@@ -278,16 +278,22 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if reason:
         return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
                         clock, explain, reason)
-    scan = candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx, cands, query)
+    # Light queries finish their trial before its allowance needs the scan measure, so it is taken when asked.
+    scan_entries = _Lazy(lambda: candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx,
+                                                              cands, query))
     if path == "auto":
-        for runner, allowance in _trials(backend, host, scan, query.n, backend.adjacency_over_bus(idx)):
-            runner_idx = host_idx if runner is host else idx
-            total = _join(runner, runner_idx, query, options, _on(runner, filter_on, cands), budget, less_than,
-                          control, clock, explain, allowance)
+        for trial in _trials(backend, host, scan_entries, query.n, backend.adjacency_over_bus(idx)):
+            runner_idx = host_idx if trial.runner is host else idx
+            total = _join(trial.runner, runner_idx, query, options, _on(trial.runner, filter_on, cands), budget,
+                          less_than, control, clock, explain, trial)
             if total is not None:
+                if explain is None:
+                    return total
                 return _explained(explain, total, f"the general join finished within its trial allowance of "
-                                                  f"{allowance} entries on {runner.name} (refinement would scan "
-                                                  f"{scan})")
+                                                  f"{trial.allowance()} entries on {trial.runner.name} (refinement "
+                                                  f"would scan {scan_entries()})")
+    scan = scan_entries()
+    if path == "auto":
         if scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
             return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than,
                             control, clock, explain, f"the candidate-edge index would need about "
@@ -356,8 +362,49 @@ def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
     return [holder.to_host(a) for a in arrays]
 
 
-def _trials(backend: Backend, host: Backend, scan: int, nq: int, over_bus: bool) -> list[tuple[Backend, int]]:
-    """``(runner, allowance)`` of each trial general join, in order (none with a zero allowance).
+class _Lazy:
+    """An int computed on the first call."""
+
+    def __init__(self, compute: Callable[[], int]):
+        self._compute = compute
+        self._value: int | None = None
+
+    @property
+    def known(self) -> bool:
+        return self._value is not None
+
+    def __call__(self) -> int:
+        value = self._value
+        if value is None:
+            value = self._value = self._compute()
+        return value
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One trial general join: its runner and its allowance of adjacency entries, ``least`` or ``ratio`` times the
+    entries refinement would scan (``scan``, a cached measure) when that is more."""
+
+    runner: Backend
+    least: int
+    ratio: float
+    scan: _Lazy
+
+    def allowance(self) -> int:
+        return max(self.least, int(self.ratio * self.scan()))
+
+    def passed(self, gathered: int) -> bool:
+        """Whether ``gathered`` entries pass the allowance (the scan is measured only once past ``least``)."""
+        return gathered > self.least and gathered > self.allowance()
+
+    def chunk_entries(self) -> int:
+        """Entries per chunk and level: half the allowance, or of ``least`` while the scan is not measured (fine
+        enough to stop near it, coarse enough that a device runs few, large launches)."""
+        return max((self.allowance() if self.scan.known else self.least) // 2, MIN_CHUNK_ENTRIES)
+
+
+def _trials(backend: Backend, host: Backend, scan: _Lazy, nq: int, over_bus: bool) -> list[_Trial]:
+    """The trial general joins, in order.
 
     The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
     A device backend tries its host first only when refinement would scan no more than that (a small query on a
@@ -366,12 +413,12 @@ def _trials(backend: Backend, host: Backend, scan: int, nq: int, over_bus: bool)
     opts = engine_options()
     least = opts.trial_entries * nq
     if not backend.on_device or (over_bus and host is not backend):
-        trials = [(host, max(least, int(opts.trial_ratio_host * scan)))]
+        trials = [_Trial(host, least, opts.trial_ratio_host, scan)]
     else:
-        trials = [(backend, max(least, int(opts.trial_ratio_device * scan)))]
-        if host is not backend and scan <= least:
-            trials.insert(0, (host, least))
-    return [(runner, allowance) for runner, allowance in trials if allowance > 0]
+        trials = [_Trial(backend, least, opts.trial_ratio_device, scan)]
+        if host is not backend and scan() <= least:
+            trials.insert(0, _Trial(host, least, 0.0, scan))
+    return [t for t in trials if t.least > 0 or t.ratio > 0]
 
 
 class _TrialStopped(Exception):
@@ -380,33 +427,31 @@ class _TrialStopped(Exception):
 
 def _join(runner: Backend, idx: DataIndex, query: Graph, options: MatchOptions, cands: list[Any], budget: int,
           less_than: tuple[tuple[int, int], ...], control: Control | None, clock: _Clock,
-          explain: Explanation | None, allowance: int | None = None) -> int | None:
-    """The general join's count.  With an ``allowance`` it is a trial: None once it has read more than about that
-    many adjacency entries.  Its chunks and fused descents are then cut to the allowance (the walk checks between
+          explain: Explanation | None, trial: _Trial | None = None) -> int | None:
+    """The general join's count.  As a ``trial`` it returns None once it has read more than about its allowance of
+    adjacency entries.  Its chunks and fused descents are then cut to the allowance (the walk checks between
     chunks), so a stopped trial has read at most a few allowances."""
     prepared = prepare(runner, idx, query, options, less_than=less_than, candidates=cands)
     assert prepared is not None  # every query vertex has candidates
     stats: dict[str, int] = {}
     nq = query.n
     watched = control
-    if allowance is not None:
+    if trial is not None:
         def stop() -> bool:
-            if stats.get("gathered", 0) > allowance:
+            if trial.passed(stats.get("gathered", 0)):
                 raise _TrialStopped
             return control is not None and control.cancelled is not None and control.cancelled()
 
-        # Levels and chunks of at most half the allowance: fine enough to stop near it, coarse enough that a
-        # device runs few, large launches.
-        budget = min(budget, max(allowance // 2, MIN_CHUNK_ENTRIES) * entry_bytes(nq) * nq)
+        budget = min(budget, trial.chunk_entries() * entry_bytes(nq) * nq)
         watched = Control(cancelled=stop, progress=None if control is None else control.progress)
-    counted = explain is not None or allowance is not None
+    counted = explain is not None or trial is not None
     try:
         total = sum(int(c) for c in walk(runner, prepared, budget, True, stats=stats if counted else None,
                                          control=watched))
     except _TrialStopped:
         clock.lap("trial join")
         if explain is not None:
-            explain.trials.append((runner.name, allowance or 0, stats.get("gathered", 0)))
+            explain.trials.append((runner.name, trial.allowance() if trial else 0, stats.get("gathered", 0)))
         return None
     clock.lap("join")
     if explain is not None:

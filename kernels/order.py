@@ -25,10 +25,10 @@ def query_adjacency(query: Graph) -> list[list[tuple[int, int]]]:
     """``adj[u]`` = sorted list of ``(w, effective label)`` with ``w in N(u, e)`` (cached on the query)."""
     cached = query._derived.get("adjacency")
     if cached is None:
-        cached = []
-        for u in range(query.n):
-            lo, hi = int(query.indptr[u]), int(query.indptr[u + 1])
-            cached.append(list(zip(query.neighbors[lo:hi].tolist(), query.neighbor_labels[lo:hi].tolist())))
+        # One conversion of each array, then slices of Python lists: per-row array slices cost more on queries.
+        ptr = query.indptr.tolist()
+        pairs = list(zip(query.neighbors.tolist(), query.neighbor_labels.tolist()))
+        cached = [pairs[ptr[u]:ptr[u + 1]] for u in range(query.n)]
         query._derived["adjacency"] = cached
     return cached
 
@@ -42,14 +42,13 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
     """
     adj = query_adjacency(query)
     nq = query.n
-    deg = [len(a) for a in adj]
     if prefix:
         order = list(prefix)
     else:
-        order = [min((candidate_sizes[u] / max(deg[u], 1), -deg[u], u) for u in range(nq))[2]]
+        order = [min((candidate_sizes[u] / max(len(adj[u]), 1), -len(adj[u]), u) for u in range(nq))[2]]
     n2 = float(max(n_data, 1)) ** 2
     log_est = [math.log(max(c, 1)) for c in candidate_sizes]
-    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in set(query.neighbor_labels.tolist())}
+    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in {e for row in adj for _, e in row}}
     links = [0] * nq
     placed = [False] * nq
     frontier: set[int] = set()  # unplaced vertices linked to a placed one
@@ -61,7 +60,7 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
             raise ValueError("the query graph is not connected")
         else:
             # Tuples rather than a key function: this runs once per frontier vertex and level.
-            v = min((log_est[u], -links[u], u) for u in frontier)[2]
+            v = min([(log_est[u], -links[u], u) for u in frontier])[2]
             order.append(v)
         placed[v] = True
         frontier.discard(v)

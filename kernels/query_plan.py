@@ -28,7 +28,9 @@ class MatchOptions:
         return f"{base}, {'induced' if self.induced else 'non-induced'}"
 
 
-@dataclass(frozen=True, slots=True, weakref_slot=True)  # slots: a plan builds one per level, a third faster
+# Not frozen: a plan builds one per level, and a frozen dataclass's __init__ costs twice as much (a tenth of a
+# light query's planning).  Steps are never changed after build_plan makes them.
+@dataclass(slots=True, weakref_slot=True)
 class Step:
     """What level ``i`` of the join does (columns index the partial-match table)."""
 
@@ -119,17 +121,17 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     adj = query_adjacency(query)
     col_of = {u: i for i, u in enumerate(order)}
     labels = query.vertex_labels.tolist()
-    # Each vertex's linking edges as seen from the other end: the reverse arc's label (e ^ 1) when directed.
-    seen_from = [[(w, e ^ 1) for w, e in row] for row in adj] if query.directed else adj
     flip = 1 if query.directed else 0
     entries = {e ^ flip: label_entries.get(e ^ flip, 0) for e in set(query.neighbor_labels.tolist())}
+    # Each vertex's linking edges as seen from the other end (the reverse arc's label, e ^ 1, when directed),
+    # ranked by the rarest label, then by column, then by adjacency order (k).
+    seen_from = [[(entries[e ^ flip], col_of[w], k, e ^ flip) for k, (w, e) in enumerate(row)] for row in adj]
     same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
     steps = []
+    last = len(order) - 1
     for i in range(1, len(order)):
         u = order[i]
-        # The rarest label first, then by column (ties keep adjacency order: k).
-        ranked = [(entries[e], col_of[w], k, e) for k, (w, e) in enumerate(seen_from[u]) if col_of[w] < i]
-        ranked.sort()
+        ranked = sorted(r for r in seen_from[u] if r[1] < i)
         links = [(col, e) for _, col, _, e in ranked]
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
@@ -150,10 +152,12 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
                 arcs.pop(k)
                 cross_first = True
             dup = tuple(arcs)
-        linked_cols = {c for c, _ in links}
         # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
         columns = same_label.setdefault(labels[u], [])
-        distinct = () if options.homomorphism else tuple(c for c in columns if c not in linked_cols)
+        distinct: tuple[int, ...] = ()
+        if columns and not options.homomorphism:
+            linked_cols = {c for c, _ in links}
+            distinct = tuple(c for c in columns if c not in linked_cols)
         columns.append(i)
         pair_checks: tuple[tuple[int, int], ...] = ()
         if options.induced:
@@ -168,8 +172,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         if less_than:
             gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
             lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
-        steps.append(Step(vertex=u, first_col=links[0][0], first_label=links[0][1], checks=tuple(links[1:]),
-                          distinct_cols=distinct, pair_checks=pair_checks, greater_than=gt, less_than=lt,
-                          cross_first=cross_first, dup_checks=dup,
-                          require_spanning=spanning_only and i == len(order) - 1))
+        # Positional: keywords cost a third of the construction.
+        steps.append(Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, pair_checks, gt, lt, cross_first,
+                          dup, spanning_only and i == last))
     return QueryPlan(order=tuple(order), steps=tuple(steps), prime=prime)

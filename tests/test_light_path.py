@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force, make_case
 
+import distsm
 from distsm import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend, NumpyBackend, Spanning
@@ -293,3 +294,36 @@ def test_one_vertex_membership_broadcasts_over_its_candidates(seed, n, p, vl, el
     for label in range(-1, idx.num_labels + 2):
         assert np.array_equal(NUMPY.has_edge(idx, x, label, y), NUMPY.has_edge(idx, repeated, label, y))
     assert np.array_equal(NUMPY.pair_count(idx, x, y), NUMPY.pair_count(idx, repeated, y))
+
+
+@SETTINGS
+@given(**case_args, vertex_seed=st.integers(0, 2**32 - 1))
+def test_one_vertex_run_equals_the_vectorised_bounds(seed, n, p, vl, el, directed, qsize, sampled, vertex_seed):
+    """``_run_of`` (a one-row table's run, in Python ints) gives the bounds ``run_bounds`` gives, labels the data
+    graph lacks included, and the slice it names is the vertex's neighbours through that label."""
+    data, _ = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    v = int(np.random.default_rng(vertex_seed).integers(0, data.n))
+    for label in range(-1, idx.num_labels + 2):
+        s, t = NUMPY.run_bounds(idx, np.array([v]), label)
+        lo, hi = NUMPY._run_of(idx, v, label)
+        assert (lo, hi) == (int(s[0]), int(t[0])) or lo == hi == int(t[0] - s[0]) == 0
+        expected = data.neighbors_of(v, label) if 0 <= label < idx.num_labels else []
+        assert sorted(idx.nbr[lo:hi].tolist()) == sorted(np.asarray(expected).tolist())
+
+
+def test_light_queries_finish_their_trial_without_measuring_the_scan(monkeypatch):
+    """The trial's allowance needs refinement's scan measure only once the join passes the least allowance, so a
+    light query never takes it, and a query that passes it still counts exactly."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(7, 9, 0.6, 2, 1, False, 4, False)
+    expected = len(brute_force(data, query))
+    measured = []
+    real = candidate_edges.scan_entries
+    monkeypatch.setattr(candidate_edges, "scan_entries", lambda *a: measured.append(1) or real(*a))
+    assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+    assert not measured
+    with distsm.options({"engine.trial-entries": 1}):
+        assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+    assert measured
