@@ -367,11 +367,12 @@ class ArrayBackend:
             # A few rows: their runs are slices joined in one call, cheaper than prefix sums and a gather of
             # per-entry positions.
             s, t = self.run_bounds(idx, table[:, step.first_col], step.first_label)
-            counts = t - s
-            total = int(counts.sum())
+            runs = list(zip(s.tolist(), t.tolist()))
+            counts = [b - a for a, b in runs]
+            total = sum(counts)
             if total > cap:
                 return total, None
-            cand = xp.concatenate([idx.nbr[a:b] for a, b in zip(s.tolist(), t.tolist())])
+            cand = xp.concatenate([idx.nbr[a:b] for a, b in runs])
             return total, (xp.arange(table.shape[0]).repeat(counts), cand)
         delta, inclusive, counts = self._bounds(idx, table, step)
         total = int(inclusive[-1])

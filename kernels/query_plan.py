@@ -131,7 +131,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
     last = len(order) - 1
     for i in range(1, len(order)):
         u = order[i]
-        ranked = sorted(r for r in seen_from[u] if r[1] < i)
+        ranked = sorted([r for r in seen_from[u] if r[1] < i])
         links = [(col, e) for _, col, _, e in ranked]
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
