@@ -6,7 +6,8 @@
 On an R-MAT power-law graph (Zipf vertex labels) with random-walk queries, for each GPU count: start a
 ``LocalCUDACluster`` through distsm (``--share-gpu``: that many CPU-process workers all on GPU 0, a functional check
 on one GPU), partition the graph into one part per worker, and count two batches: the *heavy* batch (``--queries``
-queries of ``--size`` vertices, a range spread evenly) and the *small* batch (``--small-queries`` HPRD-style queries
+queries of ``--size`` vertices, a range spread evenly; ``--heavy-seconds LOW HIGH`` keeps only pool queries whose
+in-process count takes that long) and the *small* batch (``--small-queries`` HPRD-style queries
 of ``--small-size`` vertices, many cheap ones).  Each run records per batch the wall time, how the planner spread the
 queries (whole or sliced), task seconds, the bytes moved host to device and each worker's peak device bytes, and
 per worker its adjacency mode and device budget.  The same batches are counted by ``distsm.count`` in this process
@@ -191,6 +192,35 @@ def _queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ..
     return graphs, names
 
 
+def select_heavy(data, graphs: list, names: list[str], want: int, low: float, high: float, cpu: bool
+                 ) -> tuple[list, list[str], dict]:
+    """The first ``want`` queries of a pool whose in-process count on one device takes between ``low`` and
+    ``high`` seconds (a count still running at ``high`` is stopped): random-walk queries of 8 to 12 vertices on
+    a Zipf-labelled graph are mostly answered in milliseconds, and a batch of those measures the cluster's
+    per-query overhead, not how it spreads heavy work.  Returns the kept queries, their names and what each
+    pool query took (``None``: stopped)."""
+    import distsm
+
+    backend = "numpy" if cpu else "cupy"
+    seconds: dict[str, float | None] = {}
+    kept: list[int] = []
+    for i, (g, name) in enumerate(zip(graphs, names)):
+        t = time.perf_counter()
+        try:
+            distsm.count(data, g, backend=backend, timeout=high)
+            seconds[name] = round(time.perf_counter() - t, 4)
+        except TimeoutError:
+            seconds[name] = None
+        took = seconds[name]
+        if took is not None and took >= low:
+            kept.append(i)
+            if len(kept) == want:
+                break
+    print(f"heavy queries: {len(kept)} of {len(seconds)} pool queries took {low}..{high} s in process",
+          file=sys.stderr, flush=True)
+    return [graphs[i] for i in kept], [names[i] for i in kept], seconds
+
+
 def main(argv=None):
     from distsm.kernels.index import estimate_index_bytes
 
@@ -199,6 +229,10 @@ def main(argv=None):
     p.add_argument("--gpus", type=int, nargs="+", default=[1, 2])
     p.add_argument("--queries", type=int, default=40, help="queries of the heavy batch")
     p.add_argument("--size", type=int, nargs="+", default=[8], help="heavy query size, or a range LO HI")
+    p.add_argument("--heavy-seconds", type=float, nargs=2, default=None, metavar=("LOW", "HIGH"),
+                   help="make the heavy batch of pool queries (--heavy-pool times --queries, sparse, core and "
+                        "dense) whose in-process count takes LOW to HIGH seconds")
+    p.add_argument("--heavy-pool", type=int, default=8, help="pool size per heavy query wanted (with --heavy-seconds)")
     p.add_argument("--small-queries", type=int, default=0, help="queries of the HPRD-style small batch (0: none)")
     p.add_argument("--small-size", type=int, nargs="+", default=[4, 6])
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
@@ -222,7 +256,16 @@ def main(argv=None):
     if args.hprd:
         hprd_check(max(args.gpus), args)
     data, graph = rmat_from(args)
-    batches = {"heavy": _queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
+    selection: dict = {}
+    if args.heavy_seconds:
+        pool = _queries(data, args.queries * args.heavy_pool, args.size, args.seed, ("sparse", "core", "dense"), "q")
+        *heavy, seconds = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu)
+        if not heavy[0]:
+            raise SystemExit(f"no pool query took {args.heavy_seconds[0]} to {args.heavy_seconds[1]} s in process")
+        selection = {"seconds": list(args.heavy_seconds), "pool": len(pool[0]), "pool_seconds": seconds}
+        batches = {"heavy": (heavy[0], heavy[1])}
+    else:
+        batches = {"heavy": _queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
     if args.small_queries:
         batches["small"] = _queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"),
                                     "s")
@@ -261,6 +304,7 @@ def main(argv=None):
         path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size,
                                               "small_size": args.small_size, "adjacency": args.adjacency,
                                               "heavy_distribute": args.distribute,
+                                              "heavy_selection": selection,
                                               "batches": report, "complete": len(runs) == len(plan),
                                               "in_process": baseline, "runs": runs}, args.out)
     print(f"{'batch':>6} {'gpus':>4} {'budget':>10} {'fin':>4} {'wall s':>8} {'1proc s':>8} {'speedup':>7} "

@@ -9,7 +9,8 @@
 # Knobs (environment): SCALE, EDGES, LABELS, QUERIES, SIZE ("8 12"), SMALL_QUERIES, SMALL_SIZE ("4 6"), TIMEOUT
 # (s per batch), METHOD, ADJACENCY (auto|device|host|gather), DEVICE_BUDGET (bytes per worker), OUT_OF_CORE
 # (host|gather|none), DISTRIBUTE (auto|whole|sliced: the heavy batch's spread), SKIP_TESTS=1, SKIP_HPRD=1,
-# STORE_DIR (partition stores kept between calls), SCALING_TIMEOUT (s for the whole scaling script).
+# STORE_DIR (partition stores kept between calls), SCALING_TIMEOUT (s for the whole scaling script), HEAVY_SECONDS
+# ("LOW HIGH": the heavy batch keeps pool queries whose in-process count takes that long).
 set -uo pipefail
 OUT=${OUT:-results}
 GPUS=${1:-"1 2"}
@@ -27,6 +28,7 @@ extra=()
 [ "${SKIP_HPRD:-0}" = 1 ] || extra+=(--hprd)
 [ "${SHARE_GPU:-0}" = 1 ] && extra+=(--share-gpu)
 [ -n "${DEVICE_BUDGET:-}" ] && extra+=(--device-budget "$DEVICE_BUDGET")
+[ -n "${HEAVY_SECONDS:-}" ] && extra+=(--heavy-seconds $HEAVY_SECONDS)
 [ "${OUT_OF_CORE:-gather}" = none ] || extra+=(--out-of-core "${OUT_OF_CORE:-gather}")
 timeout "${SCALING_TIMEOUT:-580}" python3 -m benchmarks.cluster_scaling "${extra[@]}" --gpus $GPUS \
   --scale "${SCALE:-23}" --edges "${EDGES:-50000000}" --labels "${LABELS:-256}" --queries "${QUERIES:-40}" \

@@ -366,7 +366,10 @@ class Matcher:
         fewer queries than workers, is sliced.  A PBE plan the caller forced runs its intra-partition joins on the
         parts' workers, so it is sliced; one worker gets every query whole.  A whole query on a worker whose
         adjacency is resident (or read in place) takes the engine's own counting paths, as :func:`distsm.count`
-        does (the trailing count of heavy queries included); slices run the general join, planned once per worker.
+        does (the trailing count of heavy queries included), and so does each slice of a global join, restricted to
+        the slice's start ids: a light slice finishes in its trial join, a heavy one refines and plans its own
+        candidates.  Spanning searches (PBE, or out-of-core adjacency) run the general join, planned once per
+        worker.
         """
         if distribute != "auto":
             return distribute, f"distribute={distribute!r} asked by the caller"

@@ -153,3 +153,35 @@ def test_restricted_by_range_equals_restricted_by_array():
         assert np.array_equal(restricted(np, members, np.arange(lo, hi)), expected)
     with pytest.raises(ValueError, match="step"):
         restricted(np, members, range(0, 10, 2))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.6), qsize=st.integers(2, 5),
+       cuts=st.lists(st.integers(0, 30), max_size=3), second_cuts=st.lists(st.integers(0, 30), max_size=2),
+       semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]))
+def test_global_join_slices_count_by_the_engine_paths_and_add_up(seed, n, p, qsize, cuts, second_cuts, semantics):
+    """Slices of a global join (start ranges, each split again by ranges of the second vertex) are counted by the
+    engine's own paths restricted to their ids (as a whole query is), without dividing unique counts by |Aut|,
+    and add up to the whole query's count."""
+    from distsm.kernels import engine
+    from distsm.plan.execute import Job, job_count
+
+    data, query = make_case(seed, n, p, 2, 1, False, qsize, True)
+    sem = Semantics(induced=semantics == "induced", unique=semantics == "unique",
+                    homomorphism=semantics == "homomorphism")
+    matcher = PartitionedMatcher(data, 2, method="random", seed=seed % 100, backend=NUMPY)
+    expected = distsm.count(data, query, backend="numpy", **sem.as_dict())
+
+    def ranges(points):
+        bounds = sorted({0, data.n, *(min(c, data.n) for c in points)})
+        return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+
+    calls = []
+    real = engine.count
+    slices = [(start, second) for start in ranges(cuts) for second in ranges(second_cuts)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "count", lambda *a, **k: calls.append(k) or real(*a, **k))
+        total = sum(job_count(matcher, Job("inter", start=s, second=t), query, sem, 1 << 24) for s, t in slices)
+    assert total == expected
+    assert len(calls) == len(slices) and all(k["restrict"] for k in calls)
+    assert all(k["automorphisms"] is None for k in calls)

@@ -293,13 +293,31 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
         with site.part(job.part) as local:
             return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
-    if job.whole and extra["adjacency"] is None:
-        # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join.
-        return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index())
+    if job.groups is None and extra["adjacency"] is None:
+        # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join on heavy
+        # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids.
+        return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index(),
+                           restrict=_slice_restriction(site, index, query, sem, job, extra))
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
                           search=_search(site, index, query, sem, group, extra), **extra)
                for group in searches)
+
+
+def _slice_restriction(site: Site, index: DataIndex, query: Graph, sem: Semantics, job: Job,
+                       extra: dict[str, Any]) -> dict[int, Any]:
+    """The images a global-join slice allows: its start ids for the vertex the global join starts from (the one
+    the client balanced the slices over) and its second ids for the vertex it visits second; empty for a whole
+    query.  Any fixed query vertex would partition the matches; these keep the slices' work apart."""
+    if job.start is None and job.second is None:
+        return {}
+    search = _search(site, index, query, sem, None, extra)
+    restrict: dict[int, Any] = {}
+    if job.start is not None:
+        restrict[search.anchor] = job.start
+    if job.second is not None and search.prepared is not None:
+        restrict[search.prepared.plan.order[1]] = job.second
+    return restrict
 
 
 def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, limit: int | None = None,

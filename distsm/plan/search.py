@@ -58,13 +58,18 @@ def start_candidates(index: DataIndex, query: Graph, sem: Semantics, candidates:
 
 
 def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
-                control: engine.Control | None = None, host_index: DataIndex | None = None) -> int:
+                control: engine.Control | None = None, host_index: DataIndex | None = None,
+                restrict: dict[int, Any] | None = None) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
     :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
-    index in host memory) lets light work and planning run on the host."""
+    index in host memory) lets light work and planning run on the host.  ``restrict`` (query vertex -> a range
+    or array of data ids) counts only the matches whose images lie there: a slice of the count.  A slice's
+    embeddings do not come in whole automorphism orbits, so unique counts of a slice keep the symmetry-breaking
+    constraints in the join instead of dividing by ``|Aut(Q)|``."""
+    divide = sem.unique and not restrict
     return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
-                        control=control, automorphisms=stabilizer_chain(query).order if sem.unique else None,
-                        host_index=host_index)
+                        control=control, automorphisms=stabilizer_chain(query).order if divide else None,
+                        host_index=host_index, restrict=restrict)
 
 
 def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
