@@ -259,11 +259,11 @@ def main(argv=None):
     selection: dict = {}
     if args.heavy_seconds:
         pool = _queries(data, args.queries * args.heavy_pool, args.size, args.seed, ("sparse", "core", "dense"), "q")
-        *heavy, seconds = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu)
-        if not heavy[0]:
+        graphs, names, seconds = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu)
+        if not graphs:
             raise SystemExit(f"no pool query took {args.heavy_seconds[0]} to {args.heavy_seconds[1]} s in process")
         selection = {"seconds": list(args.heavy_seconds), "pool": len(pool[0]), "pool_seconds": seconds}
-        batches = {"heavy": (heavy[0], heavy[1])}
+        batches = {"heavy": (graphs, names)}
     else:
         batches = {"heavy": _queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
     if args.small_queries:

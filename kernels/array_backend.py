@@ -354,15 +354,8 @@ class ArrayBackend:
 
     def _entries(self, idx: DataIndex, table: Any, step: Step, cap: int) -> tuple[int, tuple[Any, Any] | None]:
         """The size of the output space of ``step`` over ``table`` (which has rows) and, when it is at most
-        ``cap``, its entries ``(rowid, cand)``: every entry's table row (None for a one-row table, see
-        :meth:`_survivors`) and candidate vertex."""
+        ``cap``, its entries ``(rowid, cand)``: every entry's table row and candidate vertex."""
         xp = self.xp
-        if table.shape[0] == 1:
-            # One row of a spanning search: its run is one slice of the adjacency, no prefix sums.
-            lo, hi = self._run_of(idx, int(table[0, step.first_col]), step.first_label)
-            if hi - lo > cap:
-                return hi - lo, None
-            return hi - lo, (None, idx.nbr[lo:hi])
         if table.shape[0] <= SLICED_ROWS:
             # A few rows: their runs are slices joined in one call, cheaper than prefix sums and a gather of
             # per-entry positions.
@@ -457,16 +450,13 @@ class ArrayBackend:
 
     def _survivors(self, idx: DataIndex, table: Any, step: Step, rowid: Any, cand: Any, bits: Any, count_only: bool,
                    spanning: Spanning | None) -> Any:
-        """The entries ``(table[rowid[i]], cand[i])`` that pass ``step``'s tests, as :meth:`extend` returns them;
-        ``rowid`` None stands for a one-row ``table`` (every entry's row is its only row).
+        """The entries ``(table[rowid[i]], cand[i])`` that pass ``step``'s tests, as :meth:`extend` returns them.
 
         Light queries run tables of a few rows through all their levels, so every array operation saved here is
         saved per level: row gathers go through ``take`` (fancy indexing of 2-D arrays is several times slower),
         column tests read one column at a time (a 2-D comparison and its reduction cost more on small tables).
         Outside spanning searches one-row tables go through :meth:`_row_extend` instead."""
         xp = self.xp
-        if rowid is None:
-            rowid = xp.zeros(cand.shape[0], dtype=xp.int64)  # the spanning tests gather whole rows per entry
         # Gathers indexed by int32 arrays convert their indices each time: one conversion up front instead.
         cand = cand.astype(xp.int64, copy=False)
         keep = member(xp, bits, cand)

@@ -293,12 +293,10 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                                                   f"{trial.allowance()} entries on {trial.runner.name} (refinement "
                                                   f"would scan {scan_entries()})")
     scan = scan_entries()
-    if path == "auto":
-        if scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
-            return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than,
-                            control, clock, explain, f"the candidate-edge index would need about "
-                            f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget "
-                            f"({budget})")
+    if path == "auto" and scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+        return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
+                        clock, explain, f"the candidate-edge index would need about "
+                        f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget ({budget})")
     # Refinement reads every candidate's adjacency: past distsm.engine.device-refine entries a device does it
     # faster than the host, which then plans over a copy of the result.
     refiner = backend if host is not backend and scan > engine_options().device_refine else host

@@ -254,29 +254,30 @@ def test_descent_stops_where_a_level_exceeds_its_cap(seed, n, p, vl, el, directe
 
 @SETTINGS
 @given(**case_args, induced=st.booleans(), homomorphism=st.booleans(), symmetry=st.booleans(),
-       spanning=st.booleans(), row_seed=st.integers(0, 2**32 - 1))
+       row_seed=st.integers(0, 2**32 - 1))
 def test_one_row_tables_filter_as_their_row_ids_say(seed, n, p, vl, el, directed, qsize, sampled, induced,
-                                                    homomorphism, symmetry, spanning, row_seed):
-    """A one-row table passed without row ids (its columns broadcast) keeps exactly the entries, and builds the
-    rows, that the same table with explicit row ids does, at every level of the plan."""
+                                                    homomorphism, symmetry, row_seed):
+    """A one-row table extended by ``_row_extend`` (scalar column tests, checks against the column vertex's run)
+    keeps exactly the entries, and builds the rows, that the general ``_survivors`` keeps from the same row's
+    first-edge run with explicit row ids, at every level of the plan."""
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     options = MatchOptions(induced=induced, homomorphism=homomorphism)
-    kwargs = dict(spanning_only=True) if spanning else {}
-    prepared = engine.prepare(NUMPY, data, query, options, less_than=((0, 1),) if symmetry else (), **kwargs)
+    prepared = engine.prepare(NUMPY, data, query, options, less_than=((0, 1),) if symmetry else ())
     if prepared is None:
         return
     rng = np.random.default_rng(row_seed)
     idx = prepared.index
-    span = Spanning(rng.integers(0, 2, data.n).astype(np.int32), None) if spanning else None
     for level, step in enumerate(prepared.plan.steps, start=1):
         table = rng.integers(0, data.n, (1, level)).astype(NUMPY.vertex_dtype)
-        cand = rng.integers(0, data.n, int(rng.integers(0, 3 * data.n))).astype(np.int32)
+        lo, hi = NUMPY._run_of(idx, int(table[0, step.first_col]), step.first_label)
+        cand = idx.nbr[lo:hi]
         bits = prepared.bits[step.vertex]
         for count_only in (False, True):
-            broadcast = NUMPY._survivors(idx, table, step, None, cand, bits, count_only, span)
+            entries, row = NUMPY._row_extend(idx, table, step, bits, count_only, cap=data.nnz + 1)
             explicit = NUMPY._survivors(idx, table, step, np.zeros(cand.shape[0], np.int64), cand, bits, count_only,
-                                        span)
-            assert np.array_equal(broadcast, explicit)
+                                        None)
+            assert entries == hi - lo
+            assert np.array_equal(row, explicit)
 
 
 @SETTINGS
