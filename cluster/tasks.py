@@ -20,15 +20,19 @@ from __future__ import annotations
 import gc
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 from distributed import get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from distsm.cluster.allocator import set_mmap_threshold
+from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.gather import HostAdjacency
@@ -38,6 +42,7 @@ from distsm.partitioned import (Shares, default_device_budget, device_peak_bytes
 from distsm.plan.execute import (Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job,
                                  whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
+from distsm.plan.slices import Slice, global_slices
 from distsm.semantics import Semantics
 
 class WorkerState(WorkerPlugin):
@@ -50,7 +55,9 @@ class WorkerState(WorkerPlugin):
     which every worker of a host shares (one host-memory copy per node): read in place (``"host"``; on a GPU the
     mapped pages are page-locked and read over the bus) or gathered per table chunk (``"gather"``).  Out of core,
     the parts this worker searches stay resident while they fit in their share of the budget and are reloaded
-    otherwise (least recently used first out).
+    otherwise (least recently used first out).  On setup it raises the worker process's mmap threshold
+    (``distsm.cluster.mmap-threshold``, see :mod:`distsm.cluster.allocator`) so the joins' host temporaries are not
+    mapped afresh under the nanny's allocator setting.
 
     Args:
         name: the plugin's name (unique per matcher; tasks find their state by it).
@@ -69,6 +76,8 @@ class WorkerState(WorkerPlugin):
         self.device_budget = device_budget
 
     def setup(self, worker: Any) -> None:
+        threshold = cluster_options().mmap_threshold
+        self.heap_temporaries = threshold is not None and set_mmap_threshold(threshold)
         self.worker = str(worker.name)
         self.backend = get_backend(self.backend_name)
         self.budget = self.device_budget or default_device_budget(self.backend)
@@ -150,13 +159,23 @@ class WorkerState(WorkerPlugin):
         yield self.load(i)
 
     def host_index(self) -> DataIndex | None:
-        if not self.backend.on_device:
-            return None
+        return self._mapped_index() if self.backend.on_device else None
+
+    def _mapped_index(self) -> DataIndex:
+        """The whole graph's index over the store's memory-mapped files (NumPy arrays)."""
         return self._cached(("host-index",), lambda: self.store.adjacency_index(mmap=True))
+
+    def slices(self, query: Graph, sem: Semantics, pieces: int) -> list[Slice]:
+        """About ``pieces`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
+        (:func:`~distsm.plan.slices.global_slices`, on the host over the memory-mapped index)."""
+        numpy = get_backend("numpy")
+        host = self._mapped_index()
+        return global_slices(numpy, host, query, sem, numpy.candidates(host, query, homomorphism=sem.homomorphism),
+                             pieces)
 
     def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
         def build() -> tuple[DataIndex, Any, HostAdjacency | None]:
-            host = self.host_index() or self.store.adjacency_index(mmap=True)
+            host = self._mapped_index()
             self.mode = resolve_adjacency(self.adjacency, self.budget, int(host.nbytes), host.n)
             assignment = self.backend.xp.asarray(np.asarray(self.store.assignment))
             if self.mode == "gather":
@@ -214,13 +233,14 @@ def load_part(name: str, part: int) -> dict[str, Any]:
             "bytes": int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
             "adjacency_bytes": resident_bytes(state.mode, adjacency),
             "shared_host_bytes": int(getattr(state.backend, "shared_host_bytes", 0)),
+            "heap_temporaries": state.heap_temporaries,
             "seconds": time.perf_counter() - t}
 
 
 def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, listing: bool = False,
         limit: int | None = None) -> Piece:
-    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, and inside ``distsm-whole-*``);
-    stops when the task is released."""
+    """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, the slices of a heavy whole query
+    included, and inside ``distsm-whole-*``); stops when the task is released."""
     state = _state(name)
     return run_job(state, work, query, sem, state.job_budget(budget), listing=listing, limit=limit,
                    control=task_control())
@@ -239,11 +259,61 @@ def combine(query: str, query_graph: Graph, sem: Semantics, plan: InterPartition
     return result
 
 
+#: Dask priority of the slices a worker splits a heavy whole query into: above every query of a batch (whose
+#: priorities count up from 0), so the query that is holding its worker's slot finishes first.
+SPLIT_PRIORITY = 1 << 30
+
+
 def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
           plan_seconds: float, budget: int | None, listing: bool, limit: int | None,
-          distribution: tuple[str, str]) -> QueryResult:
+          distribution: tuple[str, str], split: int | None = None) -> QueryResult:
     """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
-    small query costs the scheduler one task."""
+    small query costs the scheduler one task.
+
+    With ``split`` (a count on the engine's counting paths), a query whose trial joins pass their allowances is
+    heavy: rather than count it alone, this task cuts it into about ``split`` slices of its global join, submits
+    them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits seceded)
+    and merges their counts.  Heaviness is measured, not guessed: the client's estimates cannot tell a query that
+    takes a millisecond from one that takes a minute."""
     [work] = whole_query_jobs()
-    piece = job(name, work, query_graph, sem, budget, listing, limit)
+    state = _state(name)
+    control = task_control()
+    t = time.perf_counter()
+    try:
+        piece = run_job(state, work, query_graph, sem, state.job_budget(budget), listing=listing, limit=limit,
+                        control=control, split_heavy=split is not None and not listing)
+    except engine.HeavyQuery as heavy:
+        trial = Piece("inter", None, 0, None, time.perf_counter() - t, state.worker)
+        slices = state.slices(query_graph, sem, split or 1)
+        pieces = _run_slices(name, query_graph, sem, budget, slices, control)
+        why = (f"sent whole ({distribution[1]}), then split into {len(slices)} slices by worker {state.worker}: "
+               f"{heavy}")
+        plan = replace(plan, reason=f"{plan.reason}; split into slices once its trial join passed its allowance")
+        return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, ("sliced", why),
+                       trial, *pieces)
     return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)
+
+
+def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],
+                control: engine.Control) -> list[Piece]:
+    """Run ``slices`` of ``query``'s global join as tasks on the cluster and wait for their pieces, seceded from
+    this worker's thread pool; cancelling this task (``control``) cancels them."""
+    from distributed import wait, worker_client
+
+    with worker_client() as client:
+        futures = [client.submit(job, name, Job("inter", start=start, second=second), query, sem, budget,
+                                 key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
+                   for start, second in slices]
+        try:
+            pending = set(futures)
+            while pending:
+                try:
+                    done, pending = wait(pending, timeout=0.2, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    control.check()
+                    continue
+                if any(f.status != "finished" for f in done):
+                    break  # gather raises its error
+            return client.gather(futures)
+        finally:
+            client.cancel([f for f in futures if not f.done()])

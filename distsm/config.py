@@ -68,11 +68,17 @@ class ClusterOptions:
     #: device bytes each worker may hold (its parts, the whole graph's index when it fits, the join); None: the
     #: device's free memory on GPU workers, half the host's memory on CPU workers
     device_budget: int | None
+    #: host allocations up to this many bytes come from the heap in worker processes (glibc's mmap threshold; see
+    #: ``distsm.cluster.allocator``); None leaves the allocator as the worker was started
+    mmap_threshold: int | None
 
     def __post_init__(self) -> None:
         if self.device_budget is not None and self.device_budget <= 0:
             raise ValueError(f"distsm.cluster.device-budget must be null or a positive number of bytes, "
                              f"got {self.device_budget!r}")
+        if self.mmap_threshold is not None and not 0 < self.mmap_threshold <= 32 << 20:
+            raise ValueError(f"distsm.cluster.mmap-threshold must be null or 1 to {32 << 20} bytes, "
+                             f"got {self.mmap_threshold!r}")
 
 
 _Opts = TypeVar("_Opts", GpuOptions, EngineOptions, ClusterOptions)

@@ -42,8 +42,11 @@ from distsm.labels import reconcile
 from distsm.kernels.candidate_edges import scan_entries
 from distsm.kernels.index import estimate_index_bytes
 from distsm.partitioned import out_of_core_shares, resolve_adjacency
-from distsm.plan.execute import QueryResult, Slice, jobs, whole_graph_join
+from distsm.plan.automorphism import stabilizer_chain
+from distsm.plan.execute import QueryResult, jobs, whole_graph_join
+from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter, start_candidates
+from distsm.plan.slices import Slice, cut, neighbour_ranges
 from distsm.semantics import Semantics
 from distsm.vocabulary import (BACKENDS, DISTRIBUTIONS, WORKER_ADJACENCY_MODES, BackendName, Distribution,
                                PartitionMethod, Strategy, WorkerAdjacency)
@@ -72,22 +75,6 @@ def longest_first(estimates: list[int]) -> list[int]:
     for rank, i in enumerate(order):
         priority[i] = len(estimates) - 1 - rank
     return priority
-
-
-def balanced_starts(weights: np.ndarray, pieces: int) -> np.ndarray:
-    """Where each of at most ``pieces`` contiguous non-empty runs of ``weights`` with about equal totals begins
-    (ascending indices, the first 0; empty for no weights)."""
-    if weights.shape[0] == 0:
-        return np.zeros(0, np.int64)
-    cum = np.cumsum(weights.astype(np.float64))
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, pieces) / pieces, side="left") + 1
-    return np.unique(np.concatenate(([0], cuts[cuts < weights.shape[0]])))
-
-
-def balanced_slices(vertices: np.ndarray, weights: np.ndarray, pieces: int) -> list[np.ndarray]:
-    """Split ``vertices`` into at most ``pieces`` contiguous non-empty slices of about equal total weight."""
-    bounds = [*balanced_starts(weights, pieces).tolist(), vertices.shape[0]]
-    return [vertices[a:b] for a, b in zip(bounds[:-1], bounds[1:])] if vertices.shape[0] else []
 
 
 class Matcher:
@@ -308,20 +295,36 @@ class Matcher:
         pieces: list[Any] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
-        planned = []
-        for q in graphs:
+        measured = [self._splits_when_heavy(q, sem, strategy, distribute, listing) for q in graphs]
+        planned: list[tuple[InterPartitionPlan, list[Any] | None, float, float]] = []
+        for q, split in zip(graphs, measured):
             t = time.perf_counter()
+            if split:
+                # Sent whole and split on its worker if its trial join shows it heavy: nothing to plan here.
+                planned.append((_whole_plan(q), None, 0.0, time.perf_counter() - t))
+                continue
             cands = self._plan_backend.candidates(self._index, q, homomorphism=sem.homomorphism)
             plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
                               strategy=strategy, candidates=cands)
             planned.append((plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
         total = sum(w for _, _, w, _ in planned)
-        # The adjacency a query's refinement would scan ranks the batch's queries for the workers' start order.
-        scans = [scan_entries(self._plan_backend, self._index, cands, q)
+        # The adjacency a query's refinement would scan ranks the batch's planned queries for the workers' start
+        # order (the others start in submission order after them).
+        scans = [0 if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
                  for q, (_, cands, _, _) in zip(graphs, planned)]
         with span(f"distsm-batch-{batch_id}"):
-            for name, q, (plan, cands, work, plan_s), scan, priority in zip(names, graphs, planned, scans,
-                                                                          longest_first(scans)):
+            for name, q, (plan, cands, work, plan_s), scan, priority, split in zip(
+                    names, graphs, planned, scans, longest_first(scans), measured):
+                if split:
+                    how, why = "whole", ("sent whole, to be split into slices over the workers if its trial join "
+                                         "passes its allowance")
+                    plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "priority": priority}
+                    merge_futs.append(self.client.submit(
+                        tasks.whole, self._state, name, q, sem, plan, self.k, batch_id, plan_s, self.memory_budget,
+                        listing, limit, (how, why), self.inter_slices, key=f"distsm-whole-{_token()}", pure=False,
+                        priority=priority))
+                    pieces.append([])
+                    continue
                 how, why = self.distribution(work, total, len(graphs), strategy, distribute)
                 plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work,
                                "scan_entries": scan, "priority": priority}
@@ -337,7 +340,7 @@ class Matcher:
                     pieces.append([])
                     continue
                 # A global join's slices range over its own start candidates; PBE's over the cross vertices.
-                starts = (start_candidates(self._index, q, sem, cands)
+                starts = (start_candidates(self._plan_backend, self._index, q, sem, cands)
                           if whole_graph_join(plan, self.k, self.cross_edge_count) else None)
                 futs = []
                 for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy, starts)):
@@ -355,6 +358,16 @@ class Matcher:
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
 
+    def _splits_when_heavy(self, query: Graph, sem: Semantics, strategy: Strategy | None, distribute: Distribution,
+                           listing: bool) -> bool:
+        """Whether ``query`` goes whole to one worker that splits it into slices once its trial join shows it
+        heavy (:func:`distsm.cluster.tasks.whole`): a count (``distribute="auto"``, no forced PBE) that takes the
+        engine's trial on workers reading the adjacency in place (not gathered); induced queries and single
+        vertices have no trial."""
+        modes = {r["adjacency"] for r in self.load_report}
+        return (distribute == "auto" and strategy is not Strategy.PBE and not listing and not sem.induced
+                and query.n > 1 and self.n_workers > 1 and modes <= {"device", "host"})
+
     def distribution(self, work: float, total: float, queries: int, strategy: Strategy | None,
                      distribute: Distribution = "auto") -> tuple[str, str]:
         """``("whole" | "sliced", why)`` for a query of estimated ``work`` (:func:`work_estimate`) in a batch of
@@ -367,9 +380,10 @@ class Matcher:
         parts' workers, so it is sliced; one worker gets every query whole.  A whole query on a worker whose
         adjacency is resident (or read in place) takes the engine's own counting paths, as :func:`distsm.count`
         does (the trailing count of heavy queries included), and so does each slice of a global join, restricted to
-        the slice's start ids: a light slice finishes in its trial join, a heavy one refines and plans its own
-        candidates.  Spanning searches (PBE, or out-of-core adjacency) run the general join, planned once per
-        worker.
+        the slice's start ids: a light slice finishes in its trial join; the heavy ones share one refinement and
+        counting plan per worker, whose core join starts at the sliced vertex (see
+        :class:`~distsm.kernels.engine.CountShare`).  Spanning searches (PBE, or out-of-core adjacency) run the
+        general join, planned once per worker.
         """
         if distribute != "auto":
             return distribute, f"distribute={distribute!r} asked by the caller"
@@ -386,51 +400,21 @@ class Matcher:
         return "whole", (f"{queries} queries for {self.n_workers} workers and estimated work {work:.3g} within a "
                          f"worker's share of the batch ({share:.3g})")
 
-    def _slices(self, strategy: Strategy, starts_of: np.ndarray | None = None) -> list[Slice]:
-        """Slices (:data:`~distsm.plan.execute.Slice`) splitting a spanning search into tasks: ranges of start
-        vertex ids covering every vertex id once, balanced by cross-edge degree over the cross vertices (PBE), or
-        for a global join by degree over its start candidates ``starts_of`` (sorted ids; None: every vertex).  A
-        start vertex heavier than a slice's share is a slice of its own, split again by ranges of the ids of the
-        vertices visited second (balanced by the degrees of its neighbours), so one skewed vertex does not decide
-        the batch time."""
-        if strategy is Strategy.GLOBAL:
-            # Degree is a rough proxy for power-law work: cut finer than one slice per worker so that the
-            # scheduler can even out the rest.
-            if starts_of is None:
-                ids, weights = None, self._degree_weights
-            else:
-                ids = np.asarray(starts_of, np.int64)
-                weights = self._degree_weights[ids]
-        else:
+    def _slices(self, strategy: Strategy, starts: tuple[np.ndarray, np.ndarray] | None = None) -> list[Slice]:
+        """Slices (:data:`~distsm.plan.slices.Slice`) splitting a spanning search into tasks (see
+        :func:`~distsm.plan.slices.cut`): ranges of start vertex ids balanced by cross-edge degree over the cross
+        vertices (PBE), or for a global join over its start candidates ``starts`` (sorted ids and their estimated
+        work, from :func:`~distsm.plan.search.start_candidates`; None: every vertex, by degree); a heavy start
+        vertex is split by the degrees of its neighbours."""
+        ids: np.ndarray | None
+        if strategy is not Strategy.GLOBAL:
             ids, weights = self._cross, self._cross_weights
-        share = float(weights.sum()) / self.inter_slices
-        heavy = np.flatnonzero(weights > share)
-        # Each heavy start vertex is a slice of its own, to be split by the vertices visited second.
-        starts = np.unique(np.concatenate([balanced_starts(weights, self.inter_slices), heavy, heavy + 1]))
-        starts = starts[starts < weights.shape[0]]
-        bounds = [*starts.tolist(), weights.shape[0]]
-        first = starts.tolist() if ids is None else ids[starts].tolist()
-        cuts = [*first, self.data.n]
-        cuts[0] = 0
-        out: list[Slice] = []
-        for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
-            start = range(cuts[i], cuts[i + 1])
-            if b - a == 1 and weights[a] > share:
-                pieces = min(int(np.ceil(weights[a] / share)), self.inter_slices)
-                out.extend((start, second) for second in self._second_ranges(first[i], pieces))
-            else:
-                out.append((start, None))
-        return out
-
-    def _second_ranges(self, v: int, pieces: int) -> list[range | None]:
-        """At most ``pieces`` id ranges covering every vertex id once, each holding about the same total degree
-        of ``v``'s neighbours."""
-        nbrs = np.unique(np.asarray(self._index.nbr[int(self._index.indptr[v]):int(self._index.indptr[v + 1])]))
-        starts = balanced_starts(self._degree_weights[nbrs], pieces)
-        if starts.shape[0] < 2:
-            return [None]
-        cuts = [0, *nbrs[starts[1:]].tolist(), self.data.n]
-        return [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+        elif starts is None:
+            ids, weights = None, self._degree_weights
+        else:
+            ids, weights = np.asarray(starts[0], np.int64), np.asarray(starts[1], np.int64)
+        return cut(weights, ids, self.inter_slices, self.data.n,
+                   lambda v, pieces: neighbour_ranges(self._index, self._degree_weights, v, pieces))
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)
@@ -462,3 +446,10 @@ class Matcher:
 
 def _token() -> str:
     return uuid.uuid4().hex
+
+
+def _whole_plan(query: Graph) -> InterPartitionPlan:
+    """The plan of a query sent whole: one join over the whole graph (no spanning searches to plan)."""
+    return InterPartitionPlan((), False, stabilizer_chain(query).order, Strategy.GLOBAL,
+                              "sent whole to one worker: one join over the whole graph, split into slices over "
+                              "the workers if its trial join passes its allowance")

@@ -35,7 +35,14 @@ def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
             raise ValueError("a range of allowed vertices must have step 1")
         lo, hi = xp.searchsorted(members, xp.asarray([allowed.start, allowed.stop], dtype=members.dtype)).tolist()
         return members[lo:hi]
-    return members[xp.isin(members, xp.asarray(np.asarray(allowed, dtype=members.dtype)))]
+    return members[admits(xp, members, allowed)]
+
+
+def admits(xp: Any, x: Any, allowed: Allowed) -> Any:
+    """Mask: ``allowed`` (a range of step 1 or a sorted array of vertex ids) admits ``x[i]``."""
+    if isinstance(allowed, range):
+        return (x >= allowed.start) & (x < allowed.stop)
+    return xp.isin(x, xp.asarray(np.asarray(allowed, dtype=x.dtype)))
 
 
 #: Tables of at most this many rows read a level's entries as slices of the adjacency (see ``_entries``).

@@ -221,6 +221,32 @@ def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query:
     return total
 
 
+#: Adjacency entries :func:`arc_edge_counts` reads per pass (bounds its temporaries to a few hundred MB).
+COUNT_CHUNK_ENTRIES = 1 << 23
+
+
+def arc_edge_counts(backend: Backend, idx: DataIndex, candidates: list[Any], arc: tuple[int, int, int]) -> Any:
+    """Per candidate ``v`` of ``u`` (in ``candidates[u]``'s order), the candidate edges of the query arc
+    ``arc = (u, w, label)`` before refinement: ``|N(v, label) ∩ C(w)|``, the rows ``v`` makes when a join visits
+    ``w`` after ``u`` (int64)."""
+    xp = backend.xp
+    u, w, label = arc
+    inside = xp.zeros(idx.n, dtype=bool)
+    inside[candidates[w]] = True
+    s, t = backend.run_bounds(idx, candidates[u], label)
+    lengths = t - s
+    out = xp.zeros(lengths.shape[0], dtype=xp.int64)
+    bounds = np.cumsum(backend.to_host(lengths))
+    a = 0
+    while a < lengths.shape[0]:
+        b = max(int(np.searchsorted(bounds, (bounds[a - 1] if a else 0) + COUNT_CHUNK_ENTRIES, side="right")), a + 1)
+        row, rank = backend.expand(lengths[a:b])
+        hit = inside[idx.nbr[s[a:b][row] + rank]]
+        out[a:b] = xp.bincount(row[hit], minlength=b - a)
+        a = b
+    return out
+
+
 def arc_index(xp: Any, n: int, arc: tuple[int, int, int], size: int, rows: Any, values: Any,
               matrix_cols: Any = None, width: int = 0) -> ArcIndex:
     """The :class:`ArcIndex` of ``arc`` from its candidate edges, sorted by row then value: ``rows`` are the

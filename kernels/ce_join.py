@@ -12,12 +12,13 @@ the general driver does), and yields tables of complete core matches.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from distsm.kernels.array_backend import Allowed, admits, restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 
@@ -75,12 +76,16 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
 
 
 def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
-              injective: bool, control: Any = None, level_rows: list[int] | None = None) -> Iterator[Any]:
+              injective: bool, control: Any = None, level_rows: list[int] | None = None,
+              allowed: Mapping[int, Allowed] | None = None) -> Iterator[Any]:
     """Tables of complete matches of ``[start] + steps`` (columns in that order), chunk by chunk.
 
     Each level's chunk holds at most ``budget / (levels * ENTRY_BYTES)`` entries; ``level_rows[i]``, when
     given, accumulates the rows produced at level ``i``.  ``control`` (an engine ``Control``) is checked
-    before every chunk and receives progress over the first level's rows."""
+    before every chunk and receives progress over the first level's rows.  ``allowed`` (core vertex -> a range
+    or sorted array of data ids) keeps only the matches whose images lie there: a slice of the join, cheapest
+    when it restricts ``start``."""
+    allowed = allowed or {}
     xp = backend.xp
     cap = max(budget // ((len(steps) + 1) * ENTRY_BYTES), 1024)
 
@@ -102,12 +107,15 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
             r1 = max(int(np.searchsorted(bounds, (bounds[r0 - 1] if r0 else 0) + cap, side="right")), r0 + 1)
             part = table[r0:r1]
             row, x = extension_set(backend, ce, part, ext, injective)
+            if ext.vertex in allowed:
+                keep = admits(xp, x, allowed[ext.vertex])
+                row, x = row[keep], x[keep]
             note(level + 1, int(x.shape[0]))
             if x.shape[0]:
                 yield from descend(xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1), level + 1)
             r0 = r1
 
-    first = ce.candidates[start]
+    first = ce.candidates[start] if start not in allowed else restricted(xp, ce.candidates[start], allowed[start])
     note(0, int(first.shape[0]))
     for a, b in first_level_chunks(int(first.shape[0]), cap, control):
         yield from descend(first[a:b][:, None], 0)

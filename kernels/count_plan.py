@@ -99,8 +99,10 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
 
 
 def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False,
-               trailing: frozenset[int] | None = None) -> CountPlan:
-    """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set.
+               trailing: frozenset[int] | None = None, start: int | None = None) -> CountPlan:
+    """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set, and
+    ``start`` the core's first vertex (never trailing then: slices of a count restrict its images, which the core
+    join does at its first level).
 
     Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
     sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
@@ -124,9 +126,12 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return groups
 
     def start_of(core: frozenset[int]) -> int:
+        if start is not None:
+            return start
         return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
 
-    sets = {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1)) if label_groups(t) is not None}
+    sets = {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1))
+            if label_groups(t) is not None and start not in t}
     # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
     # those that leave the vertices with the most candidates to counting.
     maximal = [t for t in sets if not any(t | {v} in sets for v in everything - t)]

@@ -10,6 +10,7 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ MIN_CHUNK_ENTRIES = 64
 
 class JoinCancelled(Exception):
     """Raised inside :func:`walk` when its :class:`Control` says the caller no longer wants the result."""
+
+
+class HeavyQuery(Exception):
+    """Raised by :func:`count` with ``split_heavy`` when every trial join passed its allowance: the caller splits
+    the query into slices instead of counting it alone."""
 
 
 @dataclass(frozen=True)
@@ -113,14 +119,14 @@ def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: Ma
     return PreparedQuery(idx, plan, cands, bits)
 
 
-def start_vertex(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],
-                 less_than: tuple[tuple[int, int], ...] = (), spanning_only: bool = False,
-                 order_function: OrderFunction = gsi_order) -> int:
-    """The query vertex an unrestricted join of ``query`` starts from (the first of its order)."""
+def start_order(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],
+                less_than: tuple[tuple[int, int], ...] = (), spanning_only: bool = False,
+                order_function: OrderFunction = gsi_order) -> tuple[int, ...]:
+    """The order in which an unrestricted join of ``query`` visits its vertices."""
     sizes = [int(c.shape[0]) for c in candidates]
     plan = build_plan(query, sizes, index.label_entries, index.n, options, less_than, order_function, None,
                       spanning_only)
-    return plan.order[0]
+    return tuple(plan.order)
 
 
 def check_pair(data: Graph, query: Graph) -> None:
@@ -229,11 +235,35 @@ COUNT_PATHS = ("auto", "general", "trailing")
 HOST_FILTER_VERTICES = 1 << 16
 
 
+class CountShare:
+    """What the slices of one count share on one site (thread-safe; :func:`count` fills it in on first use).
+
+    Slices of a count restrict the images of one query vertex, ``anchor``, to disjoint id ranges (a heavy image
+    may be split further by the ids of a second vertex).  Without a share every slice filters, refines and plans
+    its restricted query from scratch.  With one, the query is filtered once, and once a slice's trial join
+    passes its allowance, refined and planned once, unrestricted, with its core join starting at ``anchor``: each
+    slice then joins only its range of the anchor's refined candidates.  Slices still run their own trials, so a
+    light slice never pays for refinement.
+    """
+
+    def __init__(self, anchor: int):
+        self.anchor = anchor
+        self._lock = threading.Lock()
+        self._values: dict[str, Any] = {}
+
+    def get(self, key: str, build: Callable[[], Any]) -> Any:
+        # Builds run under the lock: slices arriving together on a worker's threads build once.
+        with self._lock:
+            if key not in self._values:
+                self._values[key] = build()
+            return self._values[key]
+
+
 def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *, budget: int,
           less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None,
-          host_index: DataIndex | None = None) -> int:
+          host_index: DataIndex | None = None, share: CountShare | None = None, split_heavy: bool = False) -> int:
     """Number of matches (a Python int).
 
     A count first tries the general join under an allowance of adjacency entries (a *trial*): light queries
@@ -251,6 +281,9 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     ``"auto"`` choice; ``trailing`` then forces the trailing vertices too (tests of the inclusion-exclusion use
     it).  ``host_index`` is a host (NumPy) index of the same graph when ``data`` is an index on a device (e.g. a
     worker's memory map of it): light work and planning then run on the host, as they do when ``data`` is a graph.
+    ``share`` (with ``restrict`` on its anchor: a slice of a count) reuses what other slices of the same count
+    filtered, refined and planned (see :class:`CountShare`).  ``split_heavy`` raises :class:`HeavyQuery` once the
+    trials have passed their allowances, before refinement: a cluster worker then splits the query over workers.
     """
     if path not in COUNT_PATHS:
         raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
@@ -266,8 +299,17 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         idx = data
         host, host_idx = (backend.host(), host_index) if host_index is not None else (backend, data)
     filter_on = host if host is not backend and _pool_vertices(host_idx, query) <= HOST_FILTER_VERTICES else backend
-    cands = filter_on.candidates(host_idx if filter_on is host else idx, query, homomorphism=options.homomorphism,
-                                 restrict=restrict)
+    filter_idx = host_idx if filter_on is host else idx
+    if share is not None and restrict:
+        if share.anchor not in restrict:
+            raise ValueError(f"a slice of a shared count restricts its anchor, query vertex {share.anchor}")
+        unrestricted = share.get("filter", lambda: filter_on.candidates(filter_idx, query,
+                                                                         homomorphism=options.homomorphism))
+        cands = [c if u not in restrict else restricted(filter_on.xp, c, restrict[u])
+                 for u, c in enumerate(unrestricted)]
+    else:
+        share = None
+        cands = filter_on.candidates(filter_idx, query, homomorphism=options.homomorphism, restrict=restrict)
     sizes = [int(c.shape[0]) for c in cands]
     clock.lap("filter")
     if explain is not None:
@@ -279,8 +321,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
                         clock, explain, reason)
     # Light queries finish their trial before its allowance needs the scan measure, so it is taken when asked.
-    scan_entries = _Lazy(lambda: candidate_edges.scan_entries(filter_on, host_idx if filter_on is host else idx,
-                                                              cands, query))
+    scan_entries = _Lazy(lambda: candidate_edges.scan_entries(filter_on, filter_idx, cands, query))
     if path == "auto":
         for trial in _trials(backend, host, scan_entries, query.n, backend.adjacency_over_bus(idx)):
             runner_idx = host_idx if trial.runner is host else idx
@@ -292,35 +333,42 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                 return _explained(explain, total, f"the general join finished within its trial allowance of "
                                                   f"{trial.allowance()} entries on {trial.runner.name} (refinement "
                                                   f"would scan {scan_entries()})")
-    scan = scan_entries()
-    if path == "auto" and scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
-        return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than, control,
-                        clock, explain, f"the candidate-edge index would need about "
-                        f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget ({budget})")
-    # Refinement reads every candidate's adjacency: past distsm.engine.device-refine entries a device does it
-    # faster than the host, which then plans over a copy of the result.
-    refiner = backend if host is not backend and scan > engine_options().device_refine else host
-    built = candidate_edges.build(refiner, idx if refiner is backend else host_idx, query,
-                                  _on(refiner, filter_on, cands), lookup_bytes=budget // 4)
-    on_host = built if refiner is host else built.to(refiner.to_host)
-    clock.lap("refine")
-    refined = [int(c.shape[0]) for c in on_host.candidates]
-    if min(refined) == 0:
+        if split_heavy:
+            raise HeavyQuery(f"the trial joins passed their allowances (refinement would scan {scan_entries()} "
+                             "entries)")
+    sides = _Sides(backend, idx, host, host_idx, filter_on)
+    core: _Core | None = None
+    if share is not None:
+        def shared_core() -> _Core | None:
+            scan = candidate_edges.scan_entries(filter_on, filter_idx, unrestricted, query)
+            if scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+                return None
+            return _refine_and_plan(sides, query, options, unrestricted, scan, budget, trailing,
+                                    start=share.anchor)
+
+        core = share.get("core", shared_core)
+        # A heavy anchor image is split by the images of a second vertex, which the core must then hold.
+        if core is not None and (not core.refined or set(restrict or {}) <= set(core.plan.core)):
+            clock.lap("plan")
+        else:
+            core = None
+    if core is None:
+        scan = scan_entries()
+        if path == "auto" and scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+            return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than,
+                            control, clock, explain, f"the candidate-edge index would need about "
+                            f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget "
+                            f"({budget})")
+        core = _refine_and_plan(sides, query, options, cands, scan, budget, trailing, clock=clock)
+        restrict = None  # the refined candidates are the slice's own
+    if not core.refined:
         return _explained(explain, 0, "refinement left a query vertex without candidates", "filter")
-    # The index and the candidates stay resident: the join and the count share what is left of the budget.
-    left = max(budget - on_host.nbytes, budget // 8)
-    sampler = Sampler(host, query, on_host, homomorphism=options.homomorphism, walks=walks_for(left))
-    plan = plan_count(query, sampler, refined, options.homomorphism, trailing)
-    # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
-    # host even for a device backend: below it a device spends more on launches than on the work.
-    runner = host if plan.cost < engine_options().host_work else backend
-    ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp.asarray)
+    plan, runner, ce, left = core.plan, core.runner, core.ce, core.left
     counter = TrailingCounter(runner, plan, ce, homomorphism=options.homomorphism, budget=left // 2)
-    clock.lap("plan")
     level_rows = [0] * len(plan.core)
     total = 0
     for table in walk_core(runner, ce, plan.core[0], list(plan.steps), left // 2,
-                           not options.homomorphism, control, level_rows):
+                           not options.homomorphism, control, level_rows, allowed=restrict):
         clock.lap("core join")
         total += counter.count(table, control)
         clock.lap("trailing count")
@@ -332,16 +380,71 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
         explain.trailing = tuple(t.vertex for t in plan.trailing)
         explain.estimated = list(plan.level_estimates)
         explain.actual = list(level_rows)
-        explain.refined_candidates = refined
+        explain.refined_candidates = core.refined
         explain.candidate_edges = sum(a.edges for a in ce.arcs.values())
         explain.refine_passes = ce.passes
         explain.trailing_entries = counter.entries
         explain.plans_tried = plan.plans_tried
     why = f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing vertices " \
-          f"counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g}; refined on {refiner.name})"
+          f"counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g}; refined on {core.refiner})"
     if less_than:
         why += f"; unique = embeddings / |Aut| ({automorphisms})"
     return _explained(explain, total, why)
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """Where a count's work may run: ``backend`` on ``idx``, its host twin ``host`` on ``host_idx`` (the same
+    objects when there is no twin), and the side that filtered."""
+
+    backend: Backend
+    idx: DataIndex
+    host: Backend
+    host_idx: DataIndex
+    filter_on: Backend
+
+
+@dataclass(frozen=True)
+class _Core:
+    """A count's refined candidate edges and its core-and-trailing plan, ready to join on ``runner``;
+    ``refined`` is empty when refinement left a query vertex without candidates (no match)."""
+
+    plan: Any
+    runner: Backend
+    ce: Any
+    left: int          # bytes the core join and the trailing count share
+    refined: list[int]
+    refiner: str
+
+
+def _refine_and_plan(sides: _Sides, query: Graph, options: MatchOptions, cands: list[Any], scan: int, budget: int,
+                     trailing: frozenset[int] | None, *, start: int | None = None,
+                     clock: _Clock | None = None) -> _Core:
+    """Refine ``cands`` (held by ``sides.filter_on``; refinement would scan ``scan`` entries) into candidate
+    edges, and plan the count over them (``start``: the core's first vertex)."""
+    backend, host = sides.backend, sides.host
+    # Refinement reads every candidate's adjacency: past distsm.engine.device-refine entries a device does it
+    # faster than the host, which then plans over a copy of the result.
+    refiner = backend if host is not backend and scan > engine_options().device_refine else host
+    built = candidate_edges.build(refiner, sides.idx if refiner is backend else sides.host_idx, query,
+                                  _on(refiner, sides.filter_on, cands), lookup_bytes=budget // 4)
+    on_host = built if refiner is host else built.to(refiner.to_host)
+    if clock is not None:
+        clock.lap("refine")
+    refined = [int(c.shape[0]) for c in on_host.candidates]
+    if min(refined) == 0:
+        return _Core(None, host, None, 0, [], refiner.name)
+    # The index and the candidates stay resident: the join and the count share what is left of the budget.
+    left = max(budget - on_host.nbytes, budget // 8)
+    sampler = Sampler(host, query, on_host, homomorphism=options.homomorphism, walks=walks_for(left))
+    plan = plan_count(query, sampler, refined, options.homomorphism, trailing, start)
+    # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
+    # host even for a device backend: below it a device spends more on launches than on the work.
+    runner = host if plan.cost < engine_options().host_work else backend
+    ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp.asarray)
+    if clock is not None:
+        clock.lap("plan")
+    return _Core(plan, runner, ce, left, refined, refiner.name)
 
 
 def _pool_vertices(idx: DataIndex, query: Graph) -> int:

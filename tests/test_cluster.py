@@ -1,7 +1,9 @@
 """The Dask layer on a CPU LocalCluster: batches, cancellation, timeouts, a killed worker, a lost scheduler."""
 
 import os
+import platform
 import signal
+import sys
 import time
 
 import networkx as nx
@@ -13,7 +15,8 @@ from oracles import check_split, heavy_case, networkx_matches, random_graph
 import distsm
 from distsm.cluster import ClusterError, QueryResult
 from distsm.kernels.candidate_edges import scan_entries
-from distsm.matcher import balanced_slices, longest_first
+from distsm.matcher import longest_first
+from distsm.plan.slices import balanced_slices
 from distsm.plan import Strategy
 
 EXPECTED = expected_counts()
@@ -155,7 +158,7 @@ def test_spanning_slices_are_id_ranges_covering_every_vertex_once(hprd_matcher):
     data = distsm.read_graph(DATA)
     q = distsm.read_graph(query_path("query_dense_16_2"))
     for strategy in ("pbe", "global"):
-        plan = hprd_matcher.submit([q], strategy=strategy).results()[0]
+        plan = hprd_matcher.submit([q], strategy=strategy, distribute="sliced").results()[0]
         assert plan.ok and plan.count == EXPECTED["query_dense_16_2"] and plan.distribution == "sliced"
         slices = hprd_matcher._slices(Strategy(strategy))
         ranges = sorted({r for r, _ in slices}, key=lambda r: r.start)
@@ -225,6 +228,25 @@ def heavy_matcher(cluster, tmp_path_factory):
                        partition_dir=tmp_path_factory.mktemp("heavy") / "k2")
     yield m, data, heavy, edge
     m.close()
+
+
+@pytest.mark.parametrize("semantics", ["plain", "unique", "homomorphism"])
+def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, semantics):
+    """A query sent whole whose trial join passes its allowance is cut into slices by its worker, which runs them
+    over the cluster: the count is exact (stars have closed forms) and the result says it was split; a light query
+    of the same batch finishes whole."""
+    m, data, _, edge = heavy_matcher
+    star = distsm.Graph.from_networkx(nx.star_graph(3))
+    d = data.degrees.astype(object)
+    expected = {"plain": int((d * (d - 1) * (d - 2)).sum()), "unique": int((d * (d - 1) * (d - 2)).sum()) // 6,
+                "homomorphism": int((d ** 3).sum())}[semantics]
+    sem = {"unique": semantics == "unique", "homomorphism": semantics == "homomorphism"}
+    light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, **sem).results()
+    assert light.ok and light.distribution == "whole" and "sent whole" in light.distribution_reason
+    assert light.count == 2 * data.m // (2 if semantics == "unique" else 1)
+    assert heavy.ok and heavy.count == expected
+    assert heavy.distribution == "sliced" and "split into" in heavy.distribution_reason, heavy.distribution_reason
+    assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
 def _busy(cluster):
@@ -511,8 +533,8 @@ def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
                         partition_dir=tmp_path / "p") as m:
         for q in queries:
             cands = numpy.candidates(m._index, q, homomorphism=False)
-            starts = start_candidates(m._index, q, distsm.Semantics(), cands)
-            slices = m._slices(Strategy.GLOBAL, starts)
+            starts, weights = start_candidates(numpy, m._index, q, distsm.Semantics(), cands)
+            slices = m._slices(Strategy.GLOBAL, (starts, weights))
             ranges = sorted({r for r, _ in slices}, key=lambda r: r.start)
             assert ranges[0].start == 0 and ranges[-1].stop == data.n
             assert [r.start for r in ranges[1:]] == [r.stop for r in ranges[:-1]]
@@ -527,9 +549,18 @@ def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()
     assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
     assert all(r.distribution == "whole" and r.strategy is Strategy.GLOBAL and r.intra is None for r in batch)
-    assert all(len(r.workers) == 1 and "share of the batch" in r.distribution_reason for r in batch)
+    # Counts go whole, to be split by their worker if their trial join shows them heavy: these are light.
+    assert all(len(r.workers) == 1 and "trial join" in r.distribution_reason for r in batch)
     [one] = hprd_matcher.submit([str(query_path(names[0]))]).results()
-    assert one.distribution == "sliced" and one.count == EXPECTED[names[0]]
+    assert one.distribution == "whole" and one.count == EXPECTED[names[0]]
+    # Induced queries have no trial: the client spreads them by its estimates, a lone one sliced.
+    data = distsm.read_graph(DATA)
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names[:8]], names=names[:8], induced=True).results()
+    assert all("share of the batch" in r.distribution_reason or r.distribution == "sliced" for r in batch)
+    assert [r.count for r in batch] == [distsm.count(data, str(query_path(n)), backend="numpy", induced=True)
+                                        for n in names[:8]]
+    [one] = hprd_matcher.submit([str(query_path(names[0]))], induced=True).results()
+    assert one.distribution == "sliced"
     # one query whose estimate exceeds a worker's share of the batch is sliced, the light rest go whole
     m = hprd_matcher
     assert m.distribution(10.0, 12.0, 5, None)[0] == "sliced"
@@ -563,8 +594,10 @@ def test_a_batch_starts_its_heaviest_queries_first(hprd_matcher, monkeypatch):
         return submit(*args, **kwargs)
 
     monkeypatch.setattr(hprd_matcher.client, "submit", recording)
-    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()
-    assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
+    # Induced queries are planned on the client (no trial join to split them on a worker), so it ranks them.
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names, induced=True).results()
+    data = distsm.read_graph(DATA)
+    assert [r.count for r in batch] == [distsm.count(data, g, backend="numpy", induced=True) for g in graphs]
     m = hprd_matcher
     scans = [scan_entries(m._plan_backend, m._index, m._plan_backend.candidates(m._index, q, homomorphism=False), q)
              for q in graphs]
@@ -606,3 +639,25 @@ def test_killed_worker_loses_nothing_out_of_core(cluster, tmp_path):
         assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
         assert {r.query: r.count for r in results} == {f"q{i}": want[i % len(queries)] for i in range(len(results))}
         cluster.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="the mmap threshold is glibc's")
+def test_workers_serve_join_temporaries_from_the_heap(hprd_matcher, cluster):
+    """Dask's nanny setting (MALLOC_TRIM_THRESHOLD_) freezes glibc's mmap threshold at 128 KiB; every worker of a
+    matcher raises it, so NumPy temporaries stop being mapped and faulted in afresh."""
+    from distsm.cluster.allocator import M_MMAP_THRESHOLD, set_mmap_threshold
+
+    assert all(r["heap_temporaries"] for r in hprd_matcher.load_report)
+    env = cluster.run(lambda: os.environ.get("MALLOC_TRIM_THRESHOLD_"))
+    assert M_MMAP_THRESHOLD == -3 and set(env.values()) <= {None, "65536"}
+    with pytest.raises(ValueError, match="mmap threshold"):
+        set_mmap_threshold(64 << 20)
+    # The workers took the value already: taking it again changes nothing.
+    assert all(cluster.run(set_mmap_threshold, 32 << 20).values())
+
+
+def test_the_mmap_threshold_option_is_checked():
+    with pytest.raises(ValueError, match="mmap-threshold"):
+        with distsm.options({"cluster.mmap-threshold": 64 << 20}):
+            pass

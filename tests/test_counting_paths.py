@@ -23,6 +23,7 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.count_plan import MAX_GROUP, independent_sets, partitions
 from distsm.kernels.explain import Explanation
+from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import automorphism_count
 
@@ -89,6 +90,50 @@ def test_restricted_counts_on_the_trailing_path(seed, n, p, vl, directed, qsize,
     opts = MatchOptions(homomorphism=homomorphism)
     for path in ("general", "trailing", "auto"):
         assert engine.count(NUMPY, data, query, opts, budget=1 << 26, restrict=restrict, path=path) == expected
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 14), p=st.floats(0.2, 0.7), vl=st.integers(1, 2),
+       directed=st.booleans(), qsize=st.integers(3, 5), sampled=st.booleans(), homomorphism=st.booleans(),
+       path=st.sampled_from(["trailing", "auto"]), pick=st.data())
+def test_slices_of_a_shared_count_refine_and_plan_once(seed, n, p, vl, directed, qsize, sampled, homomorphism, path,
+                                                       pick):
+    """Slices of one count sharing a CountShare (how a worker runs a heavy query's slices) filter, refine and plan
+    the query once, with the core join starting at the sliced vertex, and each counts exactly the matches whose
+    anchor image (and, split further, second image) lies in its ranges: the slices add up to the whole count."""
+    data, query = make_case(seed, n, p, vl, 1, directed, qsize, sampled)
+    anchor = pick.draw(st.integers(0, query.n - 1))
+    second = pick.draw(st.sampled_from(sorted({w for w, _ in query_adjacency(query)[anchor]}) or [None]))
+    cuts = sorted({0, data.n, *pick.draw(st.lists(st.integers(0, data.n), max_size=3))})
+    starts = [range(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+    mid = pick.draw(st.integers(0, data.n))
+    slices = [(s, None) for s in starts[1:]] + [(starts[0], t) for t in (range(0, mid), range(mid, data.n))]
+    matches = brute_force(data, query, homomorphism=homomorphism)
+    opts = MatchOptions(homomorphism=homomorphism)
+    share = engine.CountShare(anchor)
+    builds, filters = [], []
+    real_build, real_filter = engine._refine_and_plan, NUMPY.candidates
+    with pytest.MonkeyPatch.context() as mp, distsm.options({"engine.trial-entries": 1}):
+        mp.setattr(engine, "_refine_and_plan", lambda *a, **k: builds.append(k) or real_build(*a, **k))
+        mp.setattr(NUMPY, "candidates", lambda *a, **k: filters.append(k) or real_filter(*a, **k))
+        total = 0
+        for start, second_ids in slices:
+            restrict = {anchor: start} if second_ids is None or second is None else {anchor: start, second: second_ids}
+            expected = sum(all(r[u] in ids for u, ids in restrict.items()) for r in matches)
+            got = engine.count(NUMPY, data, query, opts, budget=1 << 26, restrict=restrict, path=path, share=share)
+            assert got == expected
+            total += got
+    assert total == len(matches)
+    assert len(filters) == 1
+    if not builds:
+        return  # every slice finished in its trial join, or had a vertex without candidates
+    core = share.get("core", lambda: pytest.fail("no slice refined and planned the shared count"))
+    if core is not None and core.refined:
+        assert core.plan.core[0] == anchor
+        # A slice whose second vertex the shared plan counts as trailing refines its own restricted candidates.
+        own = [k for k in builds if k.get("start") is None]
+        assert len(builds) - len(own) == 1
+        assert len(own) <= (second is not None and second not in core.plan.core) * 2
 
 
 @SETTINGS
@@ -248,6 +293,30 @@ def test_trailing_path_on_the_gpu_matches_numpy(seed, n, p, vl, el, directed, qs
 
 
 @pytest.mark.gpu
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 2),
+       directed=st.booleans(), qsize=st.integers(3, 6), sampled=st.booleans(), refine=st.sampled_from([0, 1 << 22]),
+       host_work=st.sampled_from([0.0, 3e7]), pick=st.data())
+def test_shared_count_slices_on_the_gpu_add_up(seed, n, p, vl, directed, qsize, sampled, refine, host_work, pick):
+    """Slices of one count on a device index with its host twin (as a worker runs a split query), sharing one
+    CountShare: refined on either side, joined on either side, they add up to NumPy's count of the whole query."""
+    data, query = make_case(seed, n, p, vl, 1, directed, qsize, sampled)
+    cupy_backend = get_backend("cupy")
+    opts = MatchOptions()
+    expected = engine.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
+    anchor = pick.draw(st.integers(0, query.n - 1))
+    cuts = sorted({0, data.n, *pick.draw(st.lists(st.integers(0, data.n), max_size=4))})
+    share = engine.CountShare(anchor)
+    total = 0
+    with distsm.options({"engine.device-refine": refine, "engine.host-work": host_work, "engine.trial-entries": 1}):
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            total += engine.count(cupy_backend, cupy_backend.index(data), query, opts, budget=1 << 26,
+                                  restrict={anchor: range(a, b)}, path="trailing", share=share,
+                                  host_index=NUMPY.index(data))
+    assert total == expected
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", sorted(hprd.expected_counts())[::20])
 def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
@@ -258,6 +327,34 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
         assert engine.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing",
                             explain=report) == got
     assert report.reason.endswith("refined on cupy)"), report.reason
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
+       chunk=st.sampled_from([1, 3, 1 << 23]))
+def test_arc_edge_counts_are_the_data_edges_into_the_candidates(seed, n, p, vl, el, directed, qsize, sampled, chunk):
+    """arc_edge_counts (the client's estimate of a start vertex's work) counts, per candidate of an arc's tail,
+    the data edges with the arc's label and direction into the head's candidates, however it is chunked."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
+    idx = NUMPY.index(data)
+    cands = NUMPY.candidates(idx, query, homomorphism=False)
+    data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
+                                                   data.edge_labels.tolist())}
+    query_edges = {(a, b): lab for a, b, lab in zip(query.edge_src.tolist(), query.edge_dst.tolist(),
+                                                    query.edge_labels.tolist())}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(candidate_edges, "COUNT_CHUNK_ENTRIES", chunk)
+        for u, w, e in candidate_edges.query_arcs(query):
+            forward = (u, w) in query_edges and (not directed or e % 2 == 0)
+            lab = query_edges[(u, w)] if forward else query_edges[(w, u)]
+            expected = [sum(((v, x, lab) if forward else (x, v, lab)) in data_edges or
+                            (not directed and ((x, v, lab) if forward else (v, x, lab)) in data_edges)
+                            for x in cands[w].tolist()) for v in cands[u].tolist()]
+            got = candidate_edges.arc_edge_counts(NUMPY, idx, cands, (u, w, e))
+            assert got.tolist() == expected
 
 
 @SETTINGS

@@ -36,6 +36,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
 from distsm.plan.search import Search, inter_task, intra_task, prepare_search, whole_count
+from distsm.plan.slices import Slice
 from distsm.semantics import Semantics
 
 #: The statuses a :class:`QueryResult` may have.
@@ -185,8 +186,9 @@ class Site(Protocol):
         """Peak device bytes this site has held so far (as far as its backend knows them)."""
 
 
-#: Queries whose filters and planned searches a :class:`PlanCache` keeps.
+#: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares it keeps.
 RECENT_QUERIES = 8
+SHARED_COUNTS = 2
 
 
 class PlanCache:
@@ -203,6 +205,7 @@ once); filtering and planning are serialized, which costs little beside the join
         self.planned = 0
         self._lock = threading.RLock()  # a search's build looks its candidates up
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
+        self._shares: OrderedDict[tuple, engine.CountShare] = OrderedDict()
 
     def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
         # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
@@ -219,6 +222,20 @@ once); filtering and planning are serialized, which costs little beside the join
         """The candidate filter of ``query`` on ``index``."""
         key = ("candidates", graph_fingerprint(query), homomorphism)
         return self._get(key, lambda: backend.candidates(index, query, homomorphism=homomorphism))
+
+    def count_share(self, query: Graph, sem: Semantics, anchor: int) -> engine.CountShare:
+        """What the global join's slices of ``query`` restricting ``anchor`` share on this site: its filter, and
+        its refinement and counting plan once a slice needs them (see :class:`~distsm.kernels.engine.CountShare`).
+        Those may hold a heavy query's candidate edges on the device, so only the last :data:`SHARED_COUNTS` are
+        kept (a batch runs one query's slices together: they share its priority)."""
+        key = (graph_fingerprint(query), sem, anchor)
+        with self._lock:
+            if key not in self._shares:
+                self._shares[key] = engine.CountShare(anchor)
+                while len(self._shares) > SHARED_COUNTS:
+                    self._shares.popitem(last=False)
+            self._shares.move_to_end(key)
+            return self._shares[key]
 
     def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
                spanning_only: bool) -> Search:
@@ -240,16 +257,12 @@ def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool
     return plan.strategy is Strategy.GLOBAL and k > 1 and cross_edges > 0
 
 
-#: A slice of a spanning search: a range of start vertex ids, and optionally a range of the ids of the vertices
-#: visited second (one heavy start vertex's work split over several jobs).
-Slice = tuple[range, range | None]
-
-
 def jobs(plan: InterPartitionPlan, k: int, cross_edges: int, slices: Sequence[Slice] | None = None) -> list[Job]:
     """The jobs of ``plan`` on ``k`` parts with ``cross_edges`` cross edges (see the module docstring).
 
-    ``slices`` (start ranges covering every vertex id once; a start range may repeat with second ranges that cover
-    every id once) splits the spanning work into one job per slice; None runs it as one job.
+    ``slices`` (:data:`~distsm.plan.slices.Slice` s: start ranges covering every vertex id once; a start range may
+    repeat with second ranges that cover every id once) splits the spanning work into one job per slice; None runs
+    it as one job.
     """
     whole = whole_graph_join(plan, k, cross_edges)
     intra = [] if whole else [Job("intra", part=p) for p in range(k)]
@@ -286,8 +299,11 @@ def _search(site: Site, index: DataIndex, query: Graph, sem: Semantics, group: E
 
 
 def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
-              stats: dict[str, int] | None = None, control: engine.Control | None = None) -> int:
-    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work."""
+              stats: dict[str, int] | None = None, control: engine.Control | None = None,
+              split_heavy: bool = False) -> int:
+    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  ``split_heavy``
+    (a whole query on the engine's counting paths) raises :class:`~distsm.kernels.engine.HeavyQuery` once the
+    query's trial joins pass their allowances."""
     if job.stage == "intra":
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
@@ -295,9 +311,12 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
     if job.groups is None and extra["adjacency"] is None:
         # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join on heavy
-        # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids.
+        # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids,
+        # filtered, refined and planned once per site for all the slices it runs.
+        restrict = _slice_restriction(site, index, query, sem, job, extra)
+        share = site.plans.count_share(query, sem, next(iter(restrict))) if restrict else None
         return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index(),
-                           restrict=_slice_restriction(site, index, query, sem, job, extra))
+                           restrict=restrict, share=share, split_heavy=split_heavy and job.whole)
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
                           search=_search(site, index, query, sem, group, extra), **extra)
@@ -341,8 +360,9 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
 
 
 def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, listing: bool = False,
-            limit: int | None = None, control: engine.Control | None = None) -> Piece:
-    """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost."""
+            limit: int | None = None, control: engine.Control | None = None, split_heavy: bool = False) -> Piece:
+    """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
+    (``split_heavy``: see :func:`job_count`)."""
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
@@ -351,7 +371,7 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, 
         rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
         count = int(rows.shape[0])
     else:
-        count = job_count(site, job, query, sem, budget, stats=stats, control=control)
+        count = job_count(site, job, query, sem, budget, stats=stats, control=control, split_heavy=split_heavy)
     return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
                  4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes())
 

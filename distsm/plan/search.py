@@ -23,7 +23,9 @@ from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.array_backend import Spanning, restricted
 from distsm.kernels.backend import Backend
+from distsm.kernels.candidate_edges import arc_edge_counts
 from distsm.kernels.index import DataIndex
+from distsm.kernels.order import query_adjacency
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy, inter_partition_plan
 from distsm.semantics import Semantics
@@ -50,26 +52,35 @@ def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics,
     return plan
 
 
-def start_candidates(index: DataIndex, query: Graph, sem: Semantics, candidates: list[Any]) -> Any:
-    """The candidates (of ``candidates``, the filter on ``index``) of the query vertex a global join of ``query``
-    starts from: what slices of that join range over."""
-    anchor = engine.start_vertex(index, query, sem.match_options, candidates, _less_than(query, sem))
-    return candidates[anchor]
+def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Semantics,
+                     candidates: list[Any]) -> tuple[Any, Any]:
+    """``(ids, weights)``: the candidates (of ``candidates``, the filter on ``backend``'s ``index``) of the query
+    vertex a global join of ``query`` starts from, which slices of that join range over, and an estimate of each
+    one's work: one plus its candidate edges towards the vertex the join visits second (the rows it starts)."""
+    order = engine.start_order(index, query, sem.match_options, candidates, _less_than(query, sem))
+    ids = candidates[order[0]]
+    if len(order) < 2:
+        return ids, backend.xp.ones(ids.shape[0], dtype=np.int64)
+    label = next(e for w, e in query_adjacency(query)[order[0]] if w == order[1])
+    return ids, arc_edge_counts(backend, index, candidates, (order[0], order[1], label)) + 1
 
 
 def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
                 control: engine.Control | None = None, host_index: DataIndex | None = None,
-                restrict: dict[int, Any] | None = None) -> int:
+                restrict: dict[int, Any] | None = None, share: engine.CountShare | None = None,
+                split_heavy: bool = False) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
     :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
     index in host memory) lets light work and planning run on the host.  ``restrict`` (query vertex -> a range
     or array of data ids) counts only the matches whose images lie there: a slice of the count.  A slice's
     embeddings do not come in whole automorphism orbits, so unique counts of a slice keep the symmetry-breaking
-    constraints in the join instead of dividing by ``|Aut(Q)|``."""
+    constraints in the join instead of dividing by ``|Aut(Q)|``.  ``share`` holds what the slices of one count
+    reuse on this site (see :class:`~distsm.kernels.engine.CountShare`); ``split_heavy`` raises
+    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose trial joins pass their allowances."""
     divide = sem.unique and not restrict
     return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
                         control=control, automorphisms=stabilizer_chain(query).order if divide else None,
-                        host_index=host_index, restrict=restrict)
+                        host_index=host_index, restrict=restrict, share=share, split_heavy=split_heavy)
 
 
 def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
