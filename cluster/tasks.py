@@ -301,7 +301,7 @@ def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, sli
     from distributed import wait, worker_client
 
     with worker_client() as client:
-        futures = [client.submit(job, name, Job("inter", start=start, second=second), query, sem, budget,
+        futures = [client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query, sem, budget,
                                  key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
                    for start, second in slices]
         try:

@@ -316,13 +316,14 @@ class Matcher:
             for name, q, (plan, cands, work, plan_s), scan, priority, split in zip(
                     names, graphs, planned, scans, longest_first(scans), measured):
                 if split:
-                    how, why = "whole", ("sent whole, to be split into slices over the workers if its trial join "
+                    how, why = "whole", ("one worker" if self.n_workers == 1 else
+                                         "sent whole, to be split into slices over the workers if its trial join "
                                          "passes its allowance")
                     plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "priority": priority}
                     merge_futs.append(self.client.submit(
                         tasks.whole, self._state, name, q, sem, plan, self.k, batch_id, plan_s, self.memory_budget,
-                        listing, limit, (how, why), self.inter_slices, key=f"distsm-whole-{_token()}", pure=False,
-                        priority=priority))
+                        listing, limit, (how, why), self.inter_slices if self.n_workers > 1 else None,
+                        key=f"distsm-whole-{_token()}", pure=False, priority=priority))
                     pieces.append([])
                     continue
                 how, why = self.distribution(work, total, len(graphs), strategy, distribute)
@@ -366,7 +367,7 @@ class Matcher:
         vertices have no trial."""
         modes = {r["adjacency"] for r in self.load_report}
         return (distribute == "auto" and strategy is not Strategy.PBE and not listing and not sem.induced
-                and query.n > 1 and self.n_workers > 1 and modes <= {"device", "host"})
+                and query.n > 1 and modes <= {"device", "host"})
 
     def distribution(self, work: float, total: float, queries: int, strategy: Strategy | None,
                      distribute: Distribution = "auto") -> tuple[str, str]:

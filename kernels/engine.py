@@ -263,7 +263,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
           less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None,
-          host_index: DataIndex | None = None, share: CountShare | None = None, split_heavy: bool = False) -> int:
+          host_index: DataIndex | None = None, share: CountShare | None = None, split_heavy: bool = False,
+          trial: bool = True) -> int:
     """Number of matches (a Python int).
 
     A count first tries the general join under an allowance of adjacency entries (a *trial*): light queries
@@ -284,6 +285,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     ``share`` (with ``restrict`` on its anchor: a slice of a count) reuses what other slices of the same count
     filtered, refined and planned (see :class:`CountShare`).  ``split_heavy`` raises :class:`HeavyQuery` once the
     trials have passed their allowances, before refinement: a cluster worker then splits the query over workers.
+    ``trial=False`` skips the trials (the slices of a query already found heavy).
     """
     if path not in COUNT_PATHS:
         raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
@@ -322,16 +324,16 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                         clock, explain, reason)
     # Light queries finish their trial before its allowance needs the scan measure, so it is taken when asked.
     scan_entries = _Lazy(lambda: candidate_edges.scan_entries(filter_on, filter_idx, cands, query))
-    if path == "auto":
-        for trial in _trials(backend, host, scan_entries, query.n, backend.adjacency_over_bus(idx)):
-            runner_idx = host_idx if trial.runner is host else idx
-            total = _join(trial.runner, runner_idx, query, options, _on(trial.runner, filter_on, cands), budget,
-                          less_than, control, clock, explain, trial)
+    if path == "auto" and trial:
+        for attempt in _trials(backend, host, scan_entries, query.n, backend.adjacency_over_bus(idx)):
+            runner = attempt.runner
+            total = _join(runner, host_idx if runner is host else idx, query, options, _on(runner, filter_on, cands),
+                          budget, less_than, control, clock, explain, attempt)
             if total is not None:
                 if explain is None:
                     return total
                 return _explained(explain, total, f"the general join finished within its trial allowance of "
-                                                  f"{trial.allowance()} entries on {trial.runner.name} (refinement "
+                                                  f"{attempt.allowance()} entries on {runner.name} (refinement "
                                                   f"would scan {scan_entries()})")
         if split_heavy:
             raise HeavyQuery(f"the trial joins passed their allowances (refinement would scan {scan_entries()} "

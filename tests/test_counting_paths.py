@@ -95,9 +95,9 @@ def test_restricted_counts_on_the_trailing_path(seed, n, p, vl, directed, qsize,
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 14), p=st.floats(0.2, 0.7), vl=st.integers(1, 2),
        directed=st.booleans(), qsize=st.integers(3, 5), sampled=st.booleans(), homomorphism=st.booleans(),
-       path=st.sampled_from(["trailing", "auto"]), pick=st.data())
+       path=st.sampled_from(["trailing", "auto"]), trial=st.booleans(), pick=st.data())
 def test_slices_of_a_shared_count_refine_and_plan_once(seed, n, p, vl, directed, qsize, sampled, homomorphism, path,
-                                                       pick):
+                                                       trial, pick):
     """Slices of one count sharing a CountShare (how a worker runs a heavy query's slices) filter, refine and plan
     the query once, with the core join starting at the sliced vertex, and each counts exactly the matches whose
     anchor image (and, split further, second image) lies in its ranges: the slices add up to the whole count."""
@@ -120,7 +120,8 @@ def test_slices_of_a_shared_count_refine_and_plan_once(seed, n, p, vl, directed,
         for start, second_ids in slices:
             restrict = {anchor: start} if second_ids is None or second is None else {anchor: start, second: second_ids}
             expected = sum(all(r[u] in ids for u, ids in restrict.items()) for r in matches)
-            got = engine.count(NUMPY, data, query, opts, budget=1 << 26, restrict=restrict, path=path, share=share)
+            got = engine.count(NUMPY, data, query, opts, budget=1 << 26, restrict=restrict, path=path, share=share,
+                               trial=trial)
             assert got == expected
             total += got
     assert total == len(matches)

@@ -52,7 +52,8 @@ class Job:
     ``start`` limits the ids of the vertices the searches start from (None: all), which is how one query's
     spanning work is sliced over workers; ``second`` further limits the ids of the vertices they visit second,
     which splits one heavy start vertex's work.  ``whole`` marks the one job of a query sent whole to a worker
-    (see :func:`whole_query_jobs`).
+    (see :func:`whole_query_jobs`); ``heavy`` marks a slice of a query whose trial join already passed its
+    allowance, which skips its own trial.
     """
 
     stage: str
@@ -61,6 +62,7 @@ class Job:
     start: range | None = None
     second: range | None = None
     whole: bool = False
+    heavy: bool = False
 
 
 @dataclass
@@ -316,7 +318,8 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
         restrict = _slice_restriction(site, index, query, sem, job, extra)
         share = site.plans.count_share(query, sem, next(iter(restrict))) if restrict else None
         return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index(),
-                           restrict=restrict, share=share, split_heavy=split_heavy and job.whole)
+                           restrict=restrict, share=share, split_heavy=split_heavy and job.whole,
+                           trial=not job.heavy)
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
                           search=_search(site, index, query, sem, group, extra), **extra)

@@ -68,7 +68,7 @@ def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Sema
 def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
                 control: engine.Control | None = None, host_index: DataIndex | None = None,
                 restrict: dict[int, Any] | None = None, share: engine.CountShare | None = None,
-                split_heavy: bool = False) -> int:
+                split_heavy: bool = False, trial: bool = True) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
     :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
     index in host memory) lets light work and planning run on the host.  ``restrict`` (query vertex -> a range
@@ -76,11 +76,13 @@ def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics
     embeddings do not come in whole automorphism orbits, so unique counts of a slice keep the symmetry-breaking
     constraints in the join instead of dividing by ``|Aut(Q)|``.  ``share`` holds what the slices of one count
     reuse on this site (see :class:`~distsm.kernels.engine.CountShare`); ``split_heavy`` raises
-    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose trial joins pass their allowances."""
+    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose trial joins pass their allowances, and
+    ``trial=False`` skips the trial joins (slices of a query already found heavy)."""
     divide = sem.unique and not restrict
     return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
                         control=control, automorphisms=stabilizer_chain(query).order if divide else None,
-                        host_index=host_index, restrict=restrict, share=share, split_heavy=split_heavy)
+                        host_index=host_index, restrict=restrict, share=share, split_heavy=split_heavy,
+                        trial=trial)
 
 
 def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
