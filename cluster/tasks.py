@@ -270,25 +270,27 @@ def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: Inter
     """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
     small query costs the scheduler one task.
 
-    With ``split`` (a count on the engine's counting paths), a query whose trial joins pass their allowances is
-    heavy: rather than count it alone, this task cuts it into about ``split`` slices of its global join, submits
-    them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits seceded)
-    and merges their counts.  Heaviness is measured, not guessed: the client's estimates cannot tell a query that
-    takes a millisecond from one that takes a minute."""
+    With ``split`` (a count on the engine's counting paths), a query that passes its trial joins and whose
+    counting plan (from sampled walks over its candidate edges) is estimated at ``distsm.cluster.split-work`` or
+    more is heavy: rather than count it alone, this task cuts it into about ``split`` slices of its global join,
+    submits them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits
+    seceded) and merges their counts.  Heaviness is measured on the worker, not guessed by the client, whose
+    static estimates cannot tell a query that takes a millisecond from one that takes a minute."""
     [work] = whole_query_jobs()
     state = _state(name)
     control = task_control()
     t = time.perf_counter()
     try:
         piece = run_job(state, work, query_graph, sem, state.job_budget(budget), listing=listing, limit=limit,
-                        control=control, split_heavy=split is not None and not listing)
+                        control=control,
+                        split_work=cluster_options().split_work if split is not None and not listing else None)
     except engine.HeavyQuery as heavy:
         trial = Piece("inter", None, 0, None, time.perf_counter() - t, state.worker)
         slices = state.slices(query_graph, sem, split or 1)
         pieces = _run_slices(name, query_graph, sem, budget, slices, control)
         why = (f"sent whole ({distribution[1]}), then split into {len(slices)} slices by worker {state.worker}: "
                f"{heavy}")
-        plan = replace(plan, reason=f"{plan.reason}; split into slices once its trial join passed its allowance")
+        plan = replace(plan, reason=f"{plan.reason}; split into slices: {heavy}")
         return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, ("sliced", why),
                        trial, *pieces)
     return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)

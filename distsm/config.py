@@ -71,11 +71,16 @@ class ClusterOptions:
     #: host allocations up to this many bytes come from the heap in worker processes (glibc's mmap threshold; see
     #: ``distsm.cluster.allocator``); None leaves the allocator as the worker was started
     mmap_threshold: int | None
+    #: a query sent whole to a worker is split into slices over the cluster when its counting plan is estimated at
+    #: this much work or more (entries read and written; see ``distsm.cluster.tasks.whole``)
+    split_work: float
 
     def __post_init__(self) -> None:
         if self.device_budget is not None and self.device_budget <= 0:
             raise ValueError(f"distsm.cluster.device-budget must be null or a positive number of bytes, "
                              f"got {self.device_budget!r}")
+        if self.split_work < 0:
+            raise ValueError(f"distsm.cluster.split-work must be >= 0, got {self.split_work!r}")
         if self.mmap_threshold is not None and not 0 < self.mmap_threshold <= 32 << 20:
             raise ValueError(f"distsm.cluster.mmap-threshold must be null or 1 to {32 << 20} bytes, "
                              f"got {self.mmap_threshold!r}")

@@ -267,9 +267,13 @@ class Matcher:
         ``listing`` returns rows.  ``strategy`` (:class:`~distsm.vocabulary.Strategy` or ``"pbe"``/``"global"``)
         overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
         ``distribute`` says how each query spreads over the workers: ``"whole"`` (one job on one worker: a join over
-        the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``
-        (see :meth:`distribution`); each result's ``distribution`` says which ran and why.  Workers start the
-        batch's queries heaviest first (:func:`longest_first`, by the adjacency each query's refinement would scan).
+        the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``;
+        each result's ``distribution`` says which ran and why.  Under ``"auto"`` a count goes whole and its worker
+        splits it into slices over the cluster once its counting plan shows it heavy
+        (:func:`distsm.cluster.tasks.whole`); such queries are not filtered or planned here.  Queries without a
+        trial join (listings, induced queries, forced PBE, workers that gather their adjacency) are spread by the
+        client's estimates (:meth:`distribution`), and workers start those heaviest first (:func:`longest_first`,
+        by the adjacency each query's refinement would scan).
         """
         from distributed import span
 
@@ -317,8 +321,8 @@ class Matcher:
                     names, graphs, planned, scans, longest_first(scans), measured):
                 if split:
                     how, why = "whole", ("one worker" if self.n_workers == 1 else
-                                         "sent whole, to be split into slices over the workers if its trial join "
-                                         "passes its allowance")
+                                         "sent whole, to be split into slices over the workers if its counting "
+                                         "plan shows it heavy")
                     plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "priority": priority}
                     merge_futs.append(self.client.submit(
                         tasks.whole, self._state, name, q, sem, plan, self.k, batch_id, plan_s, self.memory_budget,
@@ -361,7 +365,7 @@ class Matcher:
 
     def _splits_when_heavy(self, query: Graph, sem: Semantics, strategy: Strategy | None, distribute: Distribution,
                            listing: bool) -> bool:
-        """Whether ``query`` goes whole to one worker that splits it into slices once its trial join shows it
+        """Whether ``query`` goes whole to one worker that splits it into slices once its counting plan shows it
         heavy (:func:`distsm.cluster.tasks.whole`): a count (``distribute="auto"``, no forced PBE) that takes the
         engine's trial on workers reading the adjacency in place (not gathered); induced queries and single
         vertices have no trial."""
@@ -453,4 +457,4 @@ def _whole_plan(query: Graph) -> InterPartitionPlan:
     """The plan of a query sent whole: one join over the whole graph (no spanning searches to plan)."""
     return InterPartitionPlan((), False, stabilizer_chain(query).order, Strategy.GLOBAL,
                               "sent whole to one worker: one join over the whole graph, split into slices over "
-                              "the workers if its trial join passes its allowance")
+                              "the workers if its counting plan shows it heavy")

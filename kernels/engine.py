@@ -42,8 +42,9 @@ class JoinCancelled(Exception):
 
 
 class HeavyQuery(Exception):
-    """Raised by :func:`count` with ``split_heavy`` when every trial join passed its allowance: the caller splits
-    the query into slices instead of counting it alone."""
+    """Raised by :func:`count` given ``split_work`` when the query's counting plan is estimated at that much work or
+    more (or its candidate-edge index would not fit the budget): the caller splits the query into slices instead of
+    counting it alone."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
           less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
           control: Control | None = None, automorphisms: int | None = None,
           explain: Explanation | None = None, path: str = "auto", trailing: frozenset[int] | None = None,
-          host_index: DataIndex | None = None, share: CountShare | None = None, split_heavy: bool = False,
+          host_index: DataIndex | None = None, share: CountShare | None = None, split_work: float | None = None,
           trial: bool = True) -> int:
     """Number of matches (a Python int).
 
@@ -283,8 +284,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     it).  ``host_index`` is a host (NumPy) index of the same graph when ``data`` is an index on a device (e.g. a
     worker's memory map of it): light work and planning then run on the host, as they do when ``data`` is a graph.
     ``share`` (with ``restrict`` on its anchor: a slice of a count) reuses what other slices of the same count
-    filtered, refined and planned (see :class:`CountShare`).  ``split_heavy`` raises :class:`HeavyQuery` once the
-    trials have passed their allowances, before refinement: a cluster worker then splits the query over workers.
+    filtered, refined and planned (see :class:`CountShare`).  ``split_work`` raises :class:`HeavyQuery` for a query
+    past its trials whose counting plan is estimated at ``split_work`` or more: a cluster worker then splits it.
     ``trial=False`` skips the trials (the slices of a query already found heavy).
     """
     if path not in COUNT_PATHS:
@@ -335,9 +336,6 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                 return _explained(explain, total, f"the general join finished within its trial allowance of "
                                                   f"{attempt.allowance()} entries on {runner.name} (refinement "
                                                   f"would scan {scan_entries()})")
-        if split_heavy:
-            raise HeavyQuery(f"the trial joins passed their allowances (refinement would scan {scan_entries()} "
-                             "entries)")
     sides = _Sides(backend, idx, host, host_idx, filter_on)
     core: _Core | None = None
     if share is not None:
@@ -357,12 +355,18 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if core is None:
         scan = scan_entries()
         if path == "auto" and scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+            if split_work is not None:
+                raise HeavyQuery(f"its candidate-edge index would need about {scan * candidate_edges.SCAN_ENTRY_BYTES}"
+                                 f" bytes to build, over half the budget ({budget})")
             return _general(backend, idx, query, options, _on(backend, filter_on, cands), budget, less_than,
                             control, clock, explain, f"the candidate-edge index would need about "
                             f"{scan * candidate_edges.SCAN_ENTRY_BYTES} bytes to build, over half the budget "
                             f"({budget})")
         core = _refine_and_plan(sides, query, options, cands, scan, budget, trailing, clock=clock)
         restrict = None  # the refined candidates are the slice's own
+        if split_work is not None and core.refined and core.plan.cost >= split_work:
+            raise HeavyQuery(f"its counting plan's estimated work {core.plan.cost:.3g} is at least "
+                             f"distsm.cluster.split-work ({split_work:.3g})")
     if not core.refined:
         return _explained(explain, 0, "refinement left a query vertex without candidates", "filter")
     plan, runner, ce, left = core.plan, core.runner, core.ce, core.left

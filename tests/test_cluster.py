@@ -231,8 +231,8 @@ def heavy_matcher(cluster, tmp_path_factory):
 
 
 @pytest.mark.parametrize("semantics", ["plain", "unique", "homomorphism"])
-def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, semantics):
-    """A query sent whole whose trial join passes its allowance is cut into slices by its worker, which runs them
+def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, semantics):
+    """A query sent whole whose counting plan shows it heavy is cut into slices by its worker, which runs them
     over the cluster: the count is exact (stars have closed forms) and the result says it was split; a light query
     of the same batch finishes whole."""
     m, data, _, edge = heavy_matcher
@@ -241,12 +241,28 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, semantics):
     expected = {"plain": int((d * (d - 1) * (d - 2)).sum()), "unique": int((d * (d - 1) * (d - 2)).sum()) // 6,
                 "homomorphism": int((d ** 3).sum())}[semantics]
     sem = {"unique": semantics == "unique", "homomorphism": semantics == "homomorphism"}
-    light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, **sem).results()
+    # Stars count fast from set sizes: a split-work of 1 makes every query past its trial join heavy.
+    old = cluster.run(_set_split_work, 1.0)
+    try:
+        light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, **sem).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
     assert light.ok and light.distribution == "whole" and "sent whole" in light.distribution_reason
     assert light.count == 2 * data.m // (2 if semantics == "unique" else 1)
     assert heavy.ok and heavy.count == expected
     assert heavy.distribution == "sliced" and "split into" in heavy.distribution_reason, heavy.distribution_reason
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
+
+
+def _set_split_work(value):
+    """Set distsm.cluster.split-work in this process (run on the workers); returns the value it had."""
+    import dask.config
+
+    from distsm.config import cluster_options
+
+    old = cluster_options().split_work
+    dask.config.set({"distsm.cluster.split-work": value})
+    return old
 
 
 def _busy(cluster):
@@ -550,7 +566,7 @@ def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
     assert all(r.distribution == "whole" and r.strategy is Strategy.GLOBAL and r.intra is None for r in batch)
     # Counts go whole, to be split by their worker if their trial join shows them heavy: these are light.
-    assert all(len(r.workers) == 1 and "trial join" in r.distribution_reason for r in batch)
+    assert all(len(r.workers) == 1 and "counting plan" in r.distribution_reason for r in batch)
     [one] = hprd_matcher.submit([str(query_path(names[0]))]).results()
     assert one.distribution == "whole" and one.count == EXPECTED[names[0]]
     # Induced queries have no trial: the client spreads them by its estimates, a lone one sliced.

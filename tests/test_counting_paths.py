@@ -627,3 +627,23 @@ def test_hprd_plans_on_the_gpu_are_numpy_plans(name, hprd_data):
     with distsm.options(NO_TRIALS):
         assert decisions(get_backend("cupy"), hprd_data, query, MatchOptions(), 1 << 28) == \
             decisions(NUMPY, hprd_data, query, MatchOptions(), 1 << 28)
+
+
+def test_split_work_raises_heavy_query_only_for_heavy_plans():
+    """Given split_work, a count whose trial joins pass their allowances raises HeavyQuery when its counting plan
+    is estimated at that much work (a worker then splits it), and counts exactly otherwise."""
+    rng = np.random.default_rng(4)
+    data = random_graph(rng, 30, 0.4, 1, 1, False)
+    query = star_like(rng, data, 0, 2, 1, 2)
+    opts = MatchOptions()
+    expected = engine.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
+    assert expected > 0
+    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
+        with pytest.raises(engine.HeavyQuery, match="estimated work"):
+            engine.count(NUMPY, data, query, opts, budget=1 << 26, split_work=0.0)
+        assert engine.count(NUMPY, data, query, opts, budget=1 << 26, split_work=float("inf")) == expected
+        with pytest.raises(engine.HeavyQuery, match="candidate-edge index"):
+            engine.count(NUMPY, data, query, opts, budget=64, split_work=float("inf"))
+    # A query that finishes in its trial join is never split.
+    edge = Graph.from_edges([(0, 1)], n=2, vertex_labels=[0, 0])
+    assert engine.count(NUMPY, data, edge, opts, budget=1 << 26, split_work=0.0) == 2 * data.m

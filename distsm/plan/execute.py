@@ -302,10 +302,10 @@ def _search(site: Site, index: DataIndex, query: Graph, sem: Semantics, group: E
 
 def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
               stats: dict[str, int] | None = None, control: engine.Control | None = None,
-              split_heavy: bool = False) -> int:
-    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  ``split_heavy``
-    (a whole query on the engine's counting paths) raises :class:`~distsm.kernels.engine.HeavyQuery` once the
-    query's trial joins pass their allowances."""
+              split_work: float | None = None) -> int:
+    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  ``split_work``
+    (a whole query on the engine's counting paths) raises :class:`~distsm.kernels.engine.HeavyQuery` for a query
+    whose counting plan is estimated at that much work or more."""
     if job.stage == "intra":
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
@@ -318,7 +318,7 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
         restrict = _slice_restriction(site, index, query, sem, job, extra)
         share = site.plans.count_share(query, sem, next(iter(restrict))) if restrict else None
         return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index(),
-                           restrict=restrict, share=share, split_heavy=split_heavy and job.whole,
+                           restrict=restrict, share=share, split_work=split_work if job.whole else None,
                            trial=not job.heavy)
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
@@ -363,9 +363,10 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
 
 
 def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, listing: bool = False,
-            limit: int | None = None, control: engine.Control | None = None, split_heavy: bool = False) -> Piece:
+            limit: int | None = None, control: engine.Control | None = None,
+            split_work: float | None = None) -> Piece:
     """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
-    (``split_heavy``: see :func:`job_count`)."""
+    (``split_work``: see :func:`job_count`)."""
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
@@ -374,7 +375,7 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, 
         rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
         count = int(rows.shape[0])
     else:
-        count = job_count(site, job, query, sem, budget, stats=stats, control=control, split_heavy=split_heavy)
+        count = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
     return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
                  4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes())
 

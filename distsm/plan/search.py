@@ -68,20 +68,20 @@ def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Sema
 def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
                 control: engine.Control | None = None, host_index: DataIndex | None = None,
                 restrict: dict[int, Any] | None = None, share: engine.CountShare | None = None,
-                split_heavy: bool = False, trial: bool = True) -> int:
+                split_work: float | None = None, trial: bool = True) -> int:
     """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
     :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
     index in host memory) lets light work and planning run on the host.  ``restrict`` (query vertex -> a range
     or array of data ids) counts only the matches whose images lie there: a slice of the count.  A slice's
     embeddings do not come in whole automorphism orbits, so unique counts of a slice keep the symmetry-breaking
     constraints in the join instead of dividing by ``|Aut(Q)|``.  ``share`` holds what the slices of one count
-    reuse on this site (see :class:`~distsm.kernels.engine.CountShare`); ``split_heavy`` raises
-    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose trial joins pass their allowances, and
+    reuse on this site (see :class:`~distsm.kernels.engine.CountShare`); ``split_work`` raises
+    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose counting plan is estimated at that much work, and
     ``trial=False`` skips the trial joins (slices of a query already found heavy)."""
     divide = sem.unique and not restrict
     return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
                         control=control, automorphisms=stabilizer_chain(query).order if divide else None,
-                        host_index=host_index, restrict=restrict, share=share, split_heavy=split_heavy,
+                        host_index=host_index, restrict=restrict, share=share, split_work=split_work,
                         trial=trial)
 
 
