@@ -529,7 +529,7 @@ def test_each_worker_plans_a_sliced_query_once(cluster, tmp_path):
         planned = lambda: cluster.run(lambda dask_worker, s=m._state: dask_worker.plugins[s].plans.planned)  # noqa
         for strategy in ("global", "pbe"):
             before = planned()
-            [r] = m.submit(queries[1], strategy=strategy).results()
+            [r] = m.submit(queries[1], strategy=strategy, distribute="sliced").results()
             assert r.ok and r.count == distsm.count(data, queries[1], backend="numpy")
             assert r.distribution == "sliced"
             after = planned()
