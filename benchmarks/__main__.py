@@ -14,6 +14,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     balance     entry-parallel vs tiered (warp/block/split-row) GPU join kernels    (benchmarks.load_balance)
     peers       distsm vs gMatch, EGSM, RapidMatch, SubgraphMatching (given binaries)  (benchmarks.peers)
     profile     cProfile of the HPRD batch on one backend (GPU by default)          (benchmarks.profile_hprd_gpu)
+    allocator   NumPy counts under glibc's default, Dask's nanny setting, and distsm's  (benchmarks.allocator)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -35,6 +36,7 @@ SUITES = {
     "balance": "benchmarks.load_balance",
     "peers": "benchmarks.peers",
     "profile": "benchmarks.profile_hprd_gpu",
+    "allocator": "benchmarks.allocator",
 }
 
 

@@ -363,10 +363,21 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Host allocator of Dask workers", "",
+                  _where(name, r) + f"; {r['queries']} of {r['generated']} {r['size']}-vertex queries (those under "
+                  f"{r['cap_s']} s), NumPy, one child process per setting and repeat; counts agree: "
+                  f"{r['counts_agree']}", ""]
+        lines += _table(["setting", "summed seconds per repeat"],
+                        [[setting, ", ".join(map(str, secs))] for setting, secs in r["summed_seconds"].items()])
+        lines += [""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
-            "peers": _peers}
+            "peers": _peers, "allocator": _allocator}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
