@@ -341,7 +341,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if share is not None:
         def shared_core() -> _Core | None:
             scan = candidate_edges.scan_entries(filter_on, filter_idx, unrestricted, query)
-            if scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+            if not _fits(scan, budget) and (host is backend or not _fits(scan, host.default_budget())):
                 return None
             return _refine_and_plan(sides, query, options, unrestricted, scan, budget, trailing,
                                     start=share.anchor)
@@ -354,7 +354,8 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
             core = None
     if core is None:
         scan = scan_entries()
-        if path == "auto" and scan * candidate_edges.SCAN_ENTRY_BYTES > budget // 2:
+        if path == "auto" and not _fits(scan, budget) and (host is backend or
+                                                           not _fits(scan, host.default_budget())):
             if split_work is not None:
                 raise HeavyQuery(f"its candidate-edge index would need about {scan * candidate_edges.SCAN_ENTRY_BYTES}"
                                  f" bytes to build, over half the budget ({budget})")
@@ -423,15 +424,26 @@ class _Core:
     refiner: str
 
 
+def _fits(scan: int, budget: int) -> bool:
+    """Whether building a candidate-edge index that scans ``scan`` entries fits in half of ``budget``."""
+    return scan * candidate_edges.SCAN_ENTRY_BYTES <= budget // 2
+
+
 def _refine_and_plan(sides: _Sides, query: Graph, options: MatchOptions, cands: list[Any], scan: int, budget: int,
                      trailing: frozenset[int] | None, *, start: int | None = None,
                      clock: _Clock | None = None) -> _Core:
     """Refine ``cands`` (held by ``sides.filter_on``; refinement would scan ``scan`` entries) into candidate
-    edges, and plan the count over them (``start``: the core's first vertex)."""
+    edges, and plan the count over them (``start``: the core's first vertex).  An index that does not fit the
+    device's ``budget`` but fits the host's is built, joined and counted on the host (out of core, where a device
+    holds little, this beats the general join reading the adjacency over the bus)."""
     backend, host = sides.backend, sides.host
+    on_host_only = host is not backend and not _fits(scan, budget)
+    if on_host_only:
+        budget = host.default_budget()
     # Refinement reads every candidate's adjacency: past distsm.engine.device-refine entries a device does it
     # faster than the host, which then plans over a copy of the result.
-    refiner = backend if host is not backend and scan > engine_options().device_refine else host
+    refiner = backend if host is not backend and scan > engine_options().device_refine and not on_host_only \
+        else host
     built = candidate_edges.build(refiner, sides.idx if refiner is backend else sides.host_idx, query,
                                   _on(refiner, sides.filter_on, cands), lookup_bytes=budget // 4)
     on_host = built if refiner is host else built.to(refiner.to_host)
@@ -446,7 +458,7 @@ def _refine_and_plan(sides: _Sides, query: Graph, options: MatchOptions, cands: 
     plan = plan_count(query, sampler, refined, options.homomorphism, trailing, start)
     # Plans estimated below distsm.engine.host-work (entries read and written; about a second of NumPy) run on the
     # host even for a device backend: below it a device spends more on launches than on the work.
-    runner = host if plan.cost < engine_options().host_work else backend
+    runner = host if plan.cost < engine_options().host_work or on_host_only else backend
     ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.xp.asarray)
     if clock is not None:
         clock.lap("plan")

@@ -598,8 +598,13 @@ def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed,
     # Without trials queries this small take the planner's path too.
     with distsm.options(NO_TRIALS):
         want = decisions(NUMPY, data, query, opts, budget)
-        assert decisions(device, data, query, opts, budget) == want
-        # An index built on the device: planning then runs there, on the same arithmetic.
+        got = decisions(device, data, query, opts, budget)
+        if want[5].startswith("the candidate-edge index would need"):
+            # A device whose budget cannot hold the index counts on its host, whose budget can.
+            assert got[:2] == (want[0], "trailing") and got[5].endswith("refined on <device>)"), got[5]
+        else:
+            assert got == want
+        # An index built on the device (no host twin): planning then runs there, on the same arithmetic.
         assert decisions(device, device.index(data), query, opts, budget) == want
     assert want[0] == expected
 

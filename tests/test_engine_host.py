@@ -273,3 +273,23 @@ def test_membership_sets_as_masks_or_bitsets_give_the_same_counts(seed, n, p, vl
         counts = {path: engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
                   for path in ("general", "trailing")}
     assert counts["general"] == counts["trailing"] == len(brute_force(data, query))
+
+
+def test_a_candidate_edge_index_too_big_for_the_device_is_counted_on_its_host(hprd_data, monkeypatch):
+    """Out of core a device's join budget is small: a candidate-edge index that does not fit it but fits the
+    host's is built, joined and counted on the host; one that fits neither falls back to the general join."""
+    query = distsm.read_graph(hprd.query_path("query_dense_16_2"))
+    want = hprd.expected_counts()["query_dense_16_2"]
+    device = PosingDevice()
+    small = 4 * scan_of(hprd_data, query)  # under SCAN_ENTRY_BYTES / 2 per scanned entry
+    report = Explanation()
+    with distsm.options({"engine.trial-entries": 0, "engine.trial-ratio-device": 0.0,
+                         "engine.trial-ratio-host": 0.0}):
+        assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=small, explain=report,
+                            host_index=NUMPY.index(hprd_data)) == want
+        assert report.path == "trailing" and report.reason.endswith("refined on numpy)"), report.reason
+        assert "on numpy" in report.reason, report.reason
+        monkeypatch.setattr(NUMPY, "default_budget", lambda: small)
+        assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=small, explain=report,
+                            host_index=NUMPY.index(hprd_data)) == want
+        assert report.reason.startswith("the candidate-edge index would need"), report.reason
