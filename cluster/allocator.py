@@ -4,7 +4,8 @@ Dask's nanny starts every worker with ``MALLOC_TRIM_THRESHOLD_=65536`` (``distri
 so that freed memory goes back to the operating system.  Setting any of glibc's malloc tunables also switches off
 glibc's dynamic mmap threshold, which stays at 128 KiB: every NumPy temporary above that is then mapped afresh and
 page-faulted on first touch, and unmapped when freed.  The joins' host paths allocate such temporaries per level
-and chunk; heavy R-MAT queries counted on the CPU took 20-25% longer under the nanny's setting than without it.
+and chunk; heavy R-MAT queries counted on the CPU took a quarter to a third longer under the nanny's setting
+(``python -m benchmarks run allocator``).
 Raising the mmap threshold keeps those temporaries in the heap, while the trim threshold still returns the heap's
 free top to the system.
 """

@@ -285,14 +285,16 @@ def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: Inter
                         control=control,
                         split_work=cluster_options().split_work if split is not None and not listing else None)
     except engine.HeavyQuery as heavy:
-        trial = Piece("inter", None, 0, None, time.perf_counter() - t, state.worker)
-        slices = state.slices(query_graph, sem, split or 1)
+        assert split is not None  # only a split_work raises HeavyQuery
+        # The work that found the query heavy (trials, refinement, planning) counts as a piece of no matches.
+        measured = Piece("inter", None, 0, None, time.perf_counter() - t, state.worker)
+        slices = state.slices(query_graph, sem, split)
         pieces = _run_slices(name, query_graph, sem, budget, slices, control)
         why = (f"sent whole ({distribution[1]}), then split into {len(slices)} slices by worker {state.worker}: "
                f"{heavy}")
         plan = replace(plan, reason=f"{plan.reason}; split into slices: {heavy}")
         return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, ("sliced", why),
-                       trial, *pieces)
+                       measured, *pieces)
     return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)
 
 

@@ -304,7 +304,7 @@ class Matcher:
         for q, split in zip(graphs, measured):
             t = time.perf_counter()
             if split:
-                # Sent whole and split on its worker if its trial join shows it heavy: nothing to plan here.
+                # Sent whole and split on its worker if its counting plan shows it heavy: nothing to plan here.
                 planned.append((_whole_plan(q), None, 0.0, time.perf_counter() - t))
                 continue
             cands = self._plan_backend.candidates(self._index, q, homomorphism=sem.homomorphism)

@@ -38,6 +38,12 @@ def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     return members[admits(xp, members, allowed)]
 
 
+def chunk_end(bounds: np.ndarray, start: int, cap: int) -> int:
+    """The end of the chunk of rows that begins at ``start``: the most rows whose entries (``bounds``, the host
+    prefix sums of the rows' entry counts) fit ``cap``, and at least one row."""
+    return max(int(np.searchsorted(bounds, (bounds[start - 1] if start else 0) + cap, side="right")), start + 1)
+
+
 def admits(xp: Any, x: Any, allowed: Allowed) -> Any:
     """Mask: ``allowed`` (a range of step 1 or a sorted array of vertex ids) admits ``x[i]``."""
     if isinstance(allowed, range):

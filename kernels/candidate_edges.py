@@ -30,7 +30,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.array_backend import bit_words, member
+from distsm.kernels.array_backend import bit_words, chunk_end, member
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
@@ -239,7 +239,7 @@ def arc_edge_counts(backend: Backend, idx: DataIndex, candidates: list[Any], arc
     bounds = np.cumsum(backend.to_host(lengths))
     a = 0
     while a < lengths.shape[0]:
-        b = max(int(np.searchsorted(bounds, (bounds[a - 1] if a else 0) + COUNT_CHUNK_ENTRIES, side="right")), a + 1)
+        b = chunk_end(bounds, a, COUNT_CHUNK_ENTRIES)
         row, rank = backend.expand(lengths[a:b])
         hit = inside[idx.nbr[s[a:b][row] + rank]]
         out[a:b] = xp.bincount(row[hit], minlength=b - a)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import Allowed, admits, restricted
+from distsm.kernels.array_backend import Allowed, admits, chunk_end, restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 
@@ -104,7 +104,7 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
         while r0 < rows:
             if control is not None:
                 control.check()
-            r1 = max(int(np.searchsorted(bounds, (bounds[r0 - 1] if r0 else 0) + cap, side="right")), r0 + 1)
+            r1 = chunk_end(bounds, r0, cap)
             part = table[r0:r1]
             row, x = extension_set(backend, ce, part, ext, injective)
             if ext.vertex in allowed:

@@ -341,7 +341,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
     if share is not None:
         def shared_core() -> _Core | None:
             scan = candidate_edges.scan_entries(filter_on, filter_idx, unrestricted, query)
-            if not _fits(scan, budget) and (host is backend or not _fits(scan, host.default_budget())):
+            if not _buildable(sides, scan, budget):
                 return None
             return _refine_and_plan(sides, query, options, unrestricted, scan, budget, trailing,
                                     start=share.anchor)
@@ -354,8 +354,7 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
             core = None
     if core is None:
         scan = scan_entries()
-        if path == "auto" and not _fits(scan, budget) and (host is backend or
-                                                           not _fits(scan, host.default_budget())):
+        if path == "auto" and not _buildable(sides, scan, budget):
             if split_work is not None:
                 raise HeavyQuery(f"its candidate-edge index would need about {scan * candidate_edges.SCAN_ENTRY_BYTES}"
                                  f" bytes to build, over half the budget ({budget})")
@@ -427,6 +426,11 @@ class _Core:
 def _fits(scan: int, budget: int) -> bool:
     """Whether building a candidate-edge index that scans ``scan`` entries fits in half of ``budget``."""
     return scan * candidate_edges.SCAN_ENTRY_BYTES <= budget // 2
+
+
+def _buildable(sides: _Sides, scan: int, budget: int) -> bool:
+    """Whether the candidate-edge index fits the budget, or a host twin's budget (where it is then counted)."""
+    return _fits(scan, budget) or (sides.host is not sides.backend and _fits(scan, sides.host.default_budget()))
 
 
 def _refine_and_plan(sides: _Sides, query: Graph, options: MatchOptions, cands: list[Any], scan: int, budget: int,

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.array_backend import chunk_end
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_lengths
@@ -58,8 +59,7 @@ class TrailingCounter:
         total = 0
         r0 = 0
         while r0 < rows:
-            # The largest r1 whose rows' entries fit the cap (at least one row).
-            r1 = max(int(np.searchsorted(bounds, (bounds[r0 - 1] if r0 else 0) + self.cap, side="right")), r0 + 1)
+            r1 = chunk_end(bounds, r0, self.cap)
             if control is not None:
                 control.check()
             total += self._count_rows(table[r0:r1])

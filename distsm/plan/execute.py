@@ -52,8 +52,8 @@ class Job:
     ``start`` limits the ids of the vertices the searches start from (None: all), which is how one query's
     spanning work is sliced over workers; ``second`` further limits the ids of the vertices they visit second,
     which splits one heavy start vertex's work.  ``whole`` marks the one job of a query sent whole to a worker
-    (see :func:`whole_query_jobs`); ``heavy`` marks a slice of a query whose trial join already passed its
-    allowance, which skips its own trial.
+    (see :func:`whole_query_jobs`); ``heavy`` marks a slice of a query its worker already found heavy
+    (and split), which skips its own trial.
     """
 
     stage: str
