@@ -86,7 +86,7 @@ class Batch:
             i = self._index[fut.key]
             with self._lock:
                 if i not in self._done:  # else ended by cancel() or the timeout
-                    self._settle(i, fut, value)
+                    self._settle(i, value)
             if i not in yielded:
                 yielded.add(i)
                 yield self._done[i]
@@ -129,10 +129,12 @@ class Batch:
         self.client.cancel(self._tasks(queries), reason=f"distsm-{status}", msg=error)
         self._log_end({self.names[i]: status for i in queries})
 
-    def _settle(self, i: int, fut: Any, value: Any) -> QueryResult:
-        if fut.status == "finished":
+    def _settle(self, i: int, value: Any) -> QueryResult:
+        # Decided by the value as_completed delivered, not by the future's status now: a worker dying after the
+        # result arrived moves a finished future back to pending (its result is lost on that worker).
+        if isinstance(value, QueryResult):
             result = value
-        elif fut.status == "cancelled":
+        elif isinstance(value, BaseException):  # as_completed delivers a cancelled future's CancelledError
             if getattr(value, "reason", None) == "scheduler-connection-lost" or self.client.status not in (
                     "running", "connecting"):
                 raise ClusterError(f"lost the connection to the Dask scheduler (client status "
