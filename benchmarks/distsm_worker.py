@@ -55,7 +55,7 @@ def _warm_counting_path(data: Any, backend: str) -> None:
     import distsm
     from benchmarks.generators import query_set
     from distsm.config import options
-    from distsm.kernels import engine, get_backend
+    from distsm.kernels import counting, engine, get_backend
     from distsm.kernels.query_plan import MatchOptions
     from distsm.plan.execute import deadline
 
@@ -65,8 +65,8 @@ def _warm_counting_path(data: Any, backend: str) -> None:
             distsm.count(data, query, backend=backend, timeout=WARM_SECONDS)
             with options({"engine.host-work": 0.0}):
                 for path in ("general", "trailing"):
-                    engine.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
-                                 control=deadline(WARM_SECONDS))
+                    counting.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
+                                   control=deadline(WARM_SECONDS))
         except (TimeoutError, engine.JoinCancelled):
             pass  # a heavy sample: its kernels ran anyway
 

@@ -39,6 +39,7 @@ from benchmarks import common, meta
 from benchmarks.generators import query_set, rmat_graph
 from distsm.config import options
 from distsm.kernels import engine, get_backend
+from distsm.kernels.budget import join_entry_bytes
 from distsm.kernels.cupy.index import PCSR_LOAD
 from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
 from distsm.kernels.query_plan import MatchOptions
@@ -335,7 +336,7 @@ def bench_budget(args: Any, gpu: Any, cupy: Any, g: Any, ran: list) -> dict:
 
     def spy_w(idx, table, step):
         delta, offsets, total = orig_w(idx, table, step)
-        need.append(total * engine.entry_bytes(table.shape[1] + 1))
+        need.append(total * join_entry_bytes(table.shape[1] + 1))
         return delta, offsets, total
 
     def spy_e(*a, **k):

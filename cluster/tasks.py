@@ -1,12 +1,12 @@
-"""What runs on Dask workers: a :class:`WorkerState` plugin per :class:`~distsm.Matcher`, and the task functions.
+"""What runs on Dask workers: a :class:`WorkerSite` plugin per :class:`~distsm.Matcher`, and the task functions.
 
-A matcher registers one :class:`WorkerState` under a name of its own; on every worker (including workers that
+A matcher registers one :class:`WorkerSite` under a name of its own; on every worker (including workers that
 join later) it keeps what the matcher's tasks loaded: the partition store, each part's index on the worker's
 device, the whole graph's adjacency and the candidate filters and planned searches of the last few queries (each
 query is planned once per worker, however many of its slices the worker runs).  A part is loaded once per worker
 and reused by every later query (out of core, while it fits); :meth:`Matcher.close() <distsm.Matcher.close>`
 unregisters the plugin and its teardown releases all of it, device memory included.  How much of the whole graph
-a worker keeps on its device follows its device budget (see :class:`WorkerState`).
+a worker keeps on its device follows its device budget (see :class:`WorkerSite`).
 
 Tasks run :mod:`distsm.plan.execute` jobs with the plugin as their :class:`~distsm.plan.execute.Site`, so a worker
 computes exactly what the in-process executor computes.  They are pure functions of their arguments and the store:
@@ -18,13 +18,14 @@ within one chunk once Dask releases its task (the batch was cancelled or timed o
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from distsm.cluster.allocator import set_mmap_threshold
 from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
 from distsm.partitioned import (Shares, default_device_budget, device_peak_bytes, out_of_core_shares,
@@ -45,7 +47,10 @@ from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
 from distsm.semantics import Semantics
 
-class WorkerState(WorkerPlugin):
+logger = logging.getLogger(__name__)
+
+
+class WorkerSite(WorkerPlugin):
     """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.execute.Site`
     its jobs run on.
 
@@ -146,12 +151,14 @@ class WorkerState(WorkerPlugin):
             self.peak_part_bytes = max(self.peak_part_bytes, sum(b for _, b in self._parts.values()))
             return local
 
-    def job_budget(self, budget: int | None) -> int:
-        """The budget of one join: the caller's (default: the backend's), and out of core at most the join's share
-        of the device budget."""
-        budget = budget or self.backend.default_budget()
+    def job_budget(self, budget: int | None) -> BudgetPlan:
+        """The budget of one job: the caller's (default: each side's own, :func:`~distsm.kernels.budget.
+        default_budget`), on the device out of core at most the join's share of the device budget."""
         self.whole_graph()
-        return budget if self.mode == "device" else min(budget, self.shares.join)
+        device = default_budget(self.backend, budget)
+        if self.mode != "device":
+            device = min(device, self.shares.join)
+        return BudgetPlan(device, default_budget(self.backend.host(), budget))
 
     # ------------------------------------------------------------------ Site
     @contextmanager
@@ -201,7 +208,7 @@ class WorkerState(WorkerPlugin):
         return device_peak_bytes(self.backend, resident_bytes(self.mode, index), gathered, self.peak_part_bytes)
 
 
-def _state(name: str) -> WorkerState:
+def _state(name: str) -> WorkerSite:
     plugins = get_worker().plugins
     if name not in plugins:
         raise RuntimeError(f"this worker has no distsm state {name!r}: the matcher was closed")
@@ -246,16 +253,31 @@ def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, 
                    control=task_control())
 
 
-def combine(query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
-            plan_seconds: float, listing: bool, limit: int | None, distribution: tuple[str, str],
-            *pieces: Piece) -> QueryResult:
-    """Merge one query's pieces (task ``distsm-merge-*``) and report the query to the scheduler;
-    ``distribution`` is ``(how, why)`` the query was spread (see :meth:`distsm.Matcher.distribution`)."""
-    result = merge(query, query_graph.n, sem, plan, k, list(pieces), listing=listing, limit=limit,
-                   plan_seconds=plan_seconds)
-    result.distribution, result.distribution_reason = distribution
-    get_worker().log_event("distsm", {"batch": batch, "query": query, "status": "ok", "count": result.count,
-                                      "gathered_bytes": result.gathered_bytes})
+@dataclass(frozen=True)
+class QueryTask:
+    """One query of a batch as its tasks see it: its name, graph and semantics, the plan the client made, the
+    number of parts, the batch, the client's planning seconds, listing or counting (at most ``limit`` rows), and
+    ``distribution``: ``(how, why)`` the client spread it (see :meth:`distsm.Matcher.distribution`)."""
+
+    name: str
+    graph: Graph
+    sem: Semantics
+    plan: InterPartitionPlan
+    k: int
+    batch: str
+    plan_seconds: float = 0.0
+    listing: bool = False
+    limit: int | None = None
+    distribution: tuple[str, str] = ("", "")
+
+
+def combine(query: QueryTask, *pieces: Piece) -> QueryResult:
+    """Merge one query's pieces (task ``distsm-merge-*``) and report the query to the scheduler."""
+    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, list(pieces), listing=query.listing,
+                   limit=query.limit, plan_seconds=query.plan_seconds)
+    result.distribution, result.distribution_reason = query.distribution
+    get_worker().log_event("distsm", {"batch": query.batch, "query": query.name, "status": "ok",
+                                      "count": result.count, "gathered_bytes": result.gathered_bytes})
     return result
 
 
@@ -264,9 +286,7 @@ def combine(query: str, query_graph: Graph, sem: Semantics, plan: InterPartition
 SPLIT_PRIORITY = 1 << 30
 
 
-def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: InterPartitionPlan, k: int, batch: str,
-          plan_seconds: float, budget: int | None, listing: bool, limit: int | None,
-          distribution: tuple[str, str], split: int | None = None) -> QueryResult:
+def whole(name: str, query: QueryTask, budget: int | None, split: int | None = None) -> QueryResult:
     """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
     small query costs the scheduler one task.
 
@@ -279,23 +299,20 @@ def whole(name: str, query: str, query_graph: Graph, sem: Semantics, plan: Inter
     [work] = whole_query_jobs()
     state = _state(name)
     control = task_control()
-    t = time.perf_counter()
-    try:
-        piece = run_job(state, work, query_graph, sem, state.job_budget(budget), listing=listing, limit=limit,
-                        control=control,
-                        split_work=cluster_options().split_work if split is not None and not listing else None)
-    except engine.HeavyQuery as heavy:
-        assert split is not None  # only a split_work raises HeavyQuery
-        # The work that found the query heavy (trials, refinement, planning) counts as a piece of no matches.
-        measured = Piece("inter", None, 0, None, time.perf_counter() - t, state.worker)
-        slices = state.slices(query_graph, sem, split)
-        pieces = _run_slices(name, query_graph, sem, budget, slices, control)
-        why = (f"sent whole ({distribution[1]}), then split into {len(slices)} slices by worker {state.worker}: "
-               f"{heavy}")
-        plan = replace(plan, reason=f"{plan.reason}; split into slices: {heavy}")
-        return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, ("sliced", why),
-                       measured, *pieces)
-    return combine(query, query_graph, sem, plan, k, batch, plan_seconds, listing, limit, distribution, piece)
+    split_work = cluster_options().split_work if split is not None and not query.listing else None
+    piece = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
+                    limit=query.limit, control=control, split_work=split_work)
+    if not piece.heavy:
+        return combine(query, piece)
+    assert split is not None  # only a split_work finds a query heavy
+    # The work that found the query heavy (trials, refinement, planning) counts as a piece of no matches.
+    slices = state.slices(query.graph, query.sem, split)
+    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), piece.heavy)
+    pieces = _run_slices(name, query.graph, query.sem, budget, slices, control)
+    why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker "
+           f"{state.worker}: {piece.heavy}")
+    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {piece.heavy}")
+    return combine(replace(query, plan=plan, distribution=("sliced", why)), piece, *pieces)
 
 
 def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],

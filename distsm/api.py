@@ -25,130 +25,55 @@ hold vertex positions (``0..n-1``; ``graph.node_ids[rows]`` maps them to names).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_flag, check_int
+from distsm.arguments import check_flag, check_int
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.explain import Explanation
-from distsm.labels import reconcile
-from distsm.plan.automorphism import stabilizer_chain
-from distsm.plan.execute import QueryResult, deadline, timeout_error
+from distsm.plan.execute import QueryResult, timeout_error
+from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
+                            restrict_positions)
 from distsm.semantics import Semantics
-from distsm.vocabulary import BACKENDS, AdjacencyMode, BackendName, PartitionMethod, check_adjacency
+from distsm.vocabulary import AdjacencyMode, BackendName, PartitionMethod, check_adjacency
 
-GraphLike = Graph | str | os.PathLike | Any
-Restrict = Mapping[Hashable, Iterable[Hashable]]
+__all__ = ["GraphLike", "Restrict", "as_graph", "count", "count_batch", "explain", "iter_batch", "iter_mappings",
+           "iter_matches", "match", "partitioned_matcher", "restrict_positions"]
 
-
-def as_graph(obj: GraphLike, *, role: str = "graph") -> Graph:
-    """Accept a :class:`Graph`, a path to a graph file, or a networkx graph."""
-    if isinstance(obj, Graph):
-        return obj
-    if isinstance(obj, (str, os.PathLike)):
-        from distsm.formats import read_graph
-
-        return read_graph(obj)
-    if hasattr(obj, "is_directed") and hasattr(obj, "nodes"):
-        return Graph.from_networkx(obj)
-    raise TypeError(f"{role} must be a distsm.Graph, a path or a networkx graph, not {type(obj).__name__}")
+T = TypeVar("T")
 
 
-def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budget: int | None,
-           backend: str) -> tuple[Any, Graph, Graph, int, tuple[tuple[int, int], ...]]:
-    """Check the arguments, load the graphs and put the query in the data graph's label codes."""
-    check_int("memory_budget", memory_budget, minimum=1)
-    be = get_backend(check_choice("backend", backend, BACKENDS))
-    d = as_graph(data, role="data")
-    q = as_graph(query, role="query")
-    engine.check_pair(d, q)
-    q = reconcile(q, d)
-    budget = memory_budget if memory_budget is not None else be.default_budget()
-    less_than = stabilizer_chain(q).symmetry_breaking() if semantics.unique else ()
-    return be, d, q, int(budget), less_than
-
-
-def _automorphisms(query: Graph, semantics: Semantics) -> int | None:
-    """``|Aut(Q)|`` where unique counting may divide by it instead of breaking symmetry."""
-    return stabilizer_chain(query).order if semantics.unique else None
-
-
-def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None,
-                       semantics: Semantics) -> dict[int, np.ndarray] | None:
-    """``restrict`` (query node name -> data node names) as positions (query vertex -> sorted data vertices).
-
-    Raises:
-        GraphError: a name that is no node of its graph.
-        TypeError: ``restrict`` is not a mapping of iterables.
-        ValueError: ``restrict`` together with ``unique``.
-    """
-    if restrict is None:
-        return None
-    if not isinstance(restrict, Mapping):
-        raise TypeError(f"restrict must be a dict {{query node: allowed data nodes}}, not {type(restrict).__name__}")
-    if semantics.unique:
-        raise ValueError("restrict cannot be combined with unique=True: the one embedding kept per subgraph "
-                         "need not be one that satisfies the restriction")
-    out: dict[int, np.ndarray] = {}
-    for name, allowed in restrict.items():
-        if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Iterable):
-            raise TypeError(f"restrict[{name!r}] must be a collection of data nodes, not {type(allowed).__name__}")
-        (u,) = query.positions([name], what="restrict names query node").tolist()
-        out[u] = np.unique(data.positions(allowed, what=f"restrict[{name!r}] names data node"))
-    return out
-
-
-#: The smallest budget :func:`listing_budget` gives: chunks small enough to answer at once, big enough to keep
-#: the per-chunk overhead low.
-MIN_LISTING_BUDGET = 32 << 20
-
-
-def listing_budget(budget: int, limit: int, columns: int) -> int:
-    """The budget for listing the first ``limit`` rows of a ``columns``-vertex query: the join runs depth first
-    over chunks, so chunks sized for a few times ``limit`` rows per level reach the first rows sooner than
-    chunks sized by the whole default ``budget`` (never more than ``budget``)."""
-    wanted = 4 * max(limit, 1) * columns * engine.entry_bytes(columns)
-    return int(min(budget, max(wanted, MIN_LISTING_BUDGET)))
-
-
-def _check_partitioned(restrict: Restrict | None, partitions: int | str | None) -> None:
-    if restrict is not None and partitions is not None:
-        raise ValueError("restrict is not supported together with partitions; drop one of them")
-
-
-def partitioned_matcher(data: Graph, partitions: int | str, *, method: PartitionMethod = "metis", seed: int = 0,
-                        backend: BackendName = "auto", adjacency: AdjacencyMode = "device",
-                        budget: int | None = None) -> Any:
-    """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of ``data`` split into ``partitions`` parts;
-    ``partitions="auto"`` chooses ``k`` from the device ``budget`` (out of core, so ``adjacency`` must be
-    ``"host"`` or ``"gather"``; see :meth:`~distsm.partitioned.PartitionedMatcher.for_budget`)."""
+def partitioned_matcher(request: Request) -> Any:
+    """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of the request's data graph and partitioning;
+    ``parts="auto"`` chooses ``k`` from the request's budget (out of core; see
+    :meth:`~distsm.partitioned.PartitionedMatcher.for_budget`)."""
     from distsm.partitioned import PartitionedMatcher
 
-    check_adjacency(adjacency)
-    auto = isinstance(partitions, str) and partitions == "auto"
-    if not auto and (isinstance(partitions, bool) or not isinstance(partitions, (int, np.integer)) or partitions < 1):
-        raise ValueError(f"partitions must be a positive integer or 'auto', got {partitions!r}")
-    if auto and adjacency == "device":
-        raise ValueError("partitions='auto' sizes parts for out-of-core search: pass adjacency='host' or 'gather'")
-    be = get_backend(backend)
-    key = f"partitioned:{f'auto:{budget}' if auto else int(partitions)}:{method}:{seed}:{be.name}:{adjacency}"
+    how, data, be = request.partitioning, request.data, request.backend
+    assert how is not None  # only partitioned requests get here
+    key = f"partitioned:{f'auto:{request.budget}' if how.parts == 'auto' else int(how.parts)}:{how.method}:" \
+          f"{how.seed}:{be.name}:{how.adjacency}"
     matcher = data._derived.get(key)
     if matcher is None:
-        if auto:
-            if budget is None:
-                raise ValueError("partitions='auto' needs the device budget to size parts for")
-            matcher = PartitionedMatcher.for_budget(data, int(budget), method=method, seed=seed, backend=be,
-                                                    adjacency=adjacency)
+        if how.parts == "auto":
+            matcher = PartitionedMatcher.for_budget(data, request.budget, method=how.method, seed=how.seed,
+                                                    backend=be, adjacency=how.adjacency)
         else:
-            matcher = PartitionedMatcher(data, int(partitions), method=method, seed=seed, backend=be,
-                                         adjacency=adjacency)
+            matcher = PartitionedMatcher(data, int(how.parts), method=how.method, seed=how.seed, backend=be,
+                                         adjacency=how.adjacency)
         data._derived[key] = matcher
     return matcher
+
+
+def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: int,
+                  adjacency: AdjacencyMode) -> Partitioning | None:
+    check_adjacency(adjacency)
+    return None if partitions is None else Partitioning(partitions, method, seed, adjacency)
 
 
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
@@ -177,20 +102,15 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         timeout: seconds the search may take; past it the work stops within one chunk, its device memory is freed
             and ``TimeoutError`` is raised.
     """
-    sem = Semantics(induced, homomorphism, unique)
-    _check_partitioned(restrict, partitions)
-    if progress is not None and partitions is not None:
-        raise ValueError("progress reports a single join's work: it is not available together with partitions")
-    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
-    allowed = restrict_positions(d, q, restrict, sem)
-    control = deadline(timeout, progress)
-    with timeout_error(timeout, be):
-        if partitions is not None:
-            matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed,
-                                          backend=backend, adjacency=adjacency, budget=budget)
-            return matcher.count(q, sem, budget, control=control).count
-        return engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than, restrict=allowed,
-                            control=control, automorphisms=_automorphisms(q, sem))
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
+                  backend=backend, restrict=restrict,
+                  partitioning=_partitioning(partitions, partition_method, partition_seed, adjacency),
+                  progress=progress, timeout=timeout)
+    with timeout_error(timeout, req.backend):
+        if req.partitioning is not None:
+            return partitioned_matcher(req).count(req.query, req.semantics, req.budget, control=req.control).count
+        return counting.count(req.backend, req.data, req.query, req.semantics.match_options, budget=req.budget,
+                              symmetry=req.symmetry(), restrict=req.restrict, control=req.control)
 
 
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
@@ -198,11 +118,11 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
     order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
-    sem = Semantics(induced, homomorphism, unique)
-    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
+                  backend=backend)
     report = Explanation()
-    engine.count(be, d, q, sem.match_options, budget=budget, less_than=less_than,
-                 automorphisms=_automorphisms(q, sem), explain=report)
+    counting.count(req.backend, req.data, req.query, req.semantics.match_options, budget=req.budget,
+                   symmetry=req.symmetry(), explain=report)
     return report
 
 
@@ -217,32 +137,31 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
 
     Memory stays within ``memory_budget`` however many matches there are; ``limit`` stops after that many rows
     (and, without a ``memory_budget`` or ``partitions``, sizes the join's chunks for that many rows: see
-    :func:`listing_budget`).
+    :meth:`~distsm.kernels.budget.BudgetPlan.listing`).
     ``partitions``, ``adjacency`` and ``restrict`` as in :func:`count` (with ``partitions`` the rows are the same
     set, in another order).  ``timeout`` (seconds from this call) as in :func:`count`: the iterator raises
     ``TimeoutError`` past it.
     """
     check_int("limit", limit, minimum=0)
-    sem = Semantics(induced, homomorphism, unique)
-    _check_partitioned(restrict, partitions)
-    be, d, q, budget, less_than = _setup(data, query, sem, memory_budget, backend)
-    allowed = restrict_positions(d, q, restrict, sem)
-    control = deadline(timeout)
-    if partitions is not None:
-        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
-                                      adjacency=adjacency, budget=budget)
-        chunks = matcher.iter_matches(q, sem, budget, limit, control=control)
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
+                  backend=backend, restrict=restrict,
+                  partitioning=_partitioning(partitions, partition_method, partition_seed, adjacency),
+                  timeout=timeout)
+    q, budget = req.query, req.budget
+    if req.partitioning is not None:
+        chunks = partitioned_matcher(req).iter_matches(q, req.semantics, budget, limit, control=req.control)
     else:
         if memory_budget is None and limit is not None:
-            budget = listing_budget(budget, limit, q.n)
-        chunks = engine.iter_matches(be, d, q, sem.match_options, budget=budget, limit=limit, less_than=less_than,
-                                     restrict=allowed, control=control)
-    return chunks if control is None else _timed(chunks, timeout, be)
+            budget = BudgetPlan.of(budget).listing(limit, q.n)
+        chunks = engine.iter_matches(req.backend, req.data, q, req.semantics.match_options, budget=budget,
+                                     limit=limit, less_than=req.less_than, restrict=req.restrict,
+                                     control=req.control)
+    return chunks if req.control is None else _timed(chunks, timeout, req.backend)
 
 
-def _timed(chunks: Iterator[np.ndarray], timeout: float | None, backend: Backend) -> Iterator[np.ndarray]:
+def _timed(items: Iterator[T], timeout: float | None, backend: Backend) -> Iterator[T]:
     with timeout_error(timeout, backend):
-        yield from chunks
+        yield from items
 
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
@@ -260,7 +179,7 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
     """
     check_flag("as_frame", as_frame)
     d = as_graph(data, role="data")
-    q = as_graph(query, role="query")
+    q = query_for(d, query)
     chunks = list(iter_matches(d, q, limit=limit, induced=induced, homomorphism=homomorphism, unique=unique,
                                memory_budget=memory_budget, backend=backend, partitions=partitions,
                                partition_method=partition_method, partition_seed=partition_seed,
@@ -297,18 +216,31 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
     Returns one :class:`~distsm.plan.execute.QueryResult` per query, in order (``names`` name them; default
     ``query0``, ...), with the count, the semantics, the plan and the intra/inter split; a :class:`distsm.Matcher`
     batch on a cluster returns the same results.  Other arguments as in :func:`count`; ``timeout`` bounds the whole
-    batch.
+    batch.  :func:`iter_batch` yields the same results as they complete.
     """
+    return list(iter_batch(data, queries, partitions=partitions, names=names, induced=induced,
+                           homomorphism=homomorphism, unique=unique, memory_budget=memory_budget, backend=backend,
+                           partition_method=partition_method, partition_seed=partition_seed, adjacency=adjacency,
+                           timeout=timeout))
+
+
+def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
+               induced: bool = False, homomorphism: bool = False, unique: bool = False,
+               memory_budget: int | None = None, backend: BackendName = "auto",
+               partition_method: PartitionMethod = "metis", partition_seed: int = 0,
+               adjacency: AdjacencyMode = "device", timeout: float | None = None) -> Iterator[QueryResult]:
+    """:func:`count_batch`'s results, each yielded as its query completes (in query order).  Past ``timeout`` the
+    running join stops within one chunk, its device memory is freed and ``TimeoutError`` is raised."""
+    if not isinstance(queries, list):
+        raise TypeError(f"queries must be a list of queries, not {type(queries).__name__}")
     if not queries:
-        return []
-    sem = Semantics(induced, homomorphism, unique)
-    control = deadline(timeout)
-    be, d, _, budget, _ = _setup(data, queries[0], sem, memory_budget, backend)
-    graphs = [as_graph(q, role="query") for q in queries]
-    with timeout_error(timeout, be):
-        matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
-                                      adjacency=adjacency, budget=budget)
-        return matcher.count_batch(graphs, sem, budget, names=names, control=control)
+        return iter(())
+    req = prepare(data, queries, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
+                  backend=backend, partitioning=Partitioning(partitions, partition_method, partition_seed, adjacency),
+                  timeout=timeout)
+    results = partitioned_matcher(req).iter_batch(list(req.queries), req.semantics, req.budget, names=names,
+                                                  control=req.control)
+    return _timed(results, timeout, req.backend)
 
 
 def iter_mappings(data: GraphLike, query: GraphLike, **options: Any) -> Iterator[dict[Hashable, Hashable]]:
@@ -319,7 +251,7 @@ def iter_mappings(data: GraphLike, query: GraphLike, **options: Any) -> Iterator
     chunk by chunk, so memory stays bounded however many there are.
     """
     d = as_graph(data, role="data")
-    q = as_graph(query, role="query")
+    q = query_for(d, query)
     keys = q.names()
     for rows in iter_matches(d, q, **options):
         values = rows if d.node_ids is None else d.node_ids[rows]

@@ -21,13 +21,12 @@ import numpy as np
 
 from distsm import example
 from distsm._version import __version__
-from distsm.api import count, explain, iter_matches, partitioned_matcher
+from distsm.api import count, explain, iter_batch, iter_matches
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
 from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import engine
 from distsm.npy_stream import NpyRowWriter
-from distsm.plan.execute import deadline
 from distsm.progress import ProgressBar
 from distsm.semantics import Semantics
 from distsm.vocabulary import ADJACENCY_MODES, BACKENDS, PARTITION_METHODS
@@ -294,17 +293,16 @@ def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple
                 record["explain"] = report.as_dict() if args.json else str(report)
             yield record
         return
-    budget = args.memory_budget or get_backend(args.backend).default_budget()
-    matcher = partitioned_matcher(data, args.partitions, method=args.partition_method, backend=args.backend,
-                                  adjacency=args.adjacency, budget=budget)
-    results = matcher.iter_batch([q for _, _, q in queries], sem, budget, names=[n for n, _, _ in queries],
-                                 control=deadline(args.timeout))
+    results = iter_batch(data, [q for _, _, q in queries], partitions=args.partitions,
+                         names=[n for n, _, _ in queries], induced=sem.induced, homomorphism=sem.homomorphism,
+                         unique=sem.unique, memory_budget=args.memory_budget, backend=args.backend,
+                         partition_method=args.partition_method, adjacency=args.adjacency, timeout=args.timeout)
     reported = 0
     try:
         for r in results:
             reported += 1
             yield r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
-    except engine.JoinCancelled:
+    except TimeoutError:
         for name, _, _ in queries[reported:]:
             yield {"query": name, "status": "timeout", "count": None, "semantics": sem.as_dict(),
                    "error": f"not finished within {args.timeout}s"}

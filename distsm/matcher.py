@@ -10,7 +10,7 @@ The data graph is partitioned once (the store lives in a directory every worker 
 onto its worker (the GPU on dask-cuda workers) and kept there across queries.  Plans are made here, in the
 client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
 runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
-a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerState`) that :meth:`Matcher.close` tears down.  Task keys
+a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerSite`) that :meth:`Matcher.close` tears down.  Task keys
 are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
 (``distsm-whole-…`` for a query sent whole to one worker: its job and merge in one task), and each batch runs
 inside a ``distributed.span``.
@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from distsm.api import GraphLike, as_graph
 from distsm.arguments import check_choice, check_int
 from distsm.cluster import tasks
 from distsm.cluster.batch import Batch
@@ -37,8 +36,7 @@ from distsm.cluster.monitor import DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
-from distsm.labels import reconcile
+from distsm.kernels import get_backend
 from distsm.kernels.candidate_edges import scan_entries
 from distsm.kernels.index import estimate_index_bytes
 from distsm.partitioned import out_of_core_shares, resolve_adjacency
@@ -47,6 +45,7 @@ from distsm.plan.execute import QueryResult, jobs, whole_graph_join
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges
+from distsm.request import GraphLike, as_graph, query_for
 from distsm.semantics import Semantics
 from distsm.vocabulary import (BACKENDS, DISTRIBUTIONS, WORKER_ADJACENCY_MODES, BackendName, Distribution,
                                PartitionMethod, Strategy, WorkerAdjacency)
@@ -97,7 +96,7 @@ class Matcher:
             device when its index fits in half the worker's device budget, else ``"host"``), ``"device"``,
             ``"host"`` (the partition store's memory-mapped files, shared by the workers of a host, read in place;
             page-locked for zero-copy reads on a GPU) or ``"gather"`` (the adjacency lists a table chunk reads are
-            copied to the device per chunk).  See :class:`~distsm.cluster.tasks.WorkerState`.
+            copied to the device per chunk).  See :class:`~distsm.cluster.tasks.WorkerSite`.
         device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
             the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
         load_timeout: seconds the initial partition loads may take.
@@ -158,7 +157,7 @@ class Matcher:
             self.placement = Placement(self.k)
             # One plugin per matcher: its caches are this matcher's alone and go when it closes.
             self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
-            self.client.register_plugin(tasks.WorkerState(self._state, self.store_dir, self.backend, adjacency,
+            self.client.register_plugin(tasks.WorkerSite(self._state, self.store_dir, self.backend, adjacency,
                                                           device_budget), name=self._state)
             self.load_report = self.load()
         except BaseException:
@@ -280,7 +279,7 @@ class Matcher:
         check_choice("distribute", distribute, DISTRIBUTIONS)
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
-        graphs = [reconcile(as_graph(q, role="query"), self.data) for q in queries]
+        graphs = [query_for(self.data, q) for q in queries]
         if names is None:
             names = [os.path.basename(os.fspath(q)) if isinstance(q, (str, os.PathLike)) else f"query{i}"
                      for i, q in enumerate(queries)]
@@ -291,8 +290,6 @@ class Matcher:
         if strategy is not None:
             strategy = Strategy.parse(strategy)
         sem = Semantics(induced, homomorphism, unique)
-        for q in graphs:
-            engine.check_pair(self.data, q)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
         merge_futs: list[Any] = []
@@ -324,9 +321,10 @@ class Matcher:
                                          "sent whole, to be split into slices over the workers if its counting "
                                          "plan shows it heavy")
                     plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "priority": priority}
+                    task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
                     merge_futs.append(self.client.submit(
-                        tasks.whole, self._state, name, q, sem, plan, self.k, batch_id, plan_s, self.memory_budget,
-                        listing, limit, (how, why), self.inter_slices if self.n_workers > 1 else None,
+                        tasks.whole, self._state, task, self.memory_budget,
+                        self.inter_slices if self.n_workers > 1 else None,
                         key=f"distsm-whole-{_token()}", pure=False, priority=priority))
                     pieces.append([])
                     continue
@@ -338,9 +336,9 @@ class Matcher:
                                    reason=f"{plan.reason}; sent whole to one worker: one join over the whole graph")
                     plans[name].update(plan.summary())
                     # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
-                    merge_futs.append(self.client.submit(tasks.whole, self._state, name, q, sem, plan, self.k,
-                                                         batch_id, plan_s, self.memory_budget, listing, limit,
-                                                         (how, why), key=f"distsm-whole-{_token()}", pure=False,
+                    task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
+                    merge_futs.append(self.client.submit(tasks.whole, self._state, task, self.memory_budget,
+                                                         key=f"distsm-whole-{_token()}", pure=False,
                                                          priority=priority))
                     pieces.append([])
                     continue
@@ -355,8 +353,8 @@ class Matcher:
                     futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
                                                    listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
                                                    priority=priority, **pin))
-                merge_futs.append(self.client.submit(tasks.combine, name, q, sem, plan, self.k, batch_id, plan_s,
-                                                     listing, limit, (how, why), *futs,
+                task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
+                merge_futs.append(self.client.submit(tasks.combine, task, *futs,
                                                      key=f"distsm-merge-{_token()}", pure=False, priority=priority))
                 pieces.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
@@ -387,7 +385,7 @@ class Matcher:
         does (the trailing count of heavy queries included), and so does each slice of a global join, restricted to
         the slice's start ids: a light slice finishes in its trial join; the heavy ones share one refinement and
         counting plan per worker, whose core join starts at the sliced vertex (see
-        :class:`~distsm.kernels.engine.CountShare`).  Spanning searches (PBE, or out-of-core adjacency) run the
+        :class:`~distsm.plan.execute.SharedCount`).  Spanning searches (PBE, or out-of-core adjacency) run the
         general join, planned once per worker.
         """
         if distribute != "auto":

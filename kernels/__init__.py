@@ -7,7 +7,7 @@ Installed as ``distsm.kernels``.  :func:`get_backend` is the one place a backend
 from __future__ import annotations
 
 from distsm.errors import BackendUnavailableError
-from distsm.kernels.array_backend import NumpyBackend
+from distsm.kernels.array_backend import NUMPY
 from distsm.kernels.backend import Backend
 from distsm.vocabulary import BACKENDS
 
@@ -35,7 +35,7 @@ def get_backend(name: str = "auto") -> Backend:
         name = "cupy" if cuda_device_count() > 0 else "numpy"
     if name not in _instances:
         if name == "numpy":
-            _instances[name] = NumpyBackend()
+            _instances[name] = NUMPY
         else:
             if cuda_device_count() == 0:
                 raise BackendUnavailableError(

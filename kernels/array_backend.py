@@ -16,17 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.lifetime_cache import LifetimeCache
-from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, QueryPlan, Step
+from distsm.kernels.query_plan import QueryPlan, Step
+from distsm.kernels.records import Allowed, Descent, Spanning
 from distsm.kernels.signature import packed, signatures
 
 if TYPE_CHECKING:
     from distsm.kernels.backend import Backend
-
-#: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
-Allowed = np.ndarray | range
-
 
 def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     """The entries of the sorted vertex array ``members`` that ``allowed`` admits (still sorted)."""
@@ -101,23 +99,6 @@ def label_pools(xp: Any, idx: DataIndex) -> LabelPools:
         order = xp.argsort(keys, kind="stable")  # stable: ids ascending within a (label, degree) group
         cached = _POOLS.put(idx, LabelPools(order.astype(xp.int32), packed(xp, idx.sig)[:, order], keys[order], top))
     return cached
-
-
-@dataclass
-class Descent:
-    """What :meth:`ArrayBackend.descend` did with a table at level ``start``.
-
-    ``level`` is the level reached.  Finished (``level`` equals the query size): ``count`` matches, whose rows
-    are ``table`` unless counting.  Stopped (a level too large to fuse): ``table`` is the partial-match table of
-    ``level`` and ``workload`` its :meth:`~ArrayBackend.workload`, ready for the level-by-level path.
-    ``levels`` holds ``(output space, survivors)`` of every level extended on the way.
-    """
-
-    level: int
-    table: Any
-    count: int
-    workload: tuple[Any, Any, int] | None
-    levels: list[tuple[int, int]]
 
 
 class ArrayBackend:
@@ -198,8 +179,6 @@ class ArrayBackend:
 
     def default_budget(self) -> int:
         """Bytes a join may hold when the caller sets no ``memory_budget``."""
-        from distsm.kernels.engine import default_cpu_budget
-
         return default_cpu_budget()
 
     # ------------------------------------------------------------------ filter
@@ -506,43 +485,6 @@ class ArrayBackend:
         return out
 
 
-@dataclass(frozen=True)
-class Spanning:
-    """What a spanning (inter-partition) search needs beyond the plan: the part of every data vertex."""
-
-    part: Any                 # int32[n] on the backend's device
-    prime: PrimeEdge | None   # None for a global join restricted to spanning matches
-
-    def edge_key(self, xp: Any, n: int, x: Any, y: Any, arc: int) -> Any:
-        """Sort key of the data edge between ``x`` (a column vertex) and ``y`` (the new vertex)."""
-        x, y = x.astype(xp.int64), y.astype(xp.int64)
-        if arc == UNDIRECTED:
-            return xp.minimum(x, y) * n + xp.maximum(x, y)
-        return x * n + y if arc == ARC_TO_NEW else y * n + x
-
-    def keep(self, xp: Any, n: int, table: Any, rowid: Any, cand: Any, step: Step) -> Any:
-        """Mask of candidates that pass the cross-edge and DUPREMOVE tests of ``step``."""
-        part = self.part
-        keep = xp.ones(cand.shape[0], dtype=bool)
-        if step.cross_first:
-            keep &= part[cand] != part[table[rowid, step.first_col]]
-        if step.require_spanning:
-            keep &= (part[table[rowid]] != part[cand][:, None]).any(axis=1)
-        if not step.dup_checks:
-            return keep
-        prime = self.prime
-        assert prime is not None, "DUPREMOVE checks come with a prime edge"
-        arc = UNDIRECTED if not prime.directed else ARC_TO_NEW
-        second = cand if table.shape[1] == 1 else table[rowid, 1]
-        prime_key = self.edge_key(xp, n, table[rowid, 0], second, arc)
-        for col, code, j in step.dup_checks:
-            other = table[rowid, col]
-            key = self.edge_key(xp, n, other, cand, code)
-            earlier = (key < prime_key) | ((key == prime_key) & (j < prime.edge_index))
-            keep &= ~((part[other] != part[cand]) & earlier)
-        return keep
-
-
 class NumpyBackend(ArrayBackend):
     """The CPU reference backend."""
 
@@ -563,3 +505,8 @@ class NumpyBackend(ArrayBackend):
         counts = np.asarray(counts, dtype=np.int64)
         row = np.repeat(np.arange(counts.shape[0]), counts)
         return row, np.arange(row.shape[0], dtype=np.int64) - (np.cumsum(counts) - counts)[row]
+
+
+#: The one NumPy backend: :func:`distsm.kernels.get_backend` hands it out, and a device backend hands its host
+#: work to it (identity matters: indexes are cached per backend).
+NUMPY = NumpyBackend()

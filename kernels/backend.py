@@ -16,7 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from distsm.graph import Graph
-    from distsm.kernels.array_backend import Allowed, Descent, Spanning
+    from distsm.kernels.records import Allowed, Descent, Spanning
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
 

@@ -39,9 +39,6 @@ from distsm.kernels.order import query_adjacency
 #: others only filter the candidate edges found then, so a pass costs little next to the first).
 REFINE_PASSES = 8
 
-#: Bytes one scanned adjacency entry may occupy while an arc's candidate edges are built (row ids, positions,
-#: the neighbour, the mask and the kept values).
-SCAN_ENTRY_BYTES = 40
 
 #: Position maps (4 bytes per data vertex and query vertex) are built when they fit this many bytes in all, and arc
 #: bit matrices (a bit per pair of candidates of the arc's ends) while they fit this many more: probes and position

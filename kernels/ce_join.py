@@ -18,16 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import Allowed, admits, chunk_end, restricted
+from distsm.kernels.array_backend import admits, chunk_end, restricted
+from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
 
 #: With a progress callback, the first level is cut into at least this many chunks so progress can advance.
 PROGRESS_STEPS = 32
-
-#: Bytes one extension entry may occupy (row, vertex, positions, masks, the new table's row share).
-ENTRY_BYTES = 64
-
 
 @dataclass(frozen=True)
 class Extension:
@@ -80,14 +78,14 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
               allowed: Mapping[int, Allowed] | None = None) -> Iterator[Any]:
     """Tables of complete matches of ``[start] + steps`` (columns in that order), chunk by chunk.
 
-    Each level's chunk holds at most ``budget / (levels * ENTRY_BYTES)`` entries; ``level_rows[i]``, when
+    Each level's chunk holds at most ``budget / (levels * CORE_ENTRY_BYTES)`` entries; ``level_rows[i]``, when
     given, accumulates the rows produced at level ``i``.  ``control`` (an engine ``Control``) is checked
     before every chunk and receives progress over the first level's rows.  ``allowed`` (core vertex -> a range
     or sorted array of data ids) keeps only the matches whose images lie there: a slice of the join, cheapest
     when it restricts ``start``."""
     allowed = allowed or {}
     xp = backend.xp
-    cap = max(budget // ((len(steps) + 1) * ENTRY_BYTES), 1024)
+    cap = max(budget // ((len(steps) + 1) * CORE_ENTRY_BYTES), 1024)
 
     def note(level: int, rows: int) -> None:
         if level_rows is not None:

@@ -13,7 +13,7 @@ entries the trailing vertices read per core match.  A plan costs its core rows p
 matches; the cheapest wins.  GSI's greedy order with the last vertex counted is one of the plans considered.
 
 The engine reaches this planner only for queries whose trial general join passed its allowance (see
-:func:`distsm.kernels.engine.count`): light queries never pay for the index and the sampling.
+:mod:`distsm.kernels.counting`): light queries never pay for the index and the sampling.
 """
 
 from __future__ import annotations

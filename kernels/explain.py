@@ -7,14 +7,15 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Explanation:
-    """Filled in by :func:`distsm.kernels.engine.count` when one is passed.
+    """Filled in by the stages of :mod:`distsm.kernels.counting` when one is passed.
 
     ``path`` is ``"general"`` (every level joined, the last counted by probing), ``"trailing"`` (a core joined,
     then the trailing vertices counted from set sizes) or ``"filter"`` (a query vertex kept no candidate: no
     match); ``reason`` says why.  ``trials`` lists the trial general joins that were stopped, as ``(backend,
     allowance, entries read)``.  ``order`` is the join order (core first), ``estimated`` and ``actual`` the
-    partial matches per level (None where that level was counted, not joined).  ``seconds`` splits the time by
-    stage.
+    partial matches per level (None where that level was counted, not joined).  ``placement`` lists the
+    host-or-device choices of a device backend with their reasons (:mod:`distsm.kernels.placement`).  ``seconds``
+    splits the time by stage.
     """
 
     path: str = "general"
@@ -30,6 +31,7 @@ class Explanation:
     refine_passes: int = 0
     trailing_entries: int = 0
     plans_tried: int = 0
+    placement: list[str] = field(default_factory=list)
     count: int | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -53,6 +55,7 @@ class Explanation:
             est_s = f"{est:.3g}" if est is not None else "-"
             act_s = str(act) if act is not None else "-"
             lines.append(f"{i:>5}  {u:>6}  {est_s:>9}  {act_s:>10}{kind}")
+        lines.extend(f"placement: {note}" for note in self.placement)
         if self.trailing:
             lines.append(f"trailing vertices {list(self.trailing)}: {self.trailing_entries} set entries read")
         if self.seconds:

@@ -22,26 +22,18 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import MAX_WALKS
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
 from distsm.kernels.order import query_adjacency
 
-#: Walks per estimate: enough that a level's estimate is within a few percent on the suites we measure.
-WALKS = 1024
-#: Bytes a walk may hold while a level's extension sets are sampled (tens of entries of row, vertex, masks).
-WALK_BYTES = 4096
-
-
-def walks_for(budget: int) -> int:
-    """Walks a sampler may use within ``budget`` bytes (at most :data:`WALKS`, at least 64)."""
-    return int(min(WALKS, max(64, budget // WALK_BYTES)))
 
 
 class Sampler:
     """Sampled level estimates of join orders of one query over its :class:`CandidateEdges`."""
 
     def __init__(self, backend: Backend, query: Graph, ce: CandidateEdges, *, homomorphism: bool,
-                 walks: int = WALKS, seed: int = 0):
+                 walks: int = MAX_WALKS, seed: int = 0):
         self.backend, self.query, self.ce = backend, query, ce
         self.homomorphism = homomorphism
         self.walks = walks

@@ -24,12 +24,11 @@ import numpy as np
 
 from distsm.kernels.array_backend import chunk_end
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_lengths
 from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
 
-#: Bytes one materialised set entry may occupy (key, row, vertex, masks and search temporaries).
-ENTRY_BYTES = 64
 _SAFE = float(1 << 62)
 
 
@@ -40,7 +39,7 @@ class TrailingCounter:
                  budget: int):
         self.backend, self.plan, self.ce = backend, plan, ce
         self.homomorphism = homomorphism
-        self.cap = max(budget // ENTRY_BYTES, 1024)
+        self.cap = max(budget // CORE_ENTRY_BYTES, 1024)
         self.terms = [partitions(g) for g in plan.groups]
         self.blocks = sorted(blocks_needed(plan.groups), key=len)
         self.entries = 0   # set entries materialised so far (the work measure explain reports)

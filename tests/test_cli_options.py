@@ -11,6 +11,7 @@ import distsm
 from distsm import api, cli
 from distsm.cli import main
 from distsm.kernels import engine
+from distsm.kernels.budget import MIN_LISTING_BUDGET, BudgetPlan
 from distsm.progress import ProgressBar
 
 # A directed SNAP list with reciprocal arcs: 1<->2, 2<->3, 3->1.
@@ -106,10 +107,10 @@ def test_cli_wires_engine_progress_into_the_bar(monkeypatch, capsys):
 
 
 def test_listing_budget_follows_the_limit(monkeypatch):
-    default = 4 << 30
-    assert api.listing_budget(default, 10, 16) == api.MIN_LISTING_BUDGET
-    assert api.listing_budget(default, 10**9, 16) == default
-    assert api.listing_budget(1 << 20, 10, 16) == 1 << 20  # never above the default
+    default = BudgetPlan.of(4 << 30)
+    assert default.listing(10, 16) == MIN_LISTING_BUDGET
+    assert default.listing(10**9, 16) == default.total
+    assert BudgetPlan.of(1 << 20).listing(10, 16) == 1 << 20  # never above the default
     budgets = []
     real = engine.iter_matches
 
@@ -121,7 +122,7 @@ def test_listing_budget_follows_the_limit(monkeypatch):
     q = str(query_path("query_dense_16_2"))
     limited = distsm.match(str(DATA), q, limit=10)
     distsm.match(str(DATA), q, limit=10, memory_budget=1 << 30)
-    assert budgets == [min(api.MIN_LISTING_BUDGET, budgets[0]), 1 << 30]
+    assert budgets == [min(MIN_LISTING_BUDGET, budgets[0]), 1 << 30]
     full = distsm.match(str(DATA), q)
     assert limited.shape == (10, 16) and set(map(tuple, limited.tolist())) <= set(map(tuple, full.tolist()))
 

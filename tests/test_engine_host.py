@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 from oracles import brute_force, make_case
 
 import distsm
-from distsm.kernels import array_backend, engine, get_backend
+from distsm.kernels import array_backend, counting, engine, get_backend
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import query_arcs, scan_entries
+from distsm.kernels.counting import Count, Target
 from distsm.kernels.explain import Explanation
+from distsm.kernels.placement import Placement
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
 
@@ -96,8 +99,8 @@ def hprd_data():
 def test_light_hprd_queries_finish_their_trial_and_agree_with_the_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     report = Explanation()
-    auto = engine.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
-    trailing = engine.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
+    auto = counting.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
+    trailing = counting.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
     assert auto == trailing == hprd.expected_counts()[name]
     assert report.path == "general" and not report.trials, report
     assert report.reason.startswith("the general join finished within its trial allowance"), report.reason
@@ -108,8 +111,8 @@ def test_light_hprd_queries_finish_their_trial_and_agree_with_the_trailing_path(
 def test_auto_path_counts_what_both_forced_paths_count(seed, n, p, vl, el, directed, qsize, sampled):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = MatchOptions()
-    counts = {path: engine.count(NUMPY, data, query, opts, budget=1 << 26, path=path)
-              for path in engine.COUNT_PATHS}
+    counts = {path: counting.count(NUMPY, data, query, opts, budget=1 << 26, path=path)
+              for path in counting.COUNT_PATHS}
     assert len(set(counts.values())) == 1, counts
 
 
@@ -159,7 +162,7 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
     report = Explanation()
     with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio,
                          "engine.device-refine": refine}):
-        got = engine.count(device, device.index(data) if prebuilt else data, query,
+        got = counting.count(device, device.index(data) if prebuilt else data, query,
                            MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
     least = entries * query.n
@@ -177,12 +180,12 @@ def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
     query = distsm.read_graph(hprd.query_path("query_dense_16_1"))
     device = PosingDevice()
     report = Explanation()
-    assert engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report) == \
+    assert counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report) == \
         hprd.expected_counts()["query_dense_16_1"]
     assert report.reason.endswith(f"on numpy (refinement would scan {scan_of(hprd_data, query)})"), report.reason
     # Without the host's allowance the device's own trial answers.
     with distsm.options({"engine.trial-entries": 0}):
-        engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
+        counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
     assert "on posing-device" in report.reason, report.reason
 
 
@@ -192,11 +195,11 @@ def test_a_device_index_with_a_host_twin_works_on_the_host_like_a_graph(hprd_dat
     twin = NUMPY.index(hprd_data)
     on_index, with_twin = Explanation(), Explanation()
     want = hprd.expected_counts()["query_dense_16_2"]
-    assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28,
+    assert counting.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28,
                         explain=on_index) == want
     assert "on posing-device" in on_index.reason, on_index.reason
-    assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28, explain=with_twin,
-                        host_index=twin) == want
+    assert Count(Placement.of(device, device.index(hprd_data), twin), Target(query, MatchOptions()), 1 << 28,
+                 explain=with_twin).total() == want
     assert "on numpy" in with_twin.reason, with_twin.reason
 
 
@@ -211,8 +214,8 @@ def test_candidates_handed_to_a_device_take_its_vertex_dtype(hprd_data):
         seen.append((backend.name, {c.dtype for c in prepared.candidates}))
         return walk(backend, prepared, *args, **kwargs)
 
-    with mock.patch.object(engine, "walk", recording), distsm.options({"engine.trial-entries": 0}):
-        got = engine.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+    with mock.patch.object(counting, "walk", recording), distsm.options({"engine.trial-entries": 0}):
+        got = counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
     assert got == hprd.expected_counts()["query_dense_16_4"]
     assert ("posing-device", {np.dtype(np.int32)}) in seen, seen
 
@@ -229,8 +232,8 @@ def test_a_device_reading_over_the_bus_leaves_trials_to_its_host(hprd_data):
     device = BusDevice()
     report = Explanation()
     with distsm.options({"engine.trial-entries": 0}):  # no small-query host trial: only the bus decides
-        got = engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28, explain=report,
-                           host_index=NUMPY.index(hprd_data))
+        got = Count(Placement.of(device, device.index(hprd_data), NUMPY.index(hprd_data)),
+                    Target(query, MatchOptions()), 1 << 28, explain=report).total()
     assert got == hprd.expected_counts()["query_dense_16_3"]
     assert "on numpy" in report.reason, report.reason
 
@@ -244,7 +247,7 @@ def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
     data, query = make_case(3, 12, 0.6, 1, 1, False, 4, False)
     control = engine.Control(cancelled=lambda: True)
     with pytest.raises(engine.JoinCancelled):
-        engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, control=control)
+        counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, control=control)
 
 
 def test_explain_names_a_stopped_trial():
@@ -270,14 +273,15 @@ def test_membership_sets_as_masks_or_bitsets_give_the_same_counts(seed, n, p, vl
         assert (bits.dtype == np.uint32) == words
         everyone = np.arange(data.n, dtype=np.int32)
         assert np.array_equal(array_backend.member(np, bits, everyone), np.isin(everyone, members))
-        counts = {path: engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
+        counts = {path: counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
                   for path in ("general", "trailing")}
     assert counts["general"] == counts["trailing"] == len(brute_force(data, query))
 
 
-def test_a_candidate_edge_index_too_big_for_the_device_is_counted_on_its_host(hprd_data, monkeypatch):
+def test_a_candidate_edge_index_too_big_for_the_device_is_counted_on_its_host(hprd_data):
     """Out of core a device's join budget is small: a candidate-edge index that does not fit it but fits the
-    host's is built, joined and counted on the host; one that fits neither falls back to the general join."""
+    host's is built, joined and counted on the host; one that fits neither falls back to the general join (an int
+    budget holds on both sides)."""
     query = distsm.read_graph(hprd.query_path("query_dense_16_2"))
     want = hprd.expected_counts()["query_dense_16_2"]
     device = PosingDevice()
@@ -285,11 +289,12 @@ def test_a_candidate_edge_index_too_big_for_the_device_is_counted_on_its_host(hp
     report = Explanation()
     with distsm.options({"engine.trial-entries": 0, "engine.trial-ratio-device": 0.0,
                          "engine.trial-ratio-host": 0.0}):
-        assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=small, explain=report,
-                            host_index=NUMPY.index(hprd_data)) == want
+        placement = Placement.of(device, device.index(hprd_data), NUMPY.index(hprd_data))
+        budget = BudgetPlan(small, 1 << 28)
+        assert Count(placement, Target(query, MatchOptions()), budget, explain=report).total() == want
         assert report.path == "trailing" and report.reason.endswith("refined on numpy)"), report.reason
         assert "on numpy" in report.reason, report.reason
-        monkeypatch.setattr(NUMPY, "default_budget", lambda: small)
-        assert engine.count(device, device.index(hprd_data), query, MatchOptions(), budget=small, explain=report,
-                            host_index=NUMPY.index(hprd_data)) == want
+        assert any(note.startswith("candidate-edge index on numpy") for note in report.placement), report.placement
+        report = Explanation()
+        assert Count(placement, Target(query, MatchOptions()), small, explain=report).total() == want
         assert report.reason.startswith("the candidate-edge index would need"), report.reason

@@ -24,8 +24,11 @@ from oracles import brute_force, make_case, random_connected_query, random_graph
 import distsm
 from benchmarks import common
 from distsm import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import counting, engine, get_backend
+from distsm.kernels.budget import join_entry_bytes
+from distsm.kernels.counting import Count, Target
 from distsm.kernels.explain import Explanation
+from distsm.kernels.placement import Placement
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.array_backend import NumpyBackend, member
 from distsm.config import gpu_options
@@ -399,12 +402,12 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
 
     def spy(idx, table, step):
         delta, offsets, total = orig(idx, table, step)
-        need.append(total * engine.entry_bytes(table.shape[1] + 1))
+        need.append(total * join_entry_bytes(table.shape[1] + 1))
         return delta, offsets, total
 
     backend.workload = spy
     try:
-        c = engine.count(backend, data, query, MatchOptions(), budget=backend.default_budget(), path="general")
+        c = counting.count(backend, data, query, MatchOptions(), budget=backend.default_budget(), path="general")
     finally:
         del backend.workload
     _knobs(fuse_levels=True)
@@ -420,7 +423,7 @@ def test_query_needing_ten_times_the_budget_finishes_with_the_right_count(gpu):
     assert budget > 0
     c_gpu = distsm.count(data, path, memory_budget=budget, backend="cupy")
     c_np = distsm.count(data, path, memory_budget=budget, backend="numpy")
-    c_general = engine.count(gpu, data, path, MatchOptions(), budget=budget, path="general")
+    c_general = counting.count(gpu, data, path, MatchOptions(), budget=budget, path="general")
     assert c_gpu == c_free == c_np == c_general > 0
     rows = distsm.match(data, path, memory_budget=budget, backend="cupy", limit=5000)
     assert np.array_equal(rows, distsm.match(data, path, memory_budget=budget, backend="numpy", limit=5000))
@@ -476,11 +479,12 @@ def test_host_resident_shares_the_memory_mapped_store_in_place(gpu, tmp_path):
     numpy = get_backend("numpy")
     for size in (3, 4, 5):
         q = random_connected_query(rng, data, size, 0.3, 3, 1)
-        want = engine.count(numpy, host, q, MatchOptions(), budget=1 << 26)
-        assert engine.count(gpu, shared, q, MatchOptions(), budget=1 << 26) == want
+        want = counting.count(numpy, host, q, MatchOptions(), budget=1 << 26)
+        assert counting.count(gpu, shared, q, MatchOptions(), budget=1 << 26) == want
         # With the memory map as its host twin, trials read the adjacency on the host, not over the bus.
         report = Explanation()
-        assert engine.count(gpu, shared, q, MatchOptions(), budget=1 << 26, host_index=host, explain=report) == want
+        stages = Count(Placement.of(gpu, shared, host), Target(q, MatchOptions()), 1 << 26, explain=report)
+        assert stages.total() == want
         assert not any(runner == "cupy" for runner, _, _ in report.trials), report
         assert "on cupy" not in report.reason or report.path == "trailing", report.reason
     assert gpu.adjacency_over_bus(shared) and not gpu.adjacency_over_bus(gpu.index(data))

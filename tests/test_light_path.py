@@ -15,8 +15,9 @@ from oracles import brute_force, make_case
 
 import distsm
 from distsm import Graph
-from distsm.kernels import engine, get_backend
-from distsm.kernels.array_backend import ArrayBackend, NumpyBackend, Spanning
+from distsm.kernels import counting, engine, get_backend
+from distsm.kernels.array_backend import ArrayBackend, NumpyBackend
+from distsm.kernels.records import Spanning
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions, build_plan
 from distsm.kernels import signature
@@ -323,8 +324,8 @@ def test_light_queries_finish_their_trial_without_measuring_the_scan(monkeypatch
     measured = []
     real = candidate_edges.scan_entries
     monkeypatch.setattr(candidate_edges, "scan_entries", lambda *a: measured.append(1) or real(*a))
-    assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+    assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
     assert not measured
     with distsm.options({"engine.trial-entries": 1}):
-        assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+        assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
     assert measured

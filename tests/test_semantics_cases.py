@@ -89,9 +89,9 @@ def test_big_symmetry_group_is_not_enumerated():
 
 def test_counts_beyond_int64_are_summed_exactly(monkeypatch):
     # No enumeration reaches 2**64 matches in a test, so feed the driver chunk counts that overflow int64.
-    from distsm.kernels import engine
+    from distsm.kernels import counting
 
-    monkeypatch.setattr(engine, "walk", lambda *a, **k: iter([np.uint64(2**63), np.int64(2**62), 2**62]))
+    monkeypatch.setattr(counting, "walk", lambda *a, **k: iter([np.uint64(2**63), np.int64(2**62), 2**62]))
     n = distsm.count(path(3), path(2), backend="numpy")
     assert n == 2**64 and isinstance(n, int)
 

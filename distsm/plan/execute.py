@@ -33,9 +33,12 @@ from distsm.graph import Graph, graph_fingerprint
 from distsm.kernels import engine
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import BudgetPlan
+from distsm.kernels.counting import Count, PlannedCount, Target
 from distsm.kernels.index import DataIndex
+from distsm.kernels.placement import Placement
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
-from distsm.plan.search import Search, inter_task, intra_task, prepare_search, whole_count
+from distsm.plan.search import Search, inter_task, intra_task, prepare_search, symmetry
 from distsm.plan.slices import Slice
 from distsm.semantics import Semantics
 
@@ -79,6 +82,7 @@ class Piece:
     gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
     bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
     device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
+    heavy: str = ""              # why a whole query was found too heavy to count alone (then count is 0)
 
 
 @dataclass
@@ -161,7 +165,7 @@ class QueryResult:
 
 class Site(Protocol):
     """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
-    (:class:`~distsm.cluster.tasks.WorkerState`)."""
+    (:class:`~distsm.cluster.tasks.WorkerSite`)."""
 
     backend: Backend
     worker: str
@@ -207,7 +211,7 @@ once); filtering and planning are serialized, which costs little beside the join
         self.planned = 0
         self._lock = threading.RLock()  # a search's build looks its candidates up
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
-        self._shares: OrderedDict[tuple, engine.CountShare] = OrderedDict()
+        self._shares: OrderedDict[tuple, SharedCount] = OrderedDict()
 
     def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
         # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
@@ -225,15 +229,15 @@ once); filtering and planning are serialized, which costs little beside the join
         key = ("candidates", graph_fingerprint(query), homomorphism)
         return self._get(key, lambda: backend.candidates(index, query, homomorphism=homomorphism))
 
-    def count_share(self, query: Graph, sem: Semantics, anchor: int) -> engine.CountShare:
-        """What the global join's slices of ``query`` restricting ``anchor`` share on this site: its filter, and
-        its refinement and counting plan once a slice needs them (see :class:`~distsm.kernels.engine.CountShare`).
-        Those may hold a heavy query's candidate edges on the device, so only the last :data:`SHARED_COUNTS` are
-        kept (a batch runs one query's slices together: they share its priority)."""
+    def shared_count(self, query: Graph, sem: Semantics, anchor: int, stages: Callable[[], Count]) -> SharedCount:
+        """What the global join's slices of ``query`` restricting ``anchor`` share on this site (see
+        :class:`SharedCount`; ``stages`` makes the unrestricted count on first use).  Those may hold a heavy
+        query's candidate edges on the device, so only the last :data:`SHARED_COUNTS` are kept (a batch runs one
+        query's slices together: they share its priority)."""
         key = (graph_fingerprint(query), sem, anchor)
         with self._lock:
             if key not in self._shares:
-                self._shares[key] = engine.CountShare(anchor)
+                self._shares[key] = SharedCount(stages(), anchor)
                 while len(self._shares) > SHARED_COUNTS:
                     self._shares.popitem(last=False)
             self._shares.move_to_end(key)
@@ -252,6 +256,40 @@ once); filtering and planning are serialized, which costs little beside the join
         key = ("search", graph_fingerprint(query), sem, None if group is None else group.representative,
                spanning_only)
         return self._get(key, build)
+
+
+class SharedCount:
+    """What the slices of one count share on one site (thread-safe): the unrestricted count's filter, and once a
+    slice needs it, its counting plan with the core join starting at ``anchor``.
+
+    Slices of a count restrict the images of one query vertex, ``anchor``, to disjoint id ranges (a heavy image
+    may be split further by the ids of a second vertex).  Each slice then joins only its range of the anchor's
+    refined candidates under the one plan (:meth:`~distsm.kernels.counting.Count.run` with ``allowed``), instead of
+    filtering, refining and planning its restricted query from scratch.
+    """
+
+    def __init__(self, whole: Count, anchor: int):
+        self.anchor = anchor
+        self._whole = whole
+        self._lock = threading.Lock()
+        self._plan: PlannedCount | None = None
+
+    def candidates(self) -> list[Any]:
+        with self._lock:  # slices arriving together on a worker's threads filter once
+            return self._whole.unrestricted()
+
+    def plan(self) -> PlannedCount:
+        with self._lock:
+            if self._plan is None:
+                self._plan = self._whole.plan(start=self.anchor)
+            return self._plan
+
+
+@dataclass(frozen=True)
+class Heavy:
+    """A whole query whose counting plan is estimated too heavy to count alone: its worker splits it instead."""
+
+    reason: str
 
 
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
@@ -300,12 +338,12 @@ def _search(site: Site, index: DataIndex, query: Graph, sem: Semantics, group: E
     return site.plans.search(site.backend, index, query, sem, group, extra["spanning_only"])
 
 
-def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
+def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
               stats: dict[str, int] | None = None, control: engine.Control | None = None,
-              split_work: float | None = None) -> int:
-    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  ``split_work``
-    (a whole query on the engine's counting paths) raises :class:`~distsm.kernels.engine.HeavyQuery` for a query
-    whose counting plan is estimated at that much work or more."""
+              split_work: float | None = None) -> int | Heavy:
+    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  Given
+    ``split_work``, a whole query whose counting plan is estimated at that much work or more (or whose candidate-
+    edge index fits no budget) is not counted: :class:`Heavy` says why."""
     if job.stage == "intra":
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
@@ -313,17 +351,42 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *
     searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
     if job.groups is None and extra["adjacency"] is None:
         # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join on heavy
-        # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids,
-        # filtered, refined and planned once per site for all the slices it runs.
+        # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids.
         restrict = _slice_restriction(site, index, query, sem, job, extra)
-        share = site.plans.count_share(query, sem, next(iter(restrict))) if restrict else None
-        return whole_count(site.backend, index, query, sem, budget, control=control, host_index=site.host_index(),
-                           restrict=restrict, share=share, split_work=split_work if job.whole else None,
-                           trial=not job.heavy)
+        return whole_count(site, Placement.of(site.backend, index, site.host_index()), job, query, sem, budget,
+                            restrict, control, split_work if job.whole else None)
     return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
                           count_only=True, stats=stats, control=control,
                           search=_search(site, index, query, sem, group, extra), **extra)
                for group in searches)
+
+
+def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: Semantics,
+                 budget: int | BudgetPlan, restrict: dict[int, Any], control: engine.Control | None,
+                 split_work: float | None) -> int | Heavy:
+    """A count over the whole graph by the engine's stages: a whole query (``light() or run(plan())``, or
+    :class:`Heavy` past ``split_work``), or a slice restricted by ``restrict``, which runs the plan its site
+    shares among the query's slices (:class:`SharedCount`) where that plan's core holds the restricted vertices."""
+    stages = Count(placement, Target(query, sem.match_options, symmetry(query, sem, divide=not restrict),
+                                     restrict or None), budget, control=control,
+                   candidates=None if not restrict else site.plans.shared_count(
+                       query, sem, next(iter(restrict)),
+                       lambda: Count(placement, Target(query, sem.match_options, symmetry(query, sem, False)),
+                                     budget)).candidates())
+    total = stages.light(trials=not job.heavy)
+    if total is not None:
+        return total
+    if restrict:
+        shared = site.plans.shared_count(query, sem, next(iter(restrict)), lambda: stages).plan()
+        if shared.empty or shared.covers(restrict):
+            return stages.run(shared, allowed=restrict)
+        return stages.run(stages.plan())
+    planned = stages.plan()
+    if split_work is not None and (planned.general or planned.cost >= split_work):
+        return Heavy(planned.reason if planned.general else
+                     f"its counting plan's estimated work {planned.cost:.3g} is at least "
+                     f"distsm.cluster.split-work ({split_work:.3g})")
+    return stages.run(planned)
 
 
 def _slice_restriction(site: Site, index: DataIndex, query: Graph, sem: Semantics, job: Job,
@@ -342,7 +405,8 @@ def _slice_restriction(site: Site, index: DataIndex, query: Graph, sem: Semantic
     return restrict
 
 
-def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, limit: int | None = None,
+def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
+             limit: int | None = None,
              control: engine.Control | None = None) -> Iterator[np.ndarray]:
     """Stream the global-id rows ``job`` finds (at most ``limit``)."""
 
@@ -362,7 +426,8 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *,
     return engine.take(chunks(), limit)
 
 
-def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, listing: bool = False,
+def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
+            listing: bool = False,
             limit: int | None = None, control: engine.Control | None = None,
             split_work: float | None = None) -> Piece:
     """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
@@ -370,14 +435,15 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int, *, 
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
-    rows = None
+    rows, heavy = None, ""
     if listing:
         rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
         count = int(rows.shape[0])
     else:
-        count = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
+        found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
+        count, heavy = (0, found.reason) if isinstance(found, Heavy) else (found, "")
     return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
-                 4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes())
+                 4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), heavy)
 
 
 def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:

@@ -20,10 +20,13 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels import engine
-from distsm.kernels.array_backend import Spanning, restricted
+from distsm.kernels import counting, engine
+from distsm.kernels.array_backend import restricted
+from distsm.kernels.records import Spanning
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import arc_edge_counts
+from distsm.kernels.counting import Symmetry
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
 from distsm.plan.automorphism import stabilizer_chain
@@ -33,6 +36,16 @@ from distsm.semantics import Semantics
 
 def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
     return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
+
+
+def symmetry(query: Graph, sem: Semantics, divide: bool = True) -> Symmetry:
+    """How a count of ``query`` under ``sem`` breaks symmetry: for unique counts the symmetry-breaking constraints
+    and, with ``divide``, ``|Aut(Q)|`` so that the count may divide instead (a slice of a count may not: its
+    embeddings do not come in whole automorphism orbits)."""
+    if not sem.unique:
+        return Symmetry()
+    chain = stabilizer_chain(query)
+    return Symmetry(chain.symmetry_breaking(), chain.order if divide else None)
 
 
 def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
@@ -65,34 +78,15 @@ def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Sema
     return ids, arc_edge_counts(backend, index, candidates, (order[0], order[1], label)) + 1
 
 
-def whole_count(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, budget: int, *,
-                control: engine.Control | None = None, host_index: DataIndex | None = None,
-                restrict: dict[int, Any] | None = None, share: engine.CountShare | None = None,
-                split_work: float | None = None, trial: bool = True) -> int:
-    """Every match of ``query`` on the whole graph's resident ``index``, by the engine's own counting paths (as
-    :func:`distsm.count` counts in process): a query sent whole to one worker.  ``host_index`` (the same graph's
-    index in host memory) lets light work and planning run on the host.  ``restrict`` (query vertex -> a range
-    or array of data ids) counts only the matches whose images lie there: a slice of the count.  A slice's
-    embeddings do not come in whole automorphism orbits, so unique counts of a slice keep the symmetry-breaking
-    constraints in the join instead of dividing by ``|Aut(Q)|``.  ``share`` holds what the slices of one count
-    reuse on this site (see :class:`~distsm.kernels.engine.CountShare`); ``split_work`` raises
-    :class:`~distsm.kernels.engine.HeavyQuery` for a query whose counting plan is estimated at that much work, and
-    ``trial=False`` skips the trial joins (slices of a query already found heavy)."""
-    divide = sem.unique and not restrict
-    return engine.count(backend, index, query, sem.match_options, budget=budget, less_than=_less_than(query, sem),
-                        control=control, automorphisms=stabilizer_chain(query).order if divide else None,
-                        host_index=host_index, restrict=restrict, share=share, split_work=split_work,
-                        trial=trial)
-
-
-def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int, *, count_only: bool,
+def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
+               count_only: bool,
                limit: int | None = None, control: engine.Control | None = None) -> Any:
     """Matches wholly inside one part: an int, or an iterator of global-id rows.  ``control`` cancels the join
     between chunks (see :class:`~distsm.kernels.engine.Control`)."""
     less = _less_than(query, sem)
     if count_only:
-        return engine.count(backend, local.graph, query, sem.match_options, budget=budget, less_than=less,
-                            control=control)
+        return counting.count(backend, local.graph, query, sem.match_options, budget=budget,
+                              symmetry=Symmetry(less), control=control)
     rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=budget, limit=limit,
                                less_than=less, control=control)
     return (np.asarray(local.global_ids)[r] for r in rows)
@@ -147,7 +141,8 @@ def restrict_search(backend: Backend, search: Search, restrict: dict[int, Any]) 
     return replace(prepared, candidates=cands, bits=bits)
 
 
-def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph, sem: Semantics, budget: int, *,
+def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph, sem: Semantics,
+               budget: int | BudgetPlan, *,
                group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
                limit: int | None = None, stats: dict[str, int] | None = None,
                candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None,
@@ -189,7 +184,8 @@ def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph
     return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency, control)
 
 
-def _remapped_rows(backend: Backend, prepared: Any, budget: int, spanning: Any, group: EdgeGroup | None,
+def _remapped_rows(backend: Backend, prepared: Any, budget: int | BudgetPlan, spanning: Any,
+                   group: EdgeGroup | None,
                    limit: int | None, adjacency: Any, control: engine.Control | None) -> Iterator[np.ndarray]:
     inv = prepared.plan.inverse_order
     # f has the representative's prime edge; f∘t⁻¹ has member t's: row[u] = f[t⁻¹(u)].

@@ -37,6 +37,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.budget import default_budget
 from distsm.kernels.query_plan import MatchOptions
 from distsm.rdf.ntriples import RDF_TYPE, Dictionary, encode_triples, iter_triples
 from distsm.rdf.sparql import Query, Var, parse_sparql
@@ -211,7 +212,7 @@ def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, li
     for u in range(len(nodes)):
         comps.setdefault(find(u), []).append(u)
     be = get_backend(backend)
-    budget = memory_budget if memory_budget is not None else be.default_budget()
+    budget = default_budget(be, memory_budget)
     opts = MatchOptions(induced=False, homomorphism=True)
     # With one part and no DISTINCT/isomorphic filter, the first offset+limit solutions are the answer: stop there.
     cap = None
@@ -350,7 +351,7 @@ def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[s
         return restrict[0].reshape(-1, 1)[:limit]
     qg = Graph.from_edges(np.asarray(qe, np.int64), n=2 * k + 1, edge_labels=ql, vertex_labels=qv, directed=True)
     be = get_backend(backend)
-    budget = memory_budget if memory_budget is not None else be.default_budget()
+    budget = default_budget(be, memory_budget)
     chunks = list(engine.iter_matches(be, data.graph(), qg, MatchOptions(induced=False, homomorphism=True),
                                       budget=budget, limit=limit, restrict=restrict))
     return np.concatenate(chunks)[:, :k + 1] if chunks else empty

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from distsm.config import GpuOptions, gpu_options
-from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.array_backend import NUMPY, ArrayBackend
 from distsm.kernels.backend import Backend
 from distsm.kernels.cupy.launch import Launcher
 from distsm.kernels.cupy.staging import Staging
@@ -53,9 +53,7 @@ class DeviceBase(ArrayBackend):
 
     def host(self) -> Backend:
         """The NumPy backend: planning and small joins run there, below a device's launch latencies."""
-        from distsm.kernels import get_backend
-
-        return get_backend("numpy")
+        return NUMPY
 
     def _sync(self) -> None:
         self.xp.cuda.get_current_stream().synchronize()

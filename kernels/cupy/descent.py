@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import Descent
+from distsm.kernels.records import Descent
 from distsm.kernels.cupy.join import JoinOps
 from distsm.kernels.cupy.launch import DESCEND_SMALL, PROG_MAX
 from distsm.kernels.index import DataIndex

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.array_backend import Allowed, restricted
+from distsm.kernels.array_backend import restricted
+from distsm.kernels.records import Allowed
 from distsm.kernels.cupy.index import IndexOps
 from distsm.kernels.cupy.launch import BITSET_SET, FILTER_FLAGS, FILTER_SCATTER, FILTER_SMALL
 from distsm.kernels.index import DataIndex

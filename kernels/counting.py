@@ -1,0 +1,361 @@
+"""A count in named stages: *light* (trial joins), *plan* (filter, refine, sample, core and trailing vertices) and
+*run* (core join plus trailing count), which callers compose.
+
+In one process a count is ``light() or run(plan())`` (:func:`count`).  A cluster worker runs the same stages: it
+takes ``light()``, then ``plan()``, and a plan whose estimated work is heavy is split into slices that each
+``run`` one shared plan restricted to their range (:mod:`distsm.plan.execute`).
+
+* :meth:`Count.light` filters the candidates, sends queries whose semantics need it to the general join, and
+  otherwise tries the general join under an allowance of adjacency entries (a *trial*; see
+  :meth:`~distsm.kernels.placement.Placement.trials`): light queries finish there and never pay for the
+  candidate-edge index and the planner.  It returns the count, or None once every trial passed its allowance.
+* :meth:`Count.plan` refines the candidates into the candidate-edge index, samples walks over it and picks the
+  cheapest core and trailing vertices (:mod:`distsm.kernels.count_plan`): a :class:`PlannedCount` with its cost,
+  the sides it runs on and why; or, where the index fits no budget, the general join with the reason.
+* :meth:`Count.run` joins the core over the candidate edges (optionally restricted to a slice) and counts each
+  core match's completions from set sizes (:mod:`distsm.kernels.trailing`).
+
+The allowance of a trial is ``distsm.engine.trial-entries`` per query vertex or, when larger, the adjacency
+entries refinement would scan times ``distsm.engine.trial-ratio-host`` (``-device`` for a trial on a device), so
+a trial never costs much more than the refinement and planning it may save.  Symmetry breaking for unique counts
+is honoured by the general join or, given ``|Aut(Q)|``, by counting every embedding and dividing.  Every stage
+records what it did in an :class:`~distsm.kernels.explain.Explanation` when one is given, and logs its decisions
+on the ``distsm.kernels.counting`` logger at DEBUG.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from distsm.graph import Graph
+from distsm.kernels import candidate_edges
+from distsm.kernels.array_backend import restricted
+from distsm.kernels.records import Allowed
+from distsm.kernels.backend import Backend
+from distsm.kernels.budget import BudgetPlan, Parts
+from distsm.kernels.ce_join import walk_core
+from distsm.kernels.count_plan import CountPlan, plan_count
+from distsm.kernels.engine import Control, check_pair, prepare, walk
+from distsm.kernels.explain import Explanation
+from distsm.kernels.index import DataIndex
+from distsm.kernels.placement import Lazy, Placement, Side, Trial
+from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.sampling import Sampler
+from distsm.kernels.trailing import TrailingCounter
+
+logger = logging.getLogger(__name__)
+
+COUNT_PATHS = ("auto", "general", "trailing")
+
+
+@dataclass(frozen=True)
+class Symmetry:
+    """How a unique count breaks the query's symmetry: ``less_than`` constraints for the general join, and
+    ``automorphisms`` (``|Aut(Q)|``) where the count may instead count every embedding and divide (a slice of a
+    count may not: its embeddings do not come in whole orbits)."""
+
+    less_than: tuple[tuple[int, int], ...] = ()
+    automorphisms: int | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a count counts: ``query`` under ``options`` and ``symmetry``, its images restricted by ``restrict``
+    (query vertex -> allowed data vertices; None: unrestricted)."""
+
+    query: Graph
+    options: MatchOptions
+    symmetry: Symmetry = Symmetry()
+    restrict: Mapping[int, Allowed] | None = None
+
+
+@dataclass(frozen=True)
+class PlannedCount:
+    """What :meth:`Count.plan` decided.
+
+    With a ``plan`` (:class:`~distsm.kernels.count_plan.CountPlan`): the candidate-edge index ``ce`` held by
+    ``runner``'s side, ``parts`` of the budget left for the join and the count, the refined candidate sizes and
+    the side that refined.  Without one, ``refined`` empty means refinement proved there is no match, and
+    otherwise the count takes the general join.  ``reason`` says why.
+    """
+
+    reason: str
+    plan: CountPlan | None = None
+    runner: Side | None = None
+    ce: Any = None
+    parts: Parts | None = None
+    refined: tuple[int, ...] = ()
+    refiner: str = ""
+    passes: int = 0
+
+    @property
+    def general(self) -> bool:
+        return self.plan is None and not self.empty
+
+    @property
+    def empty(self) -> bool:
+        return self.plan is None and self.reason == NO_MATCH_AFTER_REFINEMENT
+
+    @property
+    def cost(self) -> float:
+        """Estimated work (entries read and written); 0 without a plan."""
+        return 0.0 if self.plan is None else float(self.plan.cost)
+
+    def covers(self, vertices: Mapping[int, Any]) -> bool:
+        """Whether a run restricted on ``vertices`` can use this plan (they must be core vertices)."""
+        return self.plan is not None and set(vertices) <= set(self.plan.core)
+
+
+NO_MATCH_AFTER_REFINEMENT = "refinement left a query vertex without candidates"
+
+
+class Count:
+    """The stages of one count of ``target`` (see the module docstring) under ``budget`` on ``placement``.
+
+    ``candidates`` is the unrestricted filter's output from an earlier count of the same query on the same
+    placement (the slices of one count filter once); ``control`` cancels between chunks; ``explain`` records.
+    """
+
+    def __init__(self, placement: Placement, target: Target, budget: int | BudgetPlan, *,
+                 control: Control | None = None, explain: Explanation | None = None,
+                 candidates: list[Any] | None = None):
+        self.placement, self.target = placement, target
+        self.budget = BudgetPlan.of(budget)
+        self.control, self.explain = control, explain
+        self.clock = _Clock(placement.device.backend, explain)
+        self.filter_side = placement.filter_side(target.query)
+        self._unrestricted = candidates
+        self._candidates: list[Any] | None = None
+        self.scan = Lazy(lambda: candidate_edges.scan_entries(self.filter_side.backend, self.filter_side.index,
+                                                               self.candidates(), target.query))
+
+    def total(self, path: str = "auto") -> int:
+        """The count, in process: ``light() or run(plan())``; ``path`` forces ``"general"`` or ``"trailing"`` (where
+        the semantics allow it; no trial)."""
+        found = self.light(path)
+        if found is not None:
+            return found
+        return self.run(self.plan(force=path == "trailing"))
+
+    # ------------------------------------------------------------------ filter
+    def unrestricted(self) -> list[Any]:
+        """The filter's candidates of every query vertex, ignoring ``target.restrict`` (shareable)."""
+        if self._unrestricted is None:
+            side, query = self.filter_side, self.target.query
+            self._unrestricted = side.backend.candidates(side.index, query,
+                                                         homomorphism=self.target.options.homomorphism)
+        return self._unrestricted
+
+    def candidates(self) -> list[Any]:
+        """The filter's candidates with ``target.restrict`` applied, held by the filter's side."""
+        if self._candidates is None:
+            restrict, side = self.target.restrict or {}, self.filter_side
+            if restrict and self._unrestricted is None:
+                cands = side.backend.candidates(side.index, self.target.query,
+                                                homomorphism=self.target.options.homomorphism, restrict=restrict)
+            else:
+                cands = [c if u not in restrict else restricted(side.backend.xp, c, restrict[u])
+                         for u, c in enumerate(self.unrestricted())]
+            self._candidates = cands
+            self.clock.lap("filter")
+            if self.explain is not None:
+                self.explain.candidates = [int(c.shape[0]) for c in cands]
+        return self._candidates
+
+    # ------------------------------------------------------------------ light
+    def light(self, path: str = "auto", *, trials: bool = True) -> int | None:
+        """The count when it is light: no candidate for some vertex (0), semantics that need the general join
+        (or ``path="general"``), or a trial join that finished within its allowance (``path="auto"`` with
+        ``trials``).  None when the count needs :meth:`plan` and :meth:`run`."""
+        if path not in COUNT_PATHS:
+            raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
+        cands = self.candidates()
+        if min(int(c.shape[0]) for c in cands) == 0:
+            return self._explained(0, "a query vertex has no candidate", "filter")
+        reason = "forced" if path == "general" else self._general_reason()
+        if reason:
+            return self.general(reason)
+        if path != "auto" or not trials:
+            return None
+        for trial in self.placement.trials(self.scan, self.target.query.n):
+            total = self._join(trial.runner, trial)
+            if total is not None:
+                if self.explain is None:
+                    return total  # a light query's reason would measure the scan it never needed
+                return self._explained(total, f"the general join finished within its trial allowance of "
+                                              f"{trial.allowance()} entries on {trial.runner.name} (refinement "
+                                              f"would scan {self.scan()})")
+        logger.debug("trial joins of a %d-vertex query passed their allowances", self.target.query.n)
+        return None
+
+    def _general_reason(self) -> str:
+        """Why the semantics send a count to the general join ("" when the trailing-count path applies)."""
+        query, sym = self.target.query, self.target.symmetry
+        if query.n < 2:
+            return "a single query vertex: its candidates are the matches"
+        if self.target.options.induced:
+            return "induced: trailing vertices would need non-edge checks among themselves"
+        if sym.less_than and not sym.automorphisms:
+            return "symmetry breaking without the automorphism count"
+        return ""
+
+    def general(self, reason: str) -> int:
+        """The general join's count on the device side without allowance, explained by ``reason``."""
+        total = self._join(self.placement.device.backend, None)
+        assert total is not None  # only an allowance stops a join
+        return self._explained(total, reason)
+
+    def _join(self, runner: Backend, trial: Trial | None) -> int | None:
+        """The general join's count on ``runner``; as a ``trial``, None once it has read more than about its
+        allowance (its chunks are cut to the allowance, so a stopped trial has read at most a few of them)."""
+        side = self.placement.side(runner is not self.placement.device.backend)
+        query, sym = self.target.query, self.target.symmetry
+        prepared = prepare(runner, side.index, query, self.target.options, less_than=sym.less_than,
+                           candidates=_on(runner, self.filter_side.backend, self.candidates()))
+        assert prepared is not None  # every query vertex has candidates
+        stats: dict[str, int] = {}
+        budget = self.budget if trial is None else self.budget.trial(trial.chunk_entries(), query.n)
+        counted = self.explain is not None or trial is not None
+        total = sum(int(c) for c in walk(runner, prepared, budget, True, stats=stats if counted else None,
+                                         control=self.control, trial=trial))
+        if trial is not None and trial.stopped:
+            self.clock.lap("trial join")
+            if self.explain is not None:
+                self.explain.trials.append((runner.name, trial.allowance(), stats.get("gathered", 0)))
+            return None
+        self.clock.lap("join")
+        if self.explain is not None:
+            self.explain.path, self.explain.order = "general", prepared.plan.order
+            self.explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
+        return total
+
+    # ------------------------------------------------------------------ plan
+    def plan(self, *, start: int | None = None, trailing: frozenset[int] | None = None,
+             force: bool = False) -> PlannedCount:
+        """Refine the candidates into the candidate-edge index and plan the core join and trailing count over it
+        (``start``: the core's first vertex; ``trailing``: force the trailing vertices).  An index that fits no
+        budget sends the count to the general join, unless ``force``."""
+        scan = self.scan()
+        index = self.placement.index_side(scan, self.budget)
+        if index is None:
+            if not force:
+                return PlannedCount(f"the candidate-edge index would need about {self.budget.index_bytes(scan)} "
+                                    f"bytes to build, over half the budget ({self.budget.total})")
+            index = self.placement.device
+        on_host_only = self.placement.twin and index is self.placement.host
+        refiner = self.placement.refine_side(scan, index)
+        built = candidate_edges.build(refiner.backend, refiner.index, self.target.query,
+                                      _on(refiner.backend, self.filter_side.backend, self.candidates()),
+                                      lookup_bytes=self.budget.lookups(on_host_only))
+        host = self.placement.host
+        on_host = built if refiner is host else built.to(refiner.backend.to_host)
+        self.clock.lap("refine")
+        refined = tuple(int(c.shape[0]) for c in on_host.candidates)
+        if min(refined) == 0:
+            return PlannedCount(NO_MATCH_AFTER_REFINEMENT, refiner=refiner.name)
+        # The index and the candidates stay resident: the join and the count share what is left of the budget.
+        parts = self.budget.after_index(on_host.nbytes, on_host_only)
+        sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
+                          walks=parts.walks)
+        plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
+                          start)
+        runner = self.placement.count_side(plan.cost, index)
+        ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.backend.xp.asarray)
+        self.clock.lap("plan")
+        logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
+                     len(plan.core), len(plan.trailing), plan.cost, runner.name)
+        return PlannedCount(f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing "
+                            f"vertices counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g}; "
+                            f"refined on {refiner.name})", plan, runner, ce, parts, refined, refiner.name, ce.passes)
+
+    # ------------------------------------------------------------------ run
+    def run(self, planned: PlannedCount, allowed: Mapping[int, Allowed] | None = None) -> int:
+        """The count under ``planned`` (see :class:`PlannedCount`); ``allowed`` restricts the core join's images
+        (a slice running a plan shared with other slices)."""
+        if planned.empty:
+            return self._explained(0, planned.reason, "filter")
+        if planned.plan is None:
+            return self.general(planned.reason)
+        assert planned.runner is not None and planned.parts is not None  # a plan comes with its sides
+        plan, runner, ce, parts = planned.plan, planned.runner.backend, planned.ce, planned.parts
+        counter = TrailingCounter(runner, plan, ce, homomorphism=self.target.options.homomorphism,
+                                  budget=parts.trailing)
+        level_rows = [0] * len(plan.core)
+        total = 0
+        for table in walk_core(runner, ce, plan.core[0], list(plan.steps), parts.core,
+                               not self.target.options.homomorphism, self.control, level_rows, allowed=allowed):
+            self.clock.lap("core join")
+            total += counter.count(table, self.control)
+            self.clock.lap("trailing count")
+        sym = self.target.symmetry
+        if sym.less_than:
+            assert sym.automorphisms  # _general_reason sends symmetry breaking without |Aut(Q)| to the join
+            total //= sym.automorphisms
+        why = planned.reason
+        if sym.less_than:
+            why += f"; unique = embeddings / |Aut| ({sym.automorphisms})"
+        if self.explain is not None:
+            self.explain.path, self.explain.order = "trailing", plan.order
+            self.explain.trailing = tuple(t.vertex for t in plan.trailing)
+            self.explain.estimated = list(plan.level_estimates)
+            self.explain.actual = list(level_rows)
+            self.explain.refined_candidates = list(planned.refined)
+            self.explain.candidate_edges = sum(a.edges for a in ce.arcs.values())
+            self.explain.refine_passes = planned.passes
+            self.explain.trailing_entries = counter.entries
+            self.explain.plans_tried = plan.plans_tried
+        return self._explained(total, why)
+
+    def _explained(self, total: int, reason: str, path: str | None = None) -> int:
+        if self.explain is not None:
+            self.explain.count, self.explain.reason = total, reason
+            self.explain.path = path or self.explain.path
+            self.explain.placement = list(self.placement.decisions)
+        return total
+
+
+def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
+          budget: int | BudgetPlan, symmetry: Symmetry | None = None, restrict: Mapping[int, Allowed] | None = None,
+          control: Control | None = None, explain: Explanation | None = None, path: str = "auto") -> int:
+    """Number of matches (a Python int): ``light() or run(plan())`` (see the module docstring).
+
+    ``data`` is a graph (both sides of the placement index it) or a prebuilt index (no host twin).
+    ``symmetry`` (:class:`Symmetry`) makes it a unique count; ``restrict`` narrows query vertices' images.
+    ``explain`` is filled in with the path taken, the trials, the order, estimated and actual partial matches per
+    level, the placement's decisions and the time per stage.  ``path`` forces ``"general"`` or ``"trailing"``
+    (where the semantics allow it; no trial) instead of the ``"auto"`` choice.
+    """
+    if isinstance(data, Graph):
+        check_pair(data, query)
+    return Count(Placement.of(backend, data), Target(query, options, symmetry or Symmetry(), restrict), budget,
+                 control=control, explain=explain).total(path)
+
+
+def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
+    """``arrays`` (vertex ids held by ``holder``'s memory) where ``runner`` reads them, in ``runner``'s vertex
+    dtype (the host's candidates are int64, a device's int32: its kernels take them as they are)."""
+    if runner is holder:
+        return arrays
+    if runner.on_device:
+        return [runner.xp.asarray(a, dtype=runner.vertex_dtype) for a in arrays]
+    return [holder.to_host(a) for a in arrays]
+
+
+class _Clock:
+    """Stage timings for an :class:`Explanation` (the backend synchronises so device work is counted)."""
+
+    def __init__(self, backend: Backend, explain: Explanation | None):
+        self.backend, self.explain = backend, explain
+        self.t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.explain is None:
+            return
+        self.backend.synchronize()
+        now = time.perf_counter()
+        self.explain.seconds[stage] = self.explain.seconds.get(stage, 0.0) + now - self.t
+        self.t = now

@@ -1,0 +1,70 @@
+"""The values the backend interface (:class:`~distsm.kernels.backend.Backend`) takes and returns besides arrays:
+allowed vertex ids, what a fused descent did, and what a spanning search tests.  They sit below every backend and
+the interface itself, so that the two import only downwards."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, Step
+
+#: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
+Allowed = np.ndarray | range
+
+
+@dataclass
+class Descent:
+    """What :meth:`~distsm.kernels.array_backend.ArrayBackend.descend` did with a table at level ``start``.
+
+    ``level`` is the level reached.  Finished (``level`` equals the query size): ``count`` matches, whose rows
+    are ``table`` unless counting.  Stopped (a level too large to fuse): ``table`` is the partial-match table of
+    ``level`` and ``workload`` its :meth:`~distsm.kernels.array_backend.ArrayBackend.workload`, ready for the
+    level-by-level path.
+    ``levels`` holds ``(output space, survivors)`` of every level extended on the way.
+    """
+
+    level: int
+    table: Any
+    count: int
+    workload: tuple[Any, Any, int] | None
+    levels: list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Spanning:
+    """What a spanning (inter-partition) search needs beyond the plan: the part of every data vertex."""
+
+    part: Any                 # int32[n] on the backend's device
+    prime: PrimeEdge | None   # None for a global join restricted to spanning matches
+
+    def edge_key(self, xp: Any, n: int, x: Any, y: Any, arc: int) -> Any:
+        """Sort key of the data edge between ``x`` (a column vertex) and ``y`` (the new vertex)."""
+        x, y = x.astype(xp.int64), y.astype(xp.int64)
+        if arc == UNDIRECTED:
+            return xp.minimum(x, y) * n + xp.maximum(x, y)
+        return x * n + y if arc == ARC_TO_NEW else y * n + x
+
+    def keep(self, xp: Any, n: int, table: Any, rowid: Any, cand: Any, step: Step) -> Any:
+        """Mask of candidates that pass the cross-edge and DUPREMOVE tests of ``step``."""
+        part = self.part
+        keep = xp.ones(cand.shape[0], dtype=bool)
+        if step.cross_first:
+            keep &= part[cand] != part[table[rowid, step.first_col]]
+        if step.require_spanning:
+            keep &= (part[table[rowid]] != part[cand][:, None]).any(axis=1)
+        if not step.dup_checks:
+            return keep
+        prime = self.prime
+        assert prime is not None, "DUPREMOVE checks come with a prime edge"
+        arc = UNDIRECTED if not prime.directed else ARC_TO_NEW
+        second = cand if table.shape[1] == 1 else table[rowid, 1]
+        prime_key = self.edge_key(xp, n, table[rowid, 0], second, arc)
+        for col, code, j in step.dup_checks:
+            other = table[rowid, col]
+            key = self.edge_key(xp, n, other, cand, code)
+            earlier = (key < prime_key) | ((key == prime_key) & (j < prime.edge_index))
+            keep &= ~((part[other] != part[cand]) & earlier)
+        return keep
