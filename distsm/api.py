@@ -65,12 +65,17 @@ def _setup(data: GraphLike, query: GraphLike, semantics: Semantics, memory_budge
     check_int("memory_budget", memory_budget, minimum=1)
     be = get_backend(check_choice("backend", backend, BACKENDS))
     d = as_graph(data, role="data")
-    q = as_graph(query, role="query")
-    engine.check_pair(d, q)
-    q = reconcile(q, d)
+    q = _query_for(d, query)
     budget = memory_budget if memory_budget is not None else be.default_budget()
     less_than = stabilizer_chain(q).symmetry_breaking() if semantics.unique else ()
     return be, d, q, int(budget), less_than
+
+
+def _query_for(data: Graph, query: GraphLike) -> Graph:
+    """Load ``query``, check it against ``data`` and put it in ``data``'s label codes."""
+    q = as_graph(query, role="query")
+    engine.check_pair(data, q)
+    return reconcile(q, data)
 
 
 def _automorphisms(query: Graph, semantics: Semantics) -> int | None:
@@ -303,8 +308,8 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
         return []
     sem = Semantics(induced, homomorphism, unique)
     control = deadline(timeout)
-    be, d, _, budget, _ = _setup(data, queries[0], sem, memory_budget, backend)
-    graphs = [as_graph(q, role="query") for q in queries]
+    be, d, first, budget, _ = _setup(data, queries[0], sem, memory_budget, backend)
+    graphs = [first, *(_query_for(d, q) for q in queries[1:])]
     with timeout_error(timeout, be):
         matcher = partitioned_matcher(d, partitions, method=partition_method, seed=partition_seed, backend=backend,
                                       adjacency=adjacency, budget=budget)
