@@ -117,6 +117,21 @@ def networkx_matches(data: Graph, query: Graph, *, induced: bool = False) -> set
     return out
 
 
+def oracle_mappings(data_nx, query_nx, restrict=None) -> set[frozenset]:
+    """Every match of networkx graph ``query_nx`` in ``data_nx`` (``label`` attributes compared by value) as a
+    frozenset of ``(query node, data node)`` pairs, by networkx VF2 monomorphisms; ``restrict`` (query node ->
+    allowed data nodes) keeps only the matches within it."""
+    gm_cls = iso.DiGraphMatcher if data_nx.is_directed() else iso.GraphMatcher
+    gm = gm_cls(data_nx, query_nx, node_match=iso.categorical_node_match("label", None),
+                edge_match=iso.categorical_edge_match("label", None))
+    out = set()
+    for m in gm.subgraph_monomorphisms_iter():
+        inv = {qv: dv for dv, qv in m.items()}
+        if restrict is None or all(inv[u] in allowed for u, allowed in restrict.items()):
+            out.add(frozenset(inv.items()))
+    return out
+
+
 def subgraph_key(data: Graph, query: Graph, f: tuple) -> tuple:
     """The matched subgraph of an embedding: its vertex set and its (labelled) edge set."""
     edges = []

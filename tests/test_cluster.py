@@ -24,15 +24,6 @@ NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0") as lc:
-        with Client(lc) as client:
-            yield client
-
-
-@pytest.fixture(scope="module")
 def hprd_matcher(cluster, tmp_path_factory):
     m = distsm.Matcher(str(DATA), cluster=cluster, partitions=4, backend="numpy",
                        partition_dir=tmp_path_factory.mktemp("parts") / "hprd-k4")

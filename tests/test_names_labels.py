@@ -6,7 +6,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
-from networkx.algorithms import isomorphism as iso
+from oracles import oracle_mappings
 
 import distsm
 from distsm import Graph, GraphError, LabelVocabulary
@@ -38,18 +38,6 @@ def connected_query(rng, data_nx, size):
         verts.append(frontier[int(rng.integers(len(frontier)))])
     q = data_nx.subgraph(verts).copy()
     return nx.relabel_nodes(q, {v: ("q", i) for i, v in enumerate(verts)})
-
-
-def oracle_mappings(data_nx, query_nx, restrict=None):
-    gm_cls = iso.DiGraphMatcher if data_nx.is_directed() else iso.GraphMatcher
-    gm = gm_cls(data_nx, query_nx, node_match=iso.categorical_node_match("label", None),
-                edge_match=iso.categorical_edge_match("label", None))
-    out = set()
-    for m in gm.subgraph_monomorphisms_iter():
-        inv = {qv: dv for dv, qv in m.items()}
-        if restrict is None or all(inv[u] in allowed for u, allowed in restrict.items()):
-            out.add(frozenset(inv.items()))
-    return out
 
 
 @pytest.mark.parametrize("directed", [False, True])
