@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from distributed.http.utils import RequestHandler
 
@@ -19,4 +20,4 @@ class StatusHandler(RequestHandler):
         self.write(json.dumps(body))
 
 
-routes = [(r"/distsm/status", StatusHandler, {})]
+routes: list[tuple[str, type[RequestHandler], dict[str, Any]]] = [(r"/distsm/status", StatusHandler, {})]

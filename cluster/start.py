@@ -48,12 +48,13 @@ def local(gpus: str | int | None = "all", workers: int | None = None, *,
         kwargs: passed to the cluster class.  The scheduler and workers listen on 127.0.0.1 unless ``host`` (or
             ``interface``) says otherwise.
     """
-    devices = cuda_device_count() if gpus not in (None, 0) else 0
+    wanted: str | int = 0 if gpus is None else gpus
+    devices = cuda_device_count() if wanted != 0 else 0
     if "interface" not in kwargs:
         kwargs.setdefault("host", "127.0.0.1")
     with with_distsm_routes():
         if devices:
-            n = devices if gpus == "all" else min(int(gpus), devices)
+            n = devices if wanted == "all" else min(int(wanted), devices)
             from dask_cuda import LocalCUDACluster
 
             return LocalCUDACluster(n_workers=n, dashboard_address=dashboard_address, **kwargs)

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from distributed import get_worker
@@ -90,7 +90,7 @@ class WorkerSite(WorkerPlugin):
         self._cache: dict[tuple, Any] = {}
         self._parts: OrderedDict[int, tuple[Any, int]] = OrderedDict()  # out of core: resident parts, LRU first
         self.plans = PlanCache()
-        self.mode: str | None = None
+        self.mode: str  # the adjacency mode: set by whole_graph(), which every reader calls first
         self.part_bytes_h2d = 0
         self.peak_part_bytes = 0
 
@@ -212,7 +212,7 @@ def _state(name: str) -> WorkerSite:
     plugins = get_worker().plugins
     if name not in plugins:
         raise RuntimeError(f"this worker has no distsm state {name!r}: the matcher was closed")
-    return plugins[name]
+    return cast(WorkerSite, plugins[name])  # registered under this name by the matcher
 
 
 def task_control() -> engine.Control:

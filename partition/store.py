@@ -270,7 +270,7 @@ class PartitionStore:
         i = int(i)
         if i not in self._parts:
             if self.in_memory:
-                arrays = self._layout_of().part_arrays(self.graph, i)
+                arrays = self._layout_of().part_arrays(self._own_graph(), i)
             else:
                 arrays = {name: self._read(f"{_part_dir(i)}/{name}.npy") for name in _PART_FILES}
             self._parts[i] = _local_part(i, arrays, self.directed)
@@ -285,11 +285,12 @@ class PartitionStore:
         int32), sorted by ``(src, dst)``; undirected edges have ``src < dst``, directed ones keep their direction."""
         if self._cross is None:
             if self.in_memory:
-                self._cross = self._layout_of().cross
+                cross = self._layout_of().cross
             else:
-                self._cross = tuple(self._read(f"{name}.npy") for name in ("cross_src", "cross_dst", "cross_labels"))
-            for arr in self._cross:
+                cross = (self._read("cross_src.npy"), self._read("cross_dst.npy"), self._read("cross_labels.npy"))
+            for arr in cross:
                 arr.flags.writeable = False
+            self._cross = cross
         return self._cross
 
     def cross_vertices(self) -> np.ndarray:
@@ -312,8 +313,8 @@ class PartitionStore:
         ``build_index(graph, numpy)``.  Cached after the first call.
         """
         if self._index is None:
-            if self.in_memory:
-                self._index = build_index(self.graph, np)
+            if self.directory is None:  # in memory
+                self._index = build_index(self._own_graph(), np)
             else:
                 files = self._files()
                 names = [name for name in files if name.startswith("adjacency/")]
@@ -347,7 +348,7 @@ class PartitionStore:
         d = Path(directory).absolute()
         if d.exists() and (not d.is_dir() or (any(d.iterdir()) and not (d / "manifest.json").exists())):
             raise FileExistsError(f"{d} exists and is not a partition store; refusing to overwrite it")
-        if not self.in_memory and d == self.directory.absolute():
+        if self.directory is not None and d == self.directory.absolute():
             return d
         d.parent.mkdir(parents=True, exist_ok=True)
         # Not tempfile.mkdtemp: its 0700 mode would survive the rename and lock out workers running under another
@@ -355,7 +356,7 @@ class PartitionStore:
         tmp = d.parent / f".{d.name}.tmp-{uuid.uuid4().hex[:12]}"
         tmp.mkdir()
         try:
-            if self.in_memory:
+            if self.directory is None:  # in memory
                 self._write(tmp, adjacency)
             else:
                 self.verify(deep=True)
@@ -368,7 +369,7 @@ class PartitionStore:
         return d
 
     def _write(self, d: Path, adjacency: bool) -> None:
-        graph = self.graph
+        graph = self._own_graph()
         layout = self._layout_of()
         files: dict[str, Any] = {"assignment.npy": save_npy(d, "assignment.npy", self.assignment)}
         for name, arr in zip(("cross_src", "cross_dst", "cross_labels"), layout.cross):
@@ -394,24 +395,36 @@ class PartitionStore:
         (d / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
     # ------------------------------------------------------------------ internals
+    def _own_graph(self) -> Graph:
+        """The graph of an in-memory store (:meth:`build` always keeps it; a store opened from a directory may have
+        none, and never calls this)."""
+        if self.graph is None:
+            raise RuntimeError("an in-memory partition store needs its graph")
+        return self.graph
+
     def _layout_of(self) -> _Layout:
         if self._layout is None:
-            self._layout = _Layout(self.graph, self.assignment, self.k)
+            self._layout = _Layout(self._own_graph(), self.assignment, self.k)
         return self._layout
 
     def _files(self) -> dict[str, Any]:
+        if self._manifest is None:
+            raise RuntimeError("an in-memory partition store has no manifest")
         return self._manifest["files"]
 
     def _entry(self, name: str) -> tuple[dict[str, Any], Path]:
         """The manifest entry of ``name`` and its path (checked by :meth:`open` to stay inside the store)."""
         entry = self._files().get(name)
+        directory = self.directory
+        if directory is None:
+            raise RuntimeError("an in-memory partition store has no files")
         if not isinstance(entry, dict) or "sha256" not in entry:
-            raise StalePartitionError(f"{self.directory} manifest lists no checksum for {name}")
+            raise StalePartitionError(f"{directory} manifest lists no checksum for {name}")
         try:
             # Checked again at each use: a file may have been replaced by a link since open().
-            return entry, confined(self.directory, name)
+            return entry, confined(directory, name)
         except ValueError as e:
-            raise StalePartitionError(f"{self.directory}: {e}") from e
+            raise StalePartitionError(f"{directory}: {e}") from e
 
     def _check_file(self, name: str, *, deep: bool) -> None:
         entry, path = self._entry(name)
