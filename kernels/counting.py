@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from distsm.graph import Graph
@@ -130,8 +131,7 @@ class Count:
         self.filter_side = placement.filter_side(target.query)
         self._unrestricted = candidates
         self._candidates: list[Any] | None = None
-        self.scan = Lazy(lambda: candidate_edges.scan_entries(self.filter_side.backend, self.filter_side.index,
-                                                               self.candidates(), target.query))
+        self._scan: Lazy | None = None
 
     def total(self, path: str = "auto") -> int:
         """The count, in process: ``light() or run(plan())``; ``path`` forces ``"general"`` or ``"trailing"`` (where
@@ -140,6 +140,15 @@ class Count:
         if found is not None:
             return found
         return self.run(self.plan(force=path == "trailing"))
+
+    @property
+    def scan(self) -> Lazy:
+        """Adjacency entries refinement would scan, measured on first call.  Its closure holds the candidates, not
+        this object: a cycle would keep a count's device arrays alive until the garbage collector's next pass."""
+        if self._scan is None:
+            self._scan = Lazy(partial(candidate_edges.scan_entries, self.filter_side.backend,
+                                      self.filter_side.index, self.candidates(), self.target.query))
+        return self._scan
 
     # ------------------------------------------------------------------ filter
     def unrestricted(self) -> list[Any]:
