@@ -15,7 +15,9 @@ Paths (``mode``):
 
 from __future__ import annotations
 
+import cProfile
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -94,15 +96,24 @@ def _serve(conn: Any, data_path: str, backend: str) -> None:
         distsm.count(data, warm, backend=backend)
     _warm_counting_path(data, backend)
     conn.send(("ready", time.perf_counter() - t))
+    # DISTSM_WORKER_PROFILE=PREFIX: cProfile of the timed counts, written to PREFIX.<pid> when the worker stops.
+    profile = os.environ.get("DISTSM_WORKER_PROFILE")
+    prof = cProfile.Profile() if profile else None
     while True:
         request = conn.recv()
         if request is None:
+            if prof is not None:
+                prof.dump_stats(f"{profile}.{os.getpid()}")
             return
         mode, query_path = request
         try:
             query = distsm.read_graph(query_path)
             t = time.perf_counter()
+            if prof is not None:
+                prof.enable()
             c = _count(data, query, backend, mode)
+            if prof is not None:
+                prof.disable()
             conn.send(("ok", c, time.perf_counter() - t))
         except Exception as e:  # the parent records the failure and goes on with the next query
             conn.send(("error", f"{type(e).__name__}: {e}", None))

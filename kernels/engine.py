@@ -164,11 +164,8 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
         if adjacency is None:
             run = backend.descend(idx, table, level, plan, prepared.bits, count_only, fused_cap, **extra)
             if run is not None:
-                if stats is not None:
-                    stats["partial"] = stats.get("partial", 0) + sum(s for _, s in run.levels)
-                    stats["gathered"] = stats.get("gathered", 0) + sum(e for e, _ in run.levels)
-                    for k, (_, survivors) in enumerate(run.levels):
-                        note_level(level + k, survivors)
+                for k, (read, survivors) in enumerate(run.levels):
+                    note(level + k, survivors, read)
                 if run.level == nq:
                     if count_only:
                         yield run.count
@@ -191,24 +188,20 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
             b = min(a + chunk, total)
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if stats is not None:
-                survivors = int(out) if count_only and last else int(out.shape[0])
-                stats["partial"] = stats.get("partial", 0) + survivors
-                stats["gathered"] = stats.get("gathered", 0) + (b - a)
-                note_level(level, survivors)
+                note(level, int(out) if count_only and last else int(out.shape[0]), b - a)
             if last:
                 yield out
             elif out.shape[0]:
                 yield from descend(out, level + 1)
 
-    def note_level(columns: int, rows: int) -> None:
-        assert stats is not None  # called only when stats are asked for
-        key = f"level{columns}"
-        stats[key] = stats.get(key, 0) + rows
+    def note(level: int, rows: int, read: int) -> None:
+        """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
+        if stats is not None:
+            for key, value in (("partial", rows), ("gathered", read), (f"level{level}", rows)):
+                stats[key] = stats.get(key, 0) + value
 
     first = prepared.candidates[plan.order[0]]
-    if stats is not None:
-        stats["partial"] = stats.get("partial", 0) + int(first.shape[0])
-        note_level(0, int(first.shape[0]))
+    note(0, int(first.shape[0]), 0)
     for a, b in first_level_chunks(int(first.shape[0]), budgets.chunk(nq, 1), control):
         if halted():
             return

@@ -13,7 +13,7 @@ from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.array_backend import restricted
 from distsm.partitioned import PartitionedMatcher
-from distsm.plan.search import inter_task
+from distsm.plan.search import Span, WholeGraph, inter_count
 
 KS = [1, 2, 3, 4, 8, 16]
 NUMPY = get_backend("numpy")
@@ -136,8 +136,8 @@ def test_start_ranges_split_a_spanning_search_into_disjoint_pieces(seed, n, p, q
     ranges = [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     for group in (plan.groups if strategy == "pbe" else [None]):
         def run(start, group=group):
-            return inter_task(NUMPY, matcher.index, matcher.assignment, query, sem, 1 << 24, group=group,
-                              start_vertices=start, count_only=True)
+            return inter_count(NUMPY, WholeGraph(matcher.index, matcher.assignment), query, sem, 1 << 24,
+                               Span(group, start))
 
         whole = run(None)
         assert sum(run(r) for r in ranges) == whole

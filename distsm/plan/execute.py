@@ -38,7 +38,8 @@ from distsm.kernels.counting import Count, PlannedCount, Target
 from distsm.kernels.index import DataIndex
 from distsm.kernels.placement import Placement
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
-from distsm.plan.search import Search, inter_task, intra_task, prepare_search, symmetry
+from distsm.plan.search import (Search, Span, WholeGraph, inter_count, inter_rows, intra_task, prepare_search,
+                                symmetry)
 from distsm.plan.slices import Slice
 from distsm.semantics import Semantics
 
@@ -318,24 +319,19 @@ def whole_query_jobs() -> list[Job]:
     return [Job("inter", whole=True)]
 
 
-def _inter_args(site: Site, job: Job, query: Graph, sem: Semantics
-               ) -> tuple[list[EdgeGroup | None], Any, DataIndex, Any, dict[str, Any]]:
-    """``(searches, start vertices, index, assignment, other inter_task keywords)`` of an inter job."""
-    index, assignment, adjacency = site.whole_graph()
+def _spans(site: Site, job: Job) -> tuple[WholeGraph, list[Span]]:
+    """What an inter job reads, and its spanning searches: the global join (over every start vertex, counting
+    every match) or each edge group's representative (over the cross vertices)."""
+    graph = WholeGraph(*site.whole_graph())
     if job.groups is None:
-        searches: list[EdgeGroup | None] = [None]
-        start: Any = job.start
-    else:
-        searches = list(job.groups)
-        cross = site.cross_vertices()
-        start = cross if job.start is None else restricted(np, cross, job.start)
-    extra = {"spanning_only": job.groups is not None, "adjacency": adjacency, "second": job.second}
-    return searches, start, index, assignment, extra
+        return graph, [Span(None, job.start, job.second, spanning_only=False)]
+    cross = site.cross_vertices()
+    start = cross if job.start is None else restricted(np, cross, job.start)
+    return graph, [Span(group, start, job.second) for group in job.groups]
 
 
-def _search(site: Site, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
-            extra: dict[str, Any]) -> Search:
-    return site.plans.search(site.backend, index, query, sem, group, extra["spanning_only"])
+def _search(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: Span) -> Search:
+    return site.plans.search(site.backend, graph.index, query, sem, span.group, span.spanning_only)
 
 
 def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
@@ -348,17 +344,16 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | 
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
             return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
-    searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
-    if job.groups is None and extra["adjacency"] is None:
+    graph, spans = _spans(site, job)
+    if job.groups is None and graph.adjacency is None:
         # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join on heavy
         # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids.
-        restrict = _slice_restriction(site, index, query, sem, job, extra)
-        return whole_count(site, Placement.of(site.backend, index, site.host_index()), job, query, sem, budget,
-                            restrict, control, split_work if job.whole else None)
-    return sum(inter_task(site.backend, index, assignment, query, sem, budget, group=group, start_vertices=start,
-                          count_only=True, stats=stats, control=control,
-                          search=_search(site, index, query, sem, group, extra), **extra)
-               for group in searches)
+        restrict = _slice_restriction(site, graph, query, sem, spans[0])
+        return whole_count(site, Placement.of(site.backend, graph.index, site.host_index()), job, query, sem,
+                           budget, restrict, control, split_work if job.whole else None)
+    return sum(inter_count(site.backend, graph, query, sem, budget, span, stats=stats, control=control,
+                           search=_search(site, graph, query, sem, span))
+               for span in spans)
 
 
 def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: Semantics,
@@ -389,19 +384,18 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
     return stages.run(planned)
 
 
-def _slice_restriction(site: Site, index: DataIndex, query: Graph, sem: Semantics, job: Job,
-                       extra: dict[str, Any]) -> dict[int, Any]:
+def _slice_restriction(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: Span) -> dict[int, Any]:
     """The images a global-join slice allows: its start ids for the vertex the global join starts from (the one
     the client balanced the slices over) and its second ids for the vertex it visits second; empty for a whole
     query.  Any fixed query vertex would partition the matches; these keep the slices' work apart."""
-    if job.start is None and job.second is None:
+    if span.start is None and span.second is None:
         return {}
-    search = _search(site, index, query, sem, None, extra)
+    search = _search(site, graph, query, sem, span)
     restrict: dict[int, Any] = {}
-    if job.start is not None:
-        restrict[search.anchor] = job.start
-    if job.second is not None and search.prepared is not None:
-        restrict[search.prepared.plan.order[1]] = job.second
+    if span.start is not None:
+        restrict[search.anchor] = span.start
+    if span.second is not None and search.prepared is not None:
+        restrict[search.prepared.plan.order[1]] = span.second
     return restrict
 
 
@@ -417,11 +411,10 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | B
                 yield from intra_task(site.backend, local, query, sem, budget, count_only=False, limit=limit,
                                       control=control)
             return
-        searches, start, index, assignment, extra = _inter_args(site, job, query, sem)
-        for group in searches:
-            yield from inter_task(site.backend, index, assignment, query, sem, budget, group=group,
-                                  start_vertices=start, count_only=False, limit=limit, control=control,
-                                  search=_search(site, index, query, sem, group, extra), **extra)
+        graph, spans = _spans(site, job)
+        for span in spans:
+            yield from inter_rows(site.backend, graph, query, sem, budget, span, limit=limit, control=control,
+                                  search=_search(site, graph, query, sem, span))
 
     return engine.take(chunks(), limit)
 

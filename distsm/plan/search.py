@@ -2,10 +2,10 @@
 
 * :func:`intra_task` — the engine on one part's induced subgraph.  Every match wholly inside the part is found
   there, and only those (local ids are sorted like global ids, so symmetry-breaking comparisons carry over).
-* :func:`inter_task` — one spanning search over the whole graph's adjacency (in memory or memory-mapped): the
-  representative sequence of an edge group (PBE), or one global join (restricted to spanning matches, or keeping
-  every match); its level-0 vertices may be a slice of the cross-edge endpoints so that the work spreads over
-  workers.
+* :func:`inter_count` / :func:`inter_rows` — one spanning search (a :class:`Span`) over the whole graph's
+  adjacency (in memory or memory-mapped): the representative sequence of an edge group (PBE), or one global join
+  (restricted to spanning matches, or keeping every match); its level-0 vertices may be a slice of the cross-edge
+  endpoints so that the work spreads over workers.
 
 Intra plus inter is the unpartitioned answer for every partition count, query and option.  Which pieces a query
 runs, and how their results combine, is :mod:`distsm.plan.execute`'s business.
@@ -108,7 +108,7 @@ class Search:
 
 def prepare_search(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, *, group: EdgeGroup | None,
                    spanning_only: bool = True, candidates: list[Any] | None = None) -> Search:
-    """Filter and plan one spanning search (see :func:`inter_task` for ``group`` and ``spanning_only``);
+    """Filter and plan one spanning search (see :class:`Span` for ``group`` and ``spanning_only``);
     ``candidates`` reuses the query's candidate filter on ``index``."""
     less = _less_than(query, sem)
     if candidates is None:
@@ -141,47 +141,77 @@ def restrict_search(backend: Backend, search: Search, restrict: dict[int, Any]) 
     return replace(prepared, candidates=cands, bits=bits)
 
 
-def inter_task(backend: Backend, index: DataIndex, assignment: Any, query: Graph, sem: Semantics,
-               budget: int | BudgetPlan, *,
-               group: EdgeGroup | None, start_vertices: np.ndarray | None, count_only: bool,
-               limit: int | None = None, stats: dict[str, int] | None = None,
-               candidates: list[Any] | None = None, spanning_only: bool = True, adjacency: Any = None,
-               control: engine.Control | None = None, search: Search | None = None,
-               second: range | None = None) -> Any:
-    """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join
-    restricted to spanning matches.
+@dataclass(frozen=True)
+class WholeGraph:
+    """What spanning searches read: the whole graph's ``index``, the part of every vertex (``assignment``) and,
+    out of core, a :class:`~distsm.kernels.gather.HostAdjacency` whose core is ``index`` that gathers the
+    adjacency from host memory level by level (None: read the index)."""
 
-    ``start_vertices`` (None: no limit) restricts the images of one query vertex (the prime edge's first
-    endpoint, or the first vertex of the global join's order); disjoint slices split the search into disjoint
-    pieces, which is how the work spreads over workers.  ``second`` (a range of data ids) further restricts the
-    vertex the join visits second, which splits the work of one heavy start vertex.
+    index: DataIndex
+    assignment: Any
+    adjacency: Any = None
 
-    Returns the number of matches the search stands for (the representative's count times the group size when
-    results are shared), or an iterator of rows (REMAPped to every member of the group).  ``candidates`` (the
-    backend's candidate filter on ``index``) saves filtering again for every group of one query; ``search`` (from
-    :func:`prepare_search` with the same arguments) saves planning again for every slice.
-    ``spanning_only=False`` (global join only) keeps every match: the whole answer in one join, for plans that
-    skip the intra-partition searches.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
-    core is ``index``) gathers adjacency from host memory level by level instead of reading a resident index.
-    ``control`` cancels the search between chunks.
+
+@dataclass(frozen=True)
+class Span:
+    """One spanning search: an edge group's representative (``group``) or, with ``group=None``, the global join,
+    restricted to spanning matches unless ``spanning_only`` is False (then it keeps every match: the whole answer
+    in one join, for plans that skip the intra-partition searches).
+
+    ``start`` (None: no limit) restricts the images of one query vertex (the prime edge's first endpoint, or the
+    first vertex of the global join's order); disjoint slices split the search into disjoint pieces, which is how
+    the work spreads over workers.  ``second`` (a range of data ids) further restricts the vertex the join visits
+    second, which splits the work of one heavy start vertex.
     """
+
+    group: EdgeGroup | None = None
+    start: Any = None
+    second: range | None = None
+    spanning_only: bool = True
+
+
+def _spanning_join(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, span: Span,
+                   search: Search | None) -> tuple[engine.PreparedQuery, Spanning | None] | None:
+    """``span``'s prepared join (``search``: planned once for every slice; None plans it here) restricted to its
+    slice, and its partition test; None when the slice has no candidate."""
     if search is None:
-        search = prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
-                                candidates=candidates)
+        search = prepare_search(backend, graph.index, query, sem, group=span.group, spanning_only=span.spanning_only)
     restrict: dict[int, Any] = {}
-    if start_vertices is not None:
-        restrict[search.anchor] = start_vertices
-    if second is not None and search.prepared is not None:
-        restrict[search.prepared.plan.order[1]] = second
+    if span.start is not None:
+        restrict[search.anchor] = span.start
+    if span.second is not None and search.prepared is not None:
+        restrict[search.prepared.plan.order[1]] = span.second
     prepared = restrict_search(backend, search, restrict)
     if prepared is None:
-        return 0 if count_only else iter(())
-    part = backend.xp.asarray(assignment)
-    spanning = Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
-    if count_only:
-        found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, adjacency, control))
-        return found * (len(group.sequences) if group is not None else 1)
-    return _remapped_rows(backend, prepared, budget, spanning, group, limit, adjacency, control)
+        return None
+    part = backend.xp.asarray(graph.assignment)
+    return prepared, Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
+
+
+def inter_count(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, budget: int | BudgetPlan,
+                span: Span, *, stats: dict[str, int] | None = None, control: engine.Control | None = None,
+                search: Search | None = None) -> int:
+    """The number of matches ``span`` stands for (the representative's count times the group size when results
+    are shared).  ``stats`` accumulates the join's work; ``control`` cancels it between chunks; ``search`` (from
+    :func:`prepare_search` with the same arguments) saves planning again for every slice."""
+    joined = _spanning_join(backend, graph, query, sem, span, search)
+    if joined is None:
+        return 0
+    prepared, spanning = joined
+    found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, graph.adjacency,
+                                            control))
+    return found * (len(span.group.sequences) if span.group is not None else 1)
+
+
+def inter_rows(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, budget: int | BudgetPlan,
+               span: Span, *, limit: int | None = None, control: engine.Control | None = None,
+               search: Search | None = None) -> Iterator[np.ndarray]:
+    """The global-id rows of ``span`` (at most ``limit``), REMAPped to every member of its group."""
+    joined = _spanning_join(backend, graph, query, sem, span, search)
+    if joined is None:
+        return iter(())
+    prepared, spanning = joined
+    return _remapped_rows(backend, prepared, budget, spanning, span.group, limit, graph.adjacency, control)
 
 
 def _remapped_rows(backend: Backend, prepared: Any, budget: int | BudgetPlan, spanning: Any,
