@@ -132,7 +132,9 @@ class WorkerSite(WorkerPlugin):
             def build() -> Any:
                 local = self.store.part(part)
                 # builds and caches the device index on the local graph
-                self.peak_part_bytes += int(self.backend.index(local.graph).nbytes)
+                nbytes = int(self.backend.index(local.graph).nbytes)
+                self.peak_part_bytes += nbytes
+                logger.debug("worker %s loaded part %d (%d bytes of index)", self.worker, part, nbytes)
                 return local
 
             return self._cached(("part", part), build)
@@ -145,9 +147,11 @@ class WorkerSite(WorkerPlugin):
             self.part_bytes_h2d += nbytes
             # A join that still runs on an evicted part keeps its index alive until it ends.
             while self._parts and sum(b for _, b in self._parts.values()) + nbytes > self.shares.part:
-                old, _ = self._parts.popitem(last=False)[1]
+                evicted, (old, _) = self._parts.popitem(last=False)
                 self.backend.release(old.graph)
+                logger.debug("worker %s released part %d to make room", self.worker, evicted)
             self._parts[part] = (local, nbytes)
+            logger.debug("worker %s loaded part %d out of core (%d bytes of index)", self.worker, part, nbytes)
             self.peak_part_bytes = max(self.peak_part_bytes, sum(b for _, b in self._parts.values()))
             return local
 
@@ -184,6 +188,8 @@ class WorkerSite(WorkerPlugin):
         def build() -> tuple[DataIndex, Any, HostAdjacency | None]:
             host = self._mapped_index()
             self.mode = resolve_adjacency(self.adjacency, self.budget, int(host.nbytes), host.n)
+            logger.info("worker %s reads the whole graph's adjacency in mode %r (index %d bytes, device budget %d)",
+                        self.worker, self.mode, int(host.nbytes), self.budget)
             assignment = self.backend.xp.asarray(np.asarray(self.store.assignment))
             if self.mode == "gather":
                 shares = self.shares

@@ -9,6 +9,7 @@ query and option.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,8 @@ from distsm.semantics import Semantics
 from distsm.arguments import check_choice
 from distsm.config import cluster_options
 from distsm.vocabulary import WORKER_ADJACENCY_MODES, AdjacencyMode, PartitionMethod, Strategy, check_adjacency
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,8 @@ class PartitionedMatcher:
         else:
             self.index = backend.index(data)
         self.setup_seconds = time.perf_counter() - t
+        logger.info("partitioned %d vertices into %d parts (%s), %d cross edges, adjacency %r, in %.3f s", data.n,
+                    self.k, method, self.cross_edge_count, adjacency, self.setup_seconds)
 
     @classmethod
     def for_budget(cls, data: Graph, budget: int, *, backend: Backend, method: PartitionMethod = "metis", seed: int = 0,
@@ -186,6 +191,7 @@ class PartitionedMatcher:
             yield local
             return
         self.part_bytes_h2d += int(self.backend.index(local.graph).nbytes)
+        logger.debug("loaded part %d onto the device", i)
         if i in self._held:
             self._held[i] = local  # released when the _keep block ends
             yield local

@@ -5,6 +5,7 @@ The filter reads structures cached per index (label pools) and gathers in bulk; 
 compute whatever the layout.
 """
 
+import logging
 from unittest import mock
 
 import hprd
@@ -298,3 +299,20 @@ def test_a_candidate_edge_index_too_big_for_the_device_is_counted_on_its_host(hp
         report = Explanation()
         assert Count(placement, Target(query, MatchOptions()), small, explain=report).total() == want
         assert report.reason.startswith("the candidate-edge index would need"), report.reason
+
+
+def test_decisions_are_logged_at_debug_and_silent_by_default(hprd_data, caplog, capsys):
+    """Every host-or-device choice and the plan are logged on the ``distsm`` loggers at DEBUG; nothing reaches the
+    terminal unless the application configures logging."""
+    query = distsm.read_graph(hprd.query_path("query_dense_16_2"))
+    device = PosingDevice()
+    with distsm.options({"engine.trial-entries": 0, "engine.trial-ratio-device": 0.0,
+                         "engine.trial-ratio-host": 0.0}):
+        counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+        assert capsys.readouterr().err == ""
+        with caplog.at_level(logging.DEBUG, logger="distsm"):
+            counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("distsm.kernels")]
+    assert any(m.startswith("filter on numpy") for m in messages), messages
+    assert any(m.startswith("core join and trailing count on numpy") for m in messages), messages
+    assert any(m.startswith("planned a core of") for m in messages), messages
