@@ -15,7 +15,7 @@ Public API::
 
 from distsm._version import __version__
 from distsm.config import options
-from distsm.api import as_graph, count, count_batch, explain, iter_mappings, iter_matches, match
+from distsm.api import as_graph, count, count_batch, explain, iter_batch, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
@@ -38,6 +38,6 @@ def __getattr__(name: str):
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "Matcher",
     "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count", "count_batch", "explain",
-    "iter_mappings", "iter_matches", "match", "options", "read_graph", "read_graphs", "write_graph",
+    "iter_batch", "iter_mappings", "iter_matches", "match", "options", "read_graph", "read_graphs", "write_graph",
     "__version__",
 ]

@@ -205,3 +205,22 @@ def test_frames_on_the_gpu_backend():
         frame = frame.to_pandas()
     assert list(frame.columns) == list(qnx)
     assert {frozenset(zip(frame.columns, r)) for r in frame.itertuples(index=False)} == oracle_mappings(dnx, qnx)
+
+
+def test_every_entry_point_refuses_a_conflict_in_the_same_words():
+    """One table of parameter conflicts (distsm.request.CONFLICTS) and one wording, whichever call it reaches."""
+    import networkx as nx
+
+    g = nx.path_graph(3)
+    calls = [lambda **kw: distsm.count(g, g, **kw), lambda **kw: distsm.match(g, g, **kw),
+             lambda **kw: list(distsm.iter_matches(g, g, **kw)), lambda **kw: list(distsm.iter_mappings(g, g, **kw))]
+    for kwargs, words in [({"restrict": {0: [0]}, "unique": True}, "restrict cannot be combined with unique: "),
+                          ({"restrict": {0: [0]}, "partitions": 2}, "restrict cannot be combined with partitions: ")]:
+        messages = set()
+        for call in calls:
+            with pytest.raises(ValueError) as info:
+                call(**kwargs)
+            messages.add(str(info.value))
+        assert len(messages) == 1 and messages.pop().startswith(words)
+    with pytest.raises(ValueError, match="progress cannot be combined with partitions: "):
+        distsm.count(g, g, partitions=2, progress=lambda done, total: None)
