@@ -13,8 +13,9 @@ import hprd
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case, networkx_matches, random_graph, subgraph_key
 
 import distsm
@@ -27,7 +28,7 @@ from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import automorphism_count
 
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(20)
 NUMPY = get_backend("numpy")
 
 
@@ -165,7 +166,7 @@ def test_same_label_leaves_by_inclusion_exclusion(seed, leaves, leaf_labels, cha
         assert forced == expected
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(15)
 @given(seed=st.integers(0, 2**32 - 1), leaves=st.integers(2, 4), chain=st.integers(1, 3))
 def test_unique_divides_by_the_automorphism_count(seed, leaves, chain):
     rng = np.random.default_rng(seed)
@@ -275,7 +276,7 @@ def test_unknown_path_is_refused():
 
 
 @pytest.mark.gpu
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
        homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]), refine=st.sampled_from([0, 1 << 22]))
@@ -294,7 +295,7 @@ def test_trailing_path_on_the_gpu_matches_numpy(seed, n, p, vl, el, directed, qs
 
 
 @pytest.mark.gpu
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(30)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 2),
        directed=st.booleans(), qsize=st.integers(3, 6), sampled=st.booleans(), refine=st.sampled_from([0, 1 << 22]),
        host_work=st.sampled_from([0.0, 3e7]), pick=st.data())

@@ -10,8 +10,9 @@ from unittest import mock
 import hprd
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case
 
 import distsm
@@ -21,7 +22,7 @@ from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(60)
 NUMPY = get_backend("numpy")
 
 case_args = dict(
