@@ -2,8 +2,21 @@ import os
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, os.path.dirname(__file__))
+
+from hypothesis_settings import BASE_EXAMPLES  # noqa: E402  (found through the path set above)
+
+# Hypothesis profiles (tests scale their example counts with the loaded one: see hypothesis_settings.py).
+# Explicit parents: Hypothesis itself may already have loaded its own "ci" profile, which settings would inherit.
+_default = settings.get_profile("default")
+settings.register_profile("local", _default, max_examples=BASE_EXAMPLES, print_blob=True)
+settings.register_profile("ci", _default, max_examples=BASE_EXAMPLES, derandomize=True, print_blob=True,
+                          database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("explore", settings.get_profile("local"), max_examples=10 * BASE_EXAMPLES)
+# --hypothesis-profile NAME, when given, replaces this choice (Hypothesis's plugin loads it in pytest_configure).
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "local"))
 
 
 @pytest.fixture(scope="module")

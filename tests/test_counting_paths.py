@@ -13,8 +13,9 @@ import hprd
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case, networkx_matches, random_graph, subgraph_key
 
 import distsm
@@ -31,7 +32,7 @@ from distsm.plan.automorphism import automorphism_count
 from distsm.plan.execute import Heavy, Job, PlanCache, whole_count
 from distsm.semantics import Semantics
 
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(20)
 NUMPY = get_backend("numpy")
 
 
@@ -173,7 +174,7 @@ def test_same_label_leaves_by_inclusion_exclusion(seed, leaves, leaf_labels, cha
         assert forced == expected
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(15)
 @given(seed=st.integers(0, 2**32 - 1), leaves=st.integers(2, 4), chain=st.integers(1, 3))
 def test_unique_divides_by_the_automorphism_count(seed, leaves, chain):
     rng = np.random.default_rng(seed)
@@ -283,7 +284,7 @@ def test_unknown_path_is_refused():
 
 
 @pytest.mark.gpu
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
        homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]), refine=st.sampled_from([0, 1 << 22]))
@@ -302,7 +303,7 @@ def test_trailing_path_on_the_gpu_matches_numpy(seed, n, p, vl, el, directed, qs
 
 
 @pytest.mark.gpu
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(30)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), p=st.floats(0.1, 0.5), vl=st.integers(1, 2),
        directed=st.booleans(), qsize=st.integers(3, 6), sampled=st.booleans(), refine=st.sampled_from([0, 1 << 22]),
        host_work=st.sampled_from([0.0, 3e7]), pick=st.data())
@@ -592,6 +593,11 @@ NO_TRIALS = {"engine.trial-entries": 0, "engine.trial-ratio-host": 0.0, "engine.
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 40), p=st.floats(0.1, 0.6), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 7), sampled=st.booleans(),
        homomorphism=st.booleans(), budget=st.sampled_from([1, 4000, 1 << 26]), trials=st.booleans())
+# NumPy alone cannot build the index under budget 1 and takes the general join; the device's host used to build it
+# under its own default budget, where refinement left a query vertex without candidates: paths differed, counts
+# agreed (issue 25).  The caller's budget now holds on the host too.
+@example(seed=0, n=6, p=0.5, vl=1, el=1, directed=False, qsize=5, sampled=False, homomorphism=False, budget=1,
+         trials=False)
 def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
                                                    budget, trials):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)

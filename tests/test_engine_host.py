@@ -11,8 +11,9 @@ from unittest import mock
 import hprd
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case
 
 import distsm
@@ -25,8 +26,9 @@ from distsm.kernels.placement import Placement
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(60)
 NUMPY = get_backend("numpy")
+REFINED_EMPTY = "refinement left a query vertex without candidates"
 
 case_args = dict(
     seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), p=st.floats(0.1, 0.8), vl=st.integers(1, 4),
@@ -135,11 +137,36 @@ def test_trials_stopped_or_finished_count_what_brute_force_counts(seed, n, p, vl
     for backend, allowance, read in got.trials:
         assert backend == "numpy" and read > allowance >= entries * query.n
     # A stopped trial hands the count to the planner (or, when its index would not fit the budget, to the general
-    # join without allowance); a finished one answers it (unless the semantics or the filter decided first).
+    # join without allowance), whose refinement may find a query vertex without candidates (no match); a finished
+    # trial answers the count (unless the semantics or the filter decided first).
     if got.trials:
-        assert got.path == "trailing" or got.reason.startswith("the candidate-edge index would need"), got.reason
+        assert got.path == "trailing" or got.reason.startswith("the candidate-edge index would need") or \
+            (got.path, got.count, got.reason) == ("filter", 0, REFINED_EMPTY), got.reason
     elif got.path == "general" and query.n > 1:
         assert got.reason.startswith("the general join finished within its trial allowance"), got.reason
+
+
+def test_a_stopped_trial_may_hand_over_to_a_refinement_that_finds_no_match():
+    """Copies of A-B-C-D with many A's (D lacking the E the query's D needs) and of B-C-D-E (B lacking the A):
+    every vertex passes the filter, so the trial join reads past its allowance, but refinement empties them all."""
+    edges, labels = [], []
+
+    def vertex(label):
+        labels.append(label)
+        return len(labels) - 1
+
+    for _ in range(20):
+        b, c, d = vertex(1), vertex(2), vertex(3)
+        edges += [(b, c), (c, d), (vertex(0), b), (vertex(0), b)]
+        b, c, d = vertex(1), vertex(2), vertex(3)
+        edges += [(b, c), (c, d), (d, vertex(4))]
+    data = distsm.Graph.from_edges(edges, n=len(labels), vertex_labels=labels)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2), (2, 3), (3, 4)], vertex_labels=[0, 1, 2, 3, 4])
+    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
+        got = distsm.explain(data, query, memory_budget=1 << 26, backend="numpy")
+    assert got.trials and min(got.candidates) > 0, got
+    assert (got.path, got.count, got.reason) == ("filter", 0, REFINED_EMPTY)
+    assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general") == 0
 
 
 class PosingDevice(array_backend.NumpyBackend):

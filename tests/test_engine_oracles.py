@@ -6,13 +6,14 @@ seed; numpy builds the graphs from the seed.  Together these tests run well over
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case, networkx_matches, random_connected_query, random_graph, subgraph_key
 
 import distsm
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(120)
 
 
 def rows_as_set(rows: np.ndarray) -> set[tuple]:
@@ -64,7 +65,7 @@ def test_unique_counts_and_lists_each_subgraph_once(seed, n, p, vl, el, directed
     assert len(everything) == len(subgraphs) * len(aut)
 
 
-@settings(max_examples=40, deadline=None)
+@scaled(40)
 @given(**case_args, limit=st.integers(0, 12))
 def test_limit_lists_a_prefix_of_the_matches(seed, n, p, vl, el, directed, qsize, sampled, limit):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)

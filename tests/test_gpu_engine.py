@@ -1,10 +1,11 @@
 """The CuPy backend against the NumPy reference (and brute force / known answers).
 
-All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA device is present.  Random cases
-are drawn fresh by Hypothesis on every run (well over 300 per run: see the ``max_examples`` below; scale them
-with ``DISTSM_GPU_EXAMPLES``).  Each random case also draws whether it runs the fused descent (all levels in one
-launch, or stopped early and resumed), the single-block kernels level by level, or the multi-block path
-(``distsm.gpu.small-limit: 0``), entry-parallel or tiered by row workload, so every path is checked against NumPy.
+All tests carry the ``gpu`` marker; tests/conftest.py skips them when no CUDA device is present.  Random cases are
+drawn fresh by Hypothesis on every run (well over 300 per run: see the ``scaled`` counts below; they scale with the
+Hypothesis profile, ten times under ``--hypothesis-profile explore``, and further with ``DISTSM_GPU_EXAMPLES``).
+Each random case also draws whether it runs the fused descent (all levels in one launch, or stopped early and
+resumed), the single-block kernels level by level, or the multi-block path (``distsm.gpu.small-limit: 0``),
+entry-parallel or tiered by row workload, so every path is checked against NumPy.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 import dask.config
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case, random_connected_query, random_graph, sampled_query
 
 import distsm
@@ -35,12 +37,9 @@ from distsm.config import gpu_options
 
 pytestmark = pytest.mark.gpu
 
+# Example counts scale with the Hypothesis profile (see hypothesis_settings.py) and, further, with this.
 SCALE = float(os.environ.get("DISTSM_GPU_EXAMPLES", "1"))
-
-
-def _settings(n: int) -> settings:
-    return settings(max_examples=max(1, int(n * SCALE)), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +152,7 @@ def test_hprd_200_queries_match_numpy_and_known_answers(gpu):
 
 
 # ---------------------------------------------------------------------------------------------------- random
-@_settings(150)
+@scaled(150 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), p=st.floats(0.1, 0.7), vl=st.integers(1, 4),
        el=st.integers(1, 3), directed=st.booleans(), qsize=st.integers(2, 6), sampled=st.booleans(),
        semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique", "induced-unique"]),
@@ -174,7 +173,7 @@ def test_random_cases_match_numpy(gpu, seed, n, p, vl, el, directed, qsize, samp
     assert np.array_equal(g_rows, n_rows)  # same rows in the same order
 
 
-@_settings(100)
+@scaled(100 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7), p=st.floats(0.2, 0.9), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(1, 4), sampled=st.booleans(),
        induced=st.booleans(), homomorphism=st.booleans(), budget=st.sampled_from([None, 1]),
@@ -191,7 +190,7 @@ def test_random_cases_match_brute_force(gpu, seed, n, p, vl, el, directed, qsize
     assert rows.shape[0] == len(expected)
 
 
-@_settings(50)
+@scaled(50 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 25), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
        limit=st.integers(0, 40), budget=st.sampled_from([None, 1, 5000]), path=PATHS)
@@ -205,7 +204,7 @@ def test_limit_lists_the_same_prefix_as_numpy(gpu, seed, n, p, vl, el, directed,
     assert g.shape[0] <= limit
 
 
-@_settings(30)
+@scaled(30 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(60, 400), deg=st.floats(2.0, 8.0), vl=st.integers(1, 6),
        el=st.integers(1, 40), directed=st.booleans(), qsize=st.integers(3, 8), induced=st.booleans(),
        path=PATHS, use_pcsr=st.booleans())
@@ -331,7 +330,7 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
         assert got == distsm.count(data, q, backend="numpy")
 
 
-@_settings(40)
+@scaled(40 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
        strategy=st.sampled_from([None, "pbe", "global"]),

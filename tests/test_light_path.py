@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import brute_force, make_case
 
 import distsm
@@ -24,7 +25,7 @@ from distsm.kernels import signature
 from distsm.kernels.signature import BUCKETS_PER_WORD, SIG_WORDS, bucket_of, packed, signatures
 from distsm.labels import reconcile
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = scaled(60)
 NUMPY = get_backend("numpy")
 
 case_args = dict(

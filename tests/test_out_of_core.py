@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from hprd import DATA, expected_counts, query_path
 from oracles import check_split, make_case
 from test_partitioned import rows_as_set
@@ -18,7 +19,7 @@ from distsm.partitioned import PartitionedMatcher
 NUMPY = get_backend("numpy")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(150)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 30), p=st.floats(0.08, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
        k=st.sampled_from([1, 2, 3, 5]), semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique"]),

@@ -3,8 +3,9 @@
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from hprd import DATA, expected_counts, query_path
 from oracles import check_split, make_case, random_graph
 
@@ -26,7 +27,7 @@ def rows_as_set(rows):
     return out
 
 
-@settings(max_examples=220, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(220)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 30), p=st.floats(0.08, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
        k=st.sampled_from(KS), method=st.sampled_from(["metis", "random"]),
@@ -122,7 +123,7 @@ def test_shared_execution_does_less_work_for_the_same_answer():
     assert shared.partial_matches * 3 < alone.partial_matches
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(60)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), qsize=st.integers(2, 5),
        cuts=st.lists(st.integers(0, 30), max_size=4), strategy=st.sampled_from(["pbe", "global"]),
        semantics=st.sampled_from(["plain", "induced", "unique"]))
@@ -155,7 +156,7 @@ def test_restricted_by_range_equals_restricted_by_array():
         restricted(np, members, range(0, 10, 2))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.6), qsize=st.integers(2, 5),
        cuts=st.lists(st.integers(0, 30), max_size=3), second_cuts=st.lists(st.integers(0, 30), max_size=2),
        semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]))

@@ -9,8 +9,9 @@ from collections import Counter
 import numpy as np
 import pytest
 import rdflib
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 
 from distsm.errors import GraphFormatError
 from distsm.rdf import RDF_TYPE, RDFGraph, SparqlSyntaxError, evaluate, parse_line, parse_sparql, read_ntriples
@@ -192,7 +193,7 @@ def rdf_case(draw):
     return triples, pats, proj, distinct, fold, draw(st.booleans())
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(150)
 @given(rdf_case())
 def test_random_bgps_equal_rdflib(case):
     triples, pats, proj, distinct, fold, iso = case
@@ -266,7 +267,7 @@ def brute_walks(triples, walk):
     return Counter(walks)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(120)
 @given(st.data())
 def test_type_walks_equal_brute_force(data):
     from distsm.rdf import type_walks
