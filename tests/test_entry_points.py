@@ -25,8 +25,9 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import networkx as nx
 import numpy as np
-from hypothesis import HealthCheck, example, given, note, settings
+from hypothesis import example, given, note
 from hypothesis import strategies as st
+from hypothesis_settings import scaled
 from oracles import oracle_mappings
 
 import distsm
@@ -176,7 +177,7 @@ def _rows_as_mappings(data: Graph, query: Graph, rows: np.ndarray) -> set[frozen
 FAST_METHODS = st.sampled_from(["random", "contiguous"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(60)
 @given(case=cases(), method=FAST_METHODS)
 @example(case=user_report(), method="metis")
 def test_in_process_entry_points_agree_with_networkx(case, method):
@@ -203,7 +204,7 @@ def _cli(*argv: str) -> str:
     return out.getvalue()
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(20)
 @given(case=cases(), method=FAST_METHODS)
 @example(case=user_report(), method="metis")
 def test_command_line_agrees_with_networkx(case, method):
@@ -252,7 +253,7 @@ def test_user_report_count_batch_and_matcher(cluster):
     _check_matcher(cluster, data, queries)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@scaled(5)
 @given(case=cases(max_queries=4), method=FAST_METHODS)
 def test_cluster_matcher_agrees_with_networkx(cluster, case, method):
     note(_describe(*case))
