@@ -105,11 +105,20 @@ def _translate(query: Graph, data: Graph, kind: str, codes: np.ndarray, used: np
         if data.vocabulary is not None:
             target = data.vocabulary.code(kind, value)
         else:
-            target = int(value) if is_plain_label(value) and int(value) < top else None
+            target = _identity_code(value, top)
         if target is None:
             target = fresh.setdefault(code, top + len(fresh))
         out[codes == code] = target
     return out
+
+
+def _identity_code(value: Any, top: int) -> int | None:
+    """The code below ``top`` of an identity-coded graph that equals ``value`` as a dict key would (``True``,
+    ``1.0`` and ``1`` are one key, as in a vocabulary and in networkx's comparisons); None when there is none."""
+    if not isinstance(value, (int, float, np.number)):  # bool is an int
+        return None
+    whole = int(value) if value == value and abs(value) != float("inf") else -1
+    return whole if 0 <= whole < top and value == whole else None
 
 
 def reconcile(query: Graph, data: Graph) -> Graph:

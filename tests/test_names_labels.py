@@ -224,3 +224,23 @@ def test_every_entry_point_refuses_a_conflict_in_the_same_words():
         assert len(messages) == 1 and messages.pop().startswith(words)
     with pytest.raises(ValueError, match="progress cannot be combined with partitions: "):
         distsm.count(g, g, partitions=2, progress=lambda done, total: None)
+
+
+def test_labels_equal_as_python_values_match_whatever_the_encoding():
+    """``True``, ``1.0`` and ``1`` are one label, as they are one dict key and equal for networkx: a query labelled
+    with any of them matches data labelled with another, whether the data graph is identity-coded (small integer
+    labels) or carries a vocabulary."""
+    import networkx as nx
+
+    from oracles import oracle_mappings
+
+    for data_labels in ({"a": 1, "b": 0}, {"a": 1, "b": "s"}):
+        d = nx.Graph()
+        d.add_nodes_from((n, {"label": lab}) for n, lab in data_labels.items())
+        d.add_edge("a", "b", label=0)
+        for value in (True, 1.0, np.int64(1), 1.5, "1"):
+            q = nx.Graph()
+            q.add_node(0, label=value)
+            q.add_node(1, label=data_labels["b"])
+            q.add_edge(0, 1, label=False)
+            assert distsm.count(d, q) == len(oracle_mappings(d, q)), (data_labels, value)
