@@ -297,17 +297,7 @@ class Matcher:
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
         measured = [self._splits_when_heavy(q, sem, strategy, distribute, listing) for q in graphs]
-        planned: list[tuple[InterPartitionPlan, list[Any] | None, float, float]] = []
-        for q, split in zip(graphs, measured):
-            t = time.perf_counter()
-            if split:
-                # Sent whole and split on its worker if its counting plan shows it heavy: nothing to plan here.
-                planned.append((_whole_plan(q), None, 0.0, time.perf_counter() - t))
-                continue
-            cands = self._plan_backend.candidates(self._index, q, homomorphism=sem.homomorphism)
-            plan = plan_inter(self._plan_backend, self._index, q, sem, self.cross_edge_count, self.data.m,
-                              strategy=strategy, candidates=cands)
-            planned.append((plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t))
+        planned = [self._plan_query(q, sem, strategy, split) for q, split in zip(graphs, measured)]
         total = sum(w for _, _, w, _ in planned)
         # The adjacency a query's refinement would scan ranks the batch's planned queries for the workers' start
         # order (the others start in submission order after them).
@@ -342,24 +332,46 @@ class Matcher:
                                                          priority=priority))
                     pieces.append([])
                     continue
-                # A global join's slices range over its own start candidates; PBE's over the cross vertices.
-                starts = (start_candidates(self._plan_backend, self._index, q, sem, cands)
-                          if whole_graph_join(plan, self.k, self.cross_edge_count) else None)
-                futs = []
-                for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy, starts)):
-                    # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker reads the
-                    # whole graph's adjacency, and the scheduler gives each slice to the next free worker thread.
-                    pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
-                    futs.append(self.client.submit(tasks.job, self._state, job, q, sem, self.memory_budget,
-                                                   listing, limit, key=f"distsm-{job.stage}-{_token()}", pure=False,
-                                                   priority=priority, **pin))
                 task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
-                merge_futs.append(self.client.submit(tasks.combine, task, *futs,
-                                                     key=f"distsm-merge-{_token()}", pure=False, priority=priority))
+                merged, futs = self._submit_jobs(task, cands, addrs, priority)
+                merge_futs.append(merged)
                 pieces.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
+
+    def _plan_query(self, query: Graph, sem: Semantics, strategy: Strategy | None, split: bool
+                    ) -> tuple[InterPartitionPlan, list[Any] | None, float, float]:
+        """``(plan, candidates, estimated work, planning seconds)`` of one query of a batch.  A query sent whole and
+        split on its worker if its counting plan shows it heavy (``split``) is not filtered or planned here."""
+        t = time.perf_counter()
+        if split:
+            return _whole_plan(query), None, 0.0, time.perf_counter() - t
+        cands = self._plan_backend.candidates(self._index, query, homomorphism=sem.homomorphism)
+        plan = plan_inter(self._plan_backend, self._index, query, sem, self.cross_edge_count, self.data.m,
+                          strategy=strategy, candidates=cands)
+        return plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t
+
+    def _submit_jobs(self, task: tasks.QueryTask, cands: list[Any] | None, addrs: dict[int, str], priority: int
+                     ) -> tuple[Any, list[Any]]:
+        """Submit a sliced query's jobs (``cands``: its candidate filter here; ``addrs``: each part's worker) and
+        its merge: ``(merge future, job futures)``."""
+        plan, q = task.plan, task.graph
+        assert cands is not None  # sliced queries are planned here
+        # A global join's slices range over its own start candidates; PBE's over the cross vertices.
+        starts = (start_candidates(self._plan_backend, self._index, q, task.sem, cands)
+                  if whole_graph_join(plan, self.k, self.cross_edge_count) else None)
+        futs = []
+        for job in jobs(plan, self.k, self.cross_edge_count, self._slices(plan.strategy, starts)):
+            # Intra jobs prefer their part's worker; spanning slices are unpinned: every worker reads the whole
+            # graph's adjacency, and the scheduler gives each slice to the next free worker thread.
+            pin = {} if job.part is None else {"workers": [addrs[job.part]], "allow_other_workers": True}
+            futs.append(self.client.submit(tasks.job, self._state, job, q, task.sem, self.memory_budget,
+                                           task.listing, task.limit, key=f"distsm-{job.stage}-{_token()}",
+                                           pure=False, priority=priority, **pin))
+        merged = self.client.submit(tasks.combine, task, *futs, key=f"distsm-merge-{_token()}", pure=False,
+                                    priority=priority)
+        return merged, futs
 
     def _splits_when_heavy(self, query: Graph, sem: Semantics, strategy: Strategy | None, distribute: Distribution,
                            listing: bool) -> bool:
