@@ -275,132 +275,150 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any],
     Refinement works on positions in the input candidates: a query vertex's current candidates are a mask over
     them, a vertex's supported candidates are marked by one scatter (no sort), and the edges read in adjacency
     order are already sorted for the arc they were read along (only the reverse arc needs a stable sort)."""
-    xp = backend.xp
-    initial = list(candidates)
-    sizes = [int(c.shape[0]) for c in initial]
-    before = sum(sizes)
-    maps_bytes = 4 * idx.n * len(initial)
-    # Per query vertex: which of its input candidates are still candidates.
-    alive = [xp.ones(size, dtype=bool) for size in sizes]
-    bits = [backend.bitset(idx, c) for c in initial]
-    first_maps = None
-    if maps_bytes <= min(POSITION_BYTES, lookup_bytes):
-        first_maps = [position_map(xp, idx.n, c) for c in initial]
+    refinement = _Refinement(backend, idx, query, candidates, lookup_bytes)
+    done = refinement.refine(passes)
+    return refinement.index(done, lookup_bytes)
 
-    def reverse(arc: tuple[int, int, int]) -> tuple[int, int, int]:
+
+class _Refinement:
+    """The state of one :func:`build`: per query vertex, which input candidates are still candidates (``alive``,
+    ``sizes``, bumped ``version`` on change), and per canonical arc its candidate edges as positions."""
+
+    def __init__(self, backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any], lookup_bytes: int):
+        xp = self.xp = backend.xp
+        self.backend, self.idx, self.query = backend, idx, query
+        self.initial = list(candidates)
+        self.sizes = [int(c.shape[0]) for c in self.initial]
+        self.before = sum(self.sizes)
+        self.maps_bytes = 4 * idx.n * len(self.initial)
+        self.alive = [xp.ones(size, dtype=bool) for size in self.sizes]
+        self.bits = [backend.bitset(idx, c) for c in self.initial]
+        self.first_maps = None
+        if self.maps_bytes <= min(POSITION_BYTES, lookup_bytes):
+            self.first_maps = [position_map(xp, idx.n, c) for c in self.initial]
+        # Where every input candidate of a query vertex has one vertex label (the filter's always do), its arcs read
+        # only the neighbours with that label.
+        self.runs = labelled_runs(backend, idx)
+        self.label_of: list[int | None] = [None] * len(self.initial)
+        if self.runs is not None:
+            for u, c in enumerate(self.initial):
+                if c.shape[0]:
+                    found = idx.vertex_labels[c]
+                    low, high = int(xp.min(found)), int(xp.max(found))
+                    self.label_of[u] = low if low == high else None
+        self.edges: dict[tuple[int, int, int], tuple[int, int, Any, Any]] = {}
+        # An arc's edges are current while neither end's candidates changed since they were last filtered.
+        self.version = [0] * len(self.initial)
+        self.current: dict[tuple[int, int, int], tuple[int, int]] = {}
+        self.canonical = [a for a in query_arcs(query) if a <= self.reverse(a)]
+
+    def reverse(self, arc: tuple[int, int, int]) -> tuple[int, int, int]:
         u, w, e = arc
-        return (w, u, e ^ 1 if query.directed else e)
+        return (w, u, e ^ 1 if self.query.directed else e)
 
-    # Where every input candidate of a query vertex has one vertex label (the filter's always do), its arcs read
-    # only the neighbours with that label.
-    runs = labelled_runs(backend, idx)
-    label_of: list[int | None] = [None] * len(initial)
-    if runs is not None:
-        for u, c in enumerate(initial):
-            if c.shape[0]:
-                found = idx.vertex_labels[c]
-                low, high = int(xp.min(found)), int(xp.max(found))
-                label_of[u] = low if low == high else None
-
-    def bounds(arc: tuple[int, int, int]) -> tuple[Any, Any, Any, Any, int]:
+    def bounds(self, arc: tuple[int, int, int]) -> tuple[Any, Any, Any, Any, int]:
         """Current candidates of the arc's source (positions), their runs' bounds in the returned neighbour array
         and the entries in all."""
+        xp, idx = self.xp, self.idx
         a, b, label = arc
-        at = xp.flatnonzero(alive[a])
-        target = label_of[b]
-        if runs is not None and target is not None:
-            s, t = runs.bounds(xp, idx, initial[a][at], label, target)
-            nbr = runs.nbr
+        at = xp.flatnonzero(self.alive[a])
+        target = self.label_of[b]
+        if self.runs is not None and target is not None:
+            s, t = self.runs.bounds(xp, idx, self.initial[a][at], label, target)
+            nbr = self.runs.nbr
         else:
-            s, t = backend.run_bounds(idx, initial[a][at], label)
+            s, t = self.backend.run_bounds(idx, self.initial[a][at], label)
             nbr = idx.nbr
         return at, s, t, nbr, int(xp.sum(t - s)) if s.shape[0] else 0
 
-    def scan(arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
+    def scan(self, arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
         """``(a, b, pa, pb)``: the arc's candidate edges read along ``a -> b`` (the arc or its reverse, whichever
         reads fewer entries) as positions in ``a``'s and ``b``'s input candidates, sorted by ``pa`` then ``pb``."""
-        side = bounds(arc)
-        other = bounds(reverse(arc))
+        xp = self.xp
+        side = self.bounds(arc)
+        other = self.bounds(self.reverse(arc))
         if other[4] < side[4]:
-            arc, side = reverse(arc), other
+            arc, side = self.reverse(arc), other
         a, b, _ = arc
         at, s, t, nbr, _ = side
-        row, rank = backend.expand(t - s)
+        row, rank = self.backend.expand(t - s)
         x = nbr[s[row] + rank]
         # Entries that are no input candidate of b (most of them where runs of every label are read) are dropped by
         # a bitset test before positions are looked up; the survivors are gathered by index, not compacted by mask.
-        hit = xp.flatnonzero(member(xp, bits[b], x))
+        hit = xp.flatnonzero(member(xp, self.bits[b], x))
         row, x = row[hit], x[hit]
-        pb = xp.searchsorted(initial[b], x) if first_maps is None else first_maps[b][x]
-        keep = alive[b][pb]
+        pb = xp.searchsorted(self.initial[b], x) if self.first_maps is None else self.first_maps[b][x]
+        keep = self.alive[b][pb]
         return a, b, at[row[keep]], pb[keep]
 
-    edges: dict[tuple[int, int, int], tuple[int, int, Any, Any]] = {}
-    # An arc's edges are current while neither end's candidates changed since they were last filtered.
-    version = [0] * len(initial)
-    current: dict[tuple[int, int, int], tuple[int, int]] = {}
-
-    def filtered(arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
+    def filtered(self, arc: tuple[int, int, int]) -> tuple[int, int, Any, Any]:
         u, w, _ = arc
-        a, b, pa, pb = edges[arc]
-        if current[arc] != (version[u], version[w]):
-            keep = alive[a][pa] & alive[b][pb]
+        a, b, pa, pb = self.edges[arc]
+        if self.current[arc] != (self.version[u], self.version[w]):
+            keep = self.alive[a][pa] & self.alive[b][pb]
             pa, pb = pa[keep], pb[keep]
         return a, b, pa, pb
 
-    canonical = [a for a in query_arcs(query) if a <= reverse(a)]
-    done = 0
-    for _ in range(passes):
-        done += 1
-        changed = False
-        for arc in canonical:
-            u, w, _ = arc
-            if arc not in edges:
-                edges[arc] = scan(arc)
-            elif current[arc] == (version[u], version[w]):
-                continue
-            else:
-                edges[arc] = filtered(arc)
-            a, b, pa, pb = edges[arc]
-            for t, p in ((a, pa), (b, pb)):
-                supported = xp.zeros(int(alive[t].shape[0]), dtype=bool)
-                supported[p] = True
-                kept = int(xp.count_nonzero(supported))
-                if kept < sizes[t]:
-                    alive[t], sizes[t] = supported, kept
-                    version[t] += 1
-                    changed = True
-            current[arc] = (version[u], version[w])
-        if not changed:
-            break
-    # Each input candidate's position in the refined candidates (-1 where removed).
-    renumber = [xp.where(m, xp.cumsum(m) - 1, -1).astype(xp.int32) for m in alive]
-    cands = [c if size == int(c.shape[0]) else c[m] for c, m, size in zip(initial, alive, sizes)]
-    positions = None if first_maps is None else [
-        m if size == int(i.shape[0]) else position_map(xp, idx.n, c)
-        for m, i, c, size in zip(first_maps, initial, cands, sizes)]
-    matrix_left = min(MATRIX_BYTES, lookup_bytes - maps_bytes)
+    def refine(self, passes: int) -> int:
+        """Up to ``passes`` passes over the canonical arcs, until one changes nothing; returns the passes made."""
+        xp, alive, sizes, version = self.xp, self.alive, self.sizes, self.version
+        done = 0
+        for _ in range(passes):
+            done += 1
+            changed = False
+            for arc in self.canonical:
+                u, w, _ = arc
+                if arc not in self.edges:
+                    self.edges[arc] = self.scan(arc)
+                elif self.current[arc] == (version[u], version[w]):
+                    continue
+                else:
+                    self.edges[arc] = self.filtered(arc)
+                a, b, pa, pb = self.edges[arc]
+                for t, p in ((a, pa), (b, pb)):
+                    supported = xp.zeros(int(alive[t].shape[0]), dtype=bool)
+                    supported[p] = True
+                    kept = int(xp.count_nonzero(supported))
+                    if kept < sizes[t]:
+                        alive[t], sizes[t] = supported, kept
+                        version[t] += 1
+                        changed = True
+                self.current[arc] = (version[u], version[w])
+            if not changed:
+                break
+        return done
 
-    def with_matrix(u: int, w: int) -> bool:
-        nonlocal matrix_left
-        size = 4 * ((sizes[u] * sizes[w] + 31) // 32)
-        if positions is None or not 0 < size <= matrix_left:
-            return False
-        matrix_left -= size
-        return True
+    def index(self, passes: int, lookup_bytes: int) -> CandidateEdges:
+        """The refined candidates and every arc's :class:`ArcIndex` over them (``passes``: refinement passes)."""
+        xp, idx, sizes, initial = self.xp, self.idx, self.sizes, self.initial
+        # Each input candidate's position in the refined candidates (-1 where removed).
+        renumber = [xp.where(m, xp.cumsum(m) - 1, -1).astype(xp.int32) for m in self.alive]
+        cands = [c if size == int(c.shape[0]) else c[m] for c, m, size in zip(initial, self.alive, sizes)]
+        positions = None if self.first_maps is None else [
+            m if size == int(i.shape[0]) else position_map(xp, idx.n, c)
+            for m, i, c, size in zip(self.first_maps, initial, cands, sizes)]
+        matrix_left = min(MATRIX_BYTES, lookup_bytes - self.maps_bytes)
 
-    index = {}
-    for arc in canonical:
-        a, b, pa, pb = filtered(arc)
-        ra, rb = renumber[a][pa], renumber[b][pb]
-        order = xp.argsort(pb, kind="stable")
-        # Read along a -> b, the edges are sorted for that arc; the reverse arc takes them sorted by b, stably.
-        along = ((a, b, ra, rb, initial[b][pb]), (b, a, rb[order], ra[order], initial[a][pa][order]))
-        for key in (arc, reverse(arc)):
-            src, dst, rows, cols, values = along[0] if key[0] == a else along[1]
-            index[key] = arc_index(xp, idx.n, key, sizes[src], rows, values,
-                                   cols if with_matrix(src, dst) else None, sizes[dst])
-    return CandidateEdges(cands, index, done, before - sum(sizes), idx.n, positions)
+        def with_matrix(u: int, w: int) -> bool:
+            nonlocal matrix_left
+            size = 4 * ((sizes[u] * sizes[w] + 31) // 32)
+            if positions is None or not 0 < size <= matrix_left:
+                return False
+            matrix_left -= size
+            return True
+
+        index = {}
+        for arc in self.canonical:
+            a, b, pa, pb = self.filtered(arc)
+            ra, rb = renumber[a][pa], renumber[b][pb]
+            order = xp.argsort(pb, kind="stable")
+            # Read along a -> b, the edges are sorted for that arc; the reverse arc takes them sorted by b, stably.
+            along = ((a, b, ra, rb, initial[b][pb]), (b, a, rb[order], ra[order], initial[a][pa][order]))
+            for key in (arc, self.reverse(arc)):
+                src, dst, rows, cols, values = along[0] if key[0] == a else along[1]
+                index[key] = arc_index(xp, idx.n, key, sizes[src], rows, values,
+                                       cols if with_matrix(src, dst) else None, sizes[dst])
+        return CandidateEdges(cands, index, passes, self.before - sum(sizes), idx.n, positions)
 
 
 def position_map(xp: Any, n: int, members: Any) -> Any:

@@ -166,7 +166,7 @@ def test_a_stopped_trial_may_hand_over_to_a_refinement_that_finds_no_match():
         got = distsm.explain(data, query, memory_budget=1 << 26, backend="numpy")
     assert got.trials and min(got.candidates) > 0, got
     assert (got.path, got.count, got.reason) == ("filter", 0, REFINED_EMPTY)
-    assert engine.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general") == 0
+    assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general") == 0
 
 
 class PosingDevice(array_backend.NumpyBackend):
