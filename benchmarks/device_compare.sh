@@ -7,9 +7,11 @@
 #   BASE=.base ROUNDS=2 TESTS=1 bash benchmarks/device_compare.sh "peers --suites hprd --backend cupy" ...
 #
 # Each argument is one benchmark command line (after `python -m benchmarks run`), '+' standing for spaces inside
-# an argument; runs write $OUT/<tree>_r<round>_<i>.json.  Each tree is installed with --target into its own
-# folder and run from a folder holding links to its benchmarks/ and tests/ only, so neither tree's source folders
-# shadow the other's installed package.  TESTS=1 runs this checkout's GPU tests first (TEST_TIMEOUT seconds).
+# an argument.  $OUT/compare.json gathers every run (tree, round, command, summed seconds per suite, each query's
+# seconds, the machine); the runs' own JSON stay on the machine (the device tool brings back a few files only).
+# BASE_COMMIT and NEW_COMMIT name the two trees' commits in the results.  Each tree is installed with --target into
+# its own folder and run from a folder holding links to its benchmarks/ and tests/ only, so neither tree's source
+# folders shadow the other's installed package.  TESTS=1 runs this checkout's GPU tests first (TEST_TIMEOUT seconds).
 set -uo pipefail
 OUT=${OUT:-results}
 ROOT=$PWD
@@ -30,8 +32,10 @@ for tree in base new; do
 done
 run() {  # run TREE COMMAND...: COMMAND with TREE's package first on the path, from TREE's run folder
   local tree=$1; shift
-  (cd "$WORK/run-$tree" && PYTHONPATH="$WORK/$tree-site:$WORK/run-$tree:$WORK/deps" DISTSM_GIT_COMMIT="$tree" "$@")
+  local commit=${NEW_COMMIT:-new}; [ "$tree" = base ] && commit=${BASE_COMMIT:-base}
+  (cd "$WORK/run-$tree" && PYTHONPATH="$WORK/$tree-site:$WORK/run-$tree:$WORK/deps" DISTSM_GIT_COMMIT="$commit" "$@")
 }
+mkdir -p "$WORK/results"
 LOG="$OUT/compare.log"
 : >"$LOG"
 if [ "${TESTS:-0}" = 1 ]; then
@@ -46,7 +50,7 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
   for spec in "$@"; do
     i=$((i + 1))
     for tree in $order; do
-      result="$OUT/${tree}_r${round}_${i}.json"
+      result="$WORK/results/${tree}_r${round}_${i}.json"
       start=$(date +%s)
       # shellcheck disable=SC2086
       run "$tree" timeout "${RUN_TIMEOUT:-300}" python3 -m benchmarks run ${spec//+/ } --out "$result" \
@@ -56,3 +60,18 @@ for round in $(seq 1 "${ROUNDS:-1}"); do
     done
   done
 done
+python3 - "$WORK/results" "$OUT/compare.json" <<'PY'
+import json, pathlib, sys
+runs = []
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    tree, rnd, i = f.stem.split("_")
+    d = json.loads(f.read_text())
+    suites = {name: {"summed_s": round(sum(q["systems"]["distsm"].get("seconds") or 0 for q in s["queries"]), 6),
+                     "exact": all(q["systems"]["distsm"].get("exact") for q in s["queries"]),
+                     "seconds": {q["name"]: q["systems"]["distsm"].get("seconds") for q in s["queries"]}}
+              for name, s in d.get("suites", {}).items()}
+    runs.append({"tree": tree, "round": int(rnd[1:]), "run": int(i), "command": d.get("command"),
+                 "machine": d.get("machine"), "when": d.get("when"), "suites": suites})
+pathlib.Path(sys.argv[2]).write_text(json.dumps({"benchmark": "device_compare", "runs": runs}, indent=1))
+print(f"{len(runs)} runs gathered in {sys.argv[2]}")
+PY
