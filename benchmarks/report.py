@@ -374,10 +374,27 @@ def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _device_compare(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        commits = sorted({f"{run['tree']} = {(run.get('machine') or {}).get('git_commit')}" for run in r["runs"]})
+        lines += ["### Before and after on one GPU machine", "",
+                  _where(name, r) + f"; {', '.join(commits)}; distsm's own timers, each tree installed apart and "
+                  "run alternately, first tree swapped each round", ""]
+        def backend(run: dict[str, Any]) -> str:
+            words = (run.get("command") or "").split()
+            return words[words.index("--backend") + 1] if "--backend" in words[:-1] else "-"
+
+        rows = [[backend(run), suite, run["round"], run["tree"], v["summed_s"], v["exact"]]
+                for run in sorted(r["runs"], key=lambda x: (x["run"], x["round"], x["tree"]))
+                for suite, v in run["suites"].items()]
+        lines += _table(["backend", "suite", "round", "tree", "summed seconds", "all exact"], rows)
+        lines += [""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
-            "peers": _peers, "allocator": _allocator}
+            "peers": _peers, "allocator": _allocator, "device_compare": _device_compare}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
