@@ -58,6 +58,13 @@ def _running_tasks(dask_worker: Any) -> int:
     return sum(ts.state in ("executing", "cancelled", "long-running") for ts in dask_worker.state.tasks.values())
 
 
+def _stop_heartbeat(dask_worker: Any) -> None:
+    """Stop ``dask_worker``'s periodic heartbeat to the scheduler (run through ``client.run`` at shutdown)."""
+    callback = dask_worker.periodic_callbacks.get("heartbeat")
+    if callback is not None:
+        callback.stop()
+
+
 def work_estimate(candidates: list[np.ndarray], degrees: np.ndarray) -> float:
     """A query's work by degree: the total degree of the candidates of its most selective vertex (the adjacency
     a join starting there reads at its first level); 0 when a vertex has no candidate."""
@@ -209,6 +216,8 @@ class Matcher:
                 if self._cluster is not None:
                     self._drain()
                 self.client.unregister_worker_plugin(self._state)
+                if self._cluster is not None:
+                    self._quiet_heartbeats()
             self._state = None
         if self._owns_client and getattr(self, "client", None) is not None:
             self.client.close()
@@ -218,6 +227,15 @@ class Matcher:
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
+
+    def _quiet_heartbeats(self) -> None:
+        """Stop the workers' heartbeats before the cluster this matcher started closes: a heartbeat in flight when
+        the scheduler goes logs "Failed to communicate with scheduler during heartbeat" and a traceback on the
+        user's terminal (seen on a loaded 2-core machine).  The workers close with the cluster right after."""
+        try:
+            self.client.run(_stop_heartbeat)
+        except Exception:  # a worker lost meanwhile: nothing of its to quiet
+            pass
 
     def _drain(self, timeout: float = 10.0) -> None:
         """Wait, at most ``timeout`` seconds, until no task runs on the workers.  Cancelled and timed-out joins
