@@ -103,7 +103,6 @@ class Request:
     restrict: dict[int, np.ndarray] | None = None
     partitioning: Partitioning | None = None
     control: engine.Control | None = None
-    timeout: float | None = None
 
     @property
     def query(self) -> Graph:
@@ -142,7 +141,7 @@ def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Se
     if restrict is not None and many:
         raise ValueError("restrict names the nodes of one query: pass one query")
     allowed = restrict_positions(d, qs[0], restrict) if qs else None
-    return Request(be, d, qs, semantics, default_budget(be, memory_budget), allowed, partitioning, control, timeout)
+    return Request(be, d, qs, semantics, default_budget(be, memory_budget), allowed, partitioning, control)
 
 
 def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None) -> dict[int, np.ndarray] | None:

@@ -109,11 +109,6 @@ class BudgetPlan:
             return budget
         return cls(int(budget), int(budget))
 
-    @classmethod
-    def for_backend(cls, backend: _Budgeted, host: _Budgeted, memory_budget: int | None) -> BudgetPlan:
-        """The caller's ``memory_budget`` on both sides, or each side's default (:func:`default_budget`)."""
-        return cls(default_budget(backend, memory_budget), default_budget(host, memory_budget))
-
     def side(self, on_host: bool) -> int:
         return self.host if on_host else self.total
 
