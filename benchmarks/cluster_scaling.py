@@ -28,7 +28,7 @@ import time
 from benchmarks import meta
 from benchmarks.common import add_rmat_options, hprd_data_path, hprd_suite, parser, rmat_from
 from benchmarks.generators import query_set
-from distsm.vocabulary import DISTRIBUTIONS, PARTITION_METHODS, WORKER_ADJACENCY_MODES
+from distsm.vocabulary import ADJACENCY_MODES, DISTRIBUTIONS, PARTITION_METHODS
 
 
 def hprd_check(n: int, args: argparse.Namespace) -> None:
@@ -40,8 +40,9 @@ def hprd_check(n: int, args: argparse.Namespace) -> None:
     cluster, backend = _cluster(n, args)
     try:
         with Client(cluster) as client, distsm.Matcher(str(hprd_data_path()), cluster=client,
-                                                       partitions=n, backend=backend,
-                                                       partition_dir="/tmp/distsm-hprd-parts") as m:
+                                                       partitions=distsm.Partitioning(
+                                                           n, directory="/tmp/distsm-hprd-parts"),
+                                                       backend=backend) as m:
             devices = client.run(_visible_device)
             walls, results = {}, []
             for distribute in ("auto", "sliced"):  # auto sends these small queries whole to the workers
@@ -108,8 +109,9 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
         with Client(cluster) as client:
             t = time.perf_counter()
             store = None if args.store_dir is None else f"{args.store_dir}/{args.method}-{n}w-{device_budget}"
-            m = distsm.Matcher(data, cluster=client, backend=backend, partition_method=args.method,
-                               adjacency=adjacency, device_budget=device_budget, partition_dir=store)
+            m = distsm.Matcher(data, cluster=client, backend=backend, device_budget=device_budget,
+                               partitions=distsm.Partitioning(method=args.method, adjacency=adjacency,
+                                                              directory=store))
             setup_s = time.perf_counter() - t
             placed = {r["part"]: r["worker"] for r in m.load_report}
             workers = {r["worker"]: {k: r[k] for k in ("adjacency", "device_budget", "adjacency_bytes",
@@ -237,7 +239,7 @@ def main(argv=None):
     p.add_argument("--small-size", type=int, nargs="+", default=[4, 6])
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
     p.add_argument("--method", default="random", choices=PARTITION_METHODS)
-    p.add_argument("--adjacency", default="auto", choices=WORKER_ADJACENCY_MODES)
+    p.add_argument("--adjacency", default="auto", choices=ADJACENCY_MODES)
     p.add_argument("--device-budget", type=int, default=None, help="bytes per worker (default: the device's)")
     p.add_argument("--out-of-core", choices=["host", "gather"], default=None,
                    help="add a run on the most workers with a device budget of a third of the graph's index, "

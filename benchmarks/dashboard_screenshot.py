@@ -96,8 +96,8 @@ def main(argv=None):
     cluster = local(gpus=None, workers=2, dashboard_address="127.0.0.1:0")
     try:
         with Client(cluster) as client, tempfile.TemporaryDirectory() as tmp:
-            m = distsm.Matcher(str(common.hprd_data_path()), cluster=client, partitions=4,
-                               partition_dir=Path(tmp) / "parts", backend="numpy")
+            m = distsm.Matcher(str(common.hprd_data_path()), cluster=client,
+                               partitions=distsm.Partitioning(4, directory=Path(tmp) / "parts"), backend="numpy")
             names = [q.stem for q in queries]
             batches = [m.submit([str(q) for q in queries], names=names, distribute=d)
                        for d in ("sliced", "sliced", "auto")]

@@ -7,8 +7,9 @@ One R-MAT graph (Zipf vertex labels) whose index is several times the per-GPU bu
 Each query is counted in every mode below in one process; answers are checked equal before any time is reported:
 
 * ``in_core``: the whole index resident on the device, unlimited budget (the reference; needs the graph to fit);
-* ``out_of_core``: :meth:`PartitionedMatcher.for_budget` (``k`` chosen from the budget), one part resident at a
-  time for intra-partition search, inter-partition adjacency read in place from page-locked host memory
+* ``out_of_core``: :class:`PartitionedMatcher` with ``partitions="auto"`` (``k`` chosen from the budget) running
+  each query's partitioned plan (``distribute="sliced"``): parts resident within their share of the budget for
+  intra-partition search, inter-partition adjacency read in place from page-locked host memory
   (``adjacency="host"``, zero copy);
 * ``out_of_core_gather``: the same partition, inter-partition adjacency copied per table chunk as PBE does
   (``adjacency="gather"``; bytes moved host->device reported);
@@ -36,7 +37,9 @@ from distsm import Semantics
 from distsm.kernels import cuda_device_count, engine, get_backend
 from distsm.kernels.index import build_index, estimate_index_bytes
 from distsm.kernels.query_plan import MatchOptions
+from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
+from distsm.plan.distribution import Directions
 from distsm.vocabulary import PARTITION_METHODS
 
 
@@ -76,7 +79,8 @@ def _count(backend: Any, data: Any, query: Any, budget: int) -> int:
 def _run_batch(matcher: PartitionedMatcher, queries: list, budget: int, cupy: Any, peak: Any) -> dict[str, Any]:
     if peak is not None:
         peak.reset()
-    results, batch_s = _time(lambda: matcher.count_batch(queries, Semantics(), budget), cupy)
+    sliced = Directions(distribute="sliced")  # the partitioned plan, not one join over the whole graph
+    results, batch_s = _time(lambda: matcher.count_batch(queries, Semantics(), budget, sliced), cupy)
     rows = [{"count": r.count, "seconds": r.seconds["plan"] + r.seconds["intra"] + r.seconds["inter"],
              "intra": None if r.intra is None else sum(r.intra), "inter": r.inter, "bytes_h2d": r.bytes_h2d,
              "intra_s": r.seconds["intra"],
@@ -153,16 +157,16 @@ def main(argv=None):
         # Out of core first, so nothing of the whole graph is resident on the device yet.  The partition is
         # computed once (saved to store_dir) and reused by the gathering mode.
         with common.Timer() as t:
-            ooc = PartitionedMatcher.for_budget(data, budget, backend=backend, method=args.method, seed=args.seed,
-                                                directory=store_dir)
+            ooc = PartitionedMatcher(data, Partitioning("auto", args.method, args.seed, "host", store_dir),
+                                     backend=backend, budget=budget)
         setup["partition"] = t.seconds
         modes["out_of_core"] = _run_batch(ooc, queries, budget, cupy, peak)
         k, cross = ooc.k, ooc.cross_edge_count
         print(f"out-of-core (host) batch {modes['out_of_core']['batch_s']:.3f} s", file=sys.stderr, flush=True)
         _save(args, graph, budget, graph_bytes, k, cross, backend.name, modes, setup, len(queries), False)
         if not args.no_gather:
-            gather = PartitionedMatcher(data, ooc.k, method=args.method, seed=args.seed, directory=store_dir,
-                                        backend=backend, adjacency="gather")
+            gather = PartitionedMatcher(data, Partitioning(ooc.k, args.method, args.seed, "gather", store_dir),
+                                        backend=backend)
             modes["out_of_core_gather"] = _run_batch(gather, queries, budget, cupy, peak)
             print(f"out-of-core (gather) batch {modes['out_of_core_gather']['batch_s']:.3f} s", file=sys.stderr,
                   flush=True)

@@ -21,6 +21,7 @@ from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan import inter_partition_plan
+from distsm.plan.distribution import Directions
 from distsm.vocabulary import BACKENDS, Strategy
 
 QUERIES = {
@@ -67,14 +68,14 @@ def main(argv=None):
         warm = Graph.from_networkx(QUERIES["triangle"])
         distsm.count(data, warm, backend=be.name)
         for share in (True, False):
-            matcher.count(warm, Semantics(), budget, strategy=Strategy.PBE, share=share)
+            matcher.count(warm, Semantics(), budget, Directions(Strategy.PBE, share=share))
         for name, g in QUERIES.items():
             q = Graph.from_networkx(g)
             with common.Timer() as t:
                 whole = distsm.count(data, q, backend=be.name)
             whole_s = t.seconds
-            shared = matcher.count(q, Semantics(), budget, strategy=Strategy.PBE)
-            alone = matcher.count(q, Semantics(), budget, strategy=Strategy.PBE, share=False)
+            shared = matcher.count(q, Semantics(), budget, Directions(Strategy.PBE))
+            alone = matcher.count(q, Semantics(), budget, Directions(Strategy.PBE, share=False))
             assert shared.count == alone.count == whole, (name, k, shared.count, alone.count, whole)
             print(f"checked {name} k={k}: {whole} matches", file=sys.stderr, flush=True)
             rows.append({

@@ -9,6 +9,7 @@ imported only on the GPU path.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import dask
@@ -67,13 +68,25 @@ def local(gpus: str | int | None = "all", workers: int | None = None, *,
                             **kwargs)
 
 
-def connect(target: Any = None, *, gpus: str | int | None = "all", workers: int | None = None,
-            dashboard_address: str | None = DEFAULT_DASHBOARD, timeout: float = 30) -> tuple[Any, Any]:
+@dataclass(frozen=True)
+class LocalClusterSpec:
+    """A local cluster for a :class:`~distsm.Matcher` to start (and close with itself): ``gpus``, ``workers`` and
+    ``dashboard_address`` as in :func:`local`.  ``Matcher(data)`` starts ``LocalClusterSpec()``."""
+
+    gpus: str | int | None = "all"
+    workers: int | None = None
+    dashboard_address: str | None = DEFAULT_DASHBOARD
+
+    def start(self) -> Any:
+        return local(self.gpus, self.workers, dashboard_address=self.dashboard_address)
+
+
+def connect(target: Any = None, *, timeout: float = 30) -> tuple[Any, Any]:
     """Return ``(client, owned_cluster)`` for ``target``.
 
     ``target`` may be a ``distributed.Client`` (used as is), a cluster object, a scheduler address
-    (``"tcp://host:8786"``), a path to a scheduler file, or None (start :func:`local`).  ``owned_cluster`` is
-    the cluster distsm started (close it when done), or None.
+    (``"tcp://host:8786"``), a path to a scheduler file, a :class:`LocalClusterSpec`, or None (start
+    ``LocalClusterSpec()``).  ``owned_cluster`` is the cluster distsm started (close it when done), or None.
     """
     from distributed import Client
 
@@ -81,8 +94,8 @@ def connect(target: Any = None, *, gpus: str | int | None = "all", workers: int 
         return target, None
     owned = None
     try:
-        if target is None:
-            owned = local(gpus, workers, dashboard_address=dashboard_address)
+        if target is None or isinstance(target, LocalClusterSpec):
+            owned = (target or LocalClusterSpec()).start()
             return Client(owned, timeout=timeout), owned
         if hasattr(target, "scheduler_address"):
             return Client(target, timeout=timeout), None
@@ -95,4 +108,4 @@ def connect(target: Any = None, *, gpus: str | int | None = "all", workers: int 
             owned.close()
         raise ClusterError(f"cannot reach the Dask scheduler at {target!r}: {e}") from e
     raise ClusterError(f"do not know how to connect to {target!r}: give a Client, a cluster, a scheduler "
-                       "address like tcp://host:8786, or a scheduler file")
+                       "address like tcp://host:8786, a scheduler file or a distsm.LocalClusterSpec")

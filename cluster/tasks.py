@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import gc
 import logging
-import threading
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -39,12 +37,11 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
-from distsm.partitioned import (Shares, default_device_budget, device_peak_bytes, out_of_core_shares,
-                                resident_bytes, resolve_adjacency)
 from distsm.plan.execute import (Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job,
                                  whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
+from distsm.residency import Residency, default_device_budget, resident_bytes
 from distsm.semantics import Semantics
 
 logger = logging.getLogger(__name__)
@@ -54,22 +51,23 @@ class WorkerSite(WorkerPlugin):
     """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.execute.Site`
     its jobs run on.
 
-    Where spanning searches read the whole graph's adjacency is decided per worker from its device budget (see
-    :func:`~distsm.partitioned.resolve_adjacency`): on the device when the index fits, else out of core, where the
-    device holds only the O(|V|) arrays and the adjacency stays in the partition store's memory-mapped files,
-    which every worker of a host shares (one host-memory copy per node): read in place (``"host"``; on a GPU the
-    mapped pages are page-locked and read over the bus) or gathered per table chunk (``"gather"``).  Out of core,
-    the parts this worker searches stay resident while they fit in their share of the budget and are reloaded
-    otherwise (least recently used first out).  On setup it raises the worker process's mmap threshold
-    (``distsm.cluster.mmap-threshold``, see :mod:`distsm.cluster.allocator`) so the joins' host temporaries are not
-    mapped afresh under the nanny's allocator setting.
+    What the worker holds on its device is a :class:`~distsm.residency.Residency`, as in process: where spanning
+    searches read the whole graph's adjacency is decided from the worker's device budget (on the device when the
+    index fits, else out of core, where the device holds only the O(|V|) arrays and the adjacency stays in the
+    partition store's memory-mapped files, which every worker of a host shares (one host-memory copy per node):
+    read in place (``"host"``; on a GPU the mapped pages are page-locked and read over the bus) or gathered per
+    table chunk (``"gather"``)).  Out of core, the parts this worker searches stay resident while they fit in their
+    share of the budget and are reloaded otherwise (least recently used first out).  On setup it raises the worker
+    process's mmap threshold (``distsm.cluster.mmap-threshold``, see :mod:`distsm.cluster.allocator`) so the joins'
+    host temporaries are not mapped afresh under the nanny's allocator setting.
 
     Args:
         name: the plugin's name (unique per matcher; tasks find their state by it).
         store_dir: the partition store's directory (every worker must be able to read it).
         backend_name: the engine backend (``"auto"``, ``"numpy"`` or ``"cupy"``).
         adjacency: ``"auto"``, ``"device"``, ``"host"`` or ``"gather"``.
-        device_budget: device bytes this worker may hold (None: :func:`default_device_budget`).
+        device_budget: device bytes this worker may hold (None:
+            :func:`~distsm.residency.default_device_budget`).
     """
 
     def __init__(self, name: str, store_dir: str, backend_name: str, adjacency: str = "auto",
@@ -81,137 +79,64 @@ class WorkerSite(WorkerPlugin):
         self.device_budget = device_budget
 
     def setup(self, worker: Any) -> None:
+        from distsm.partition import PartitionStore
+
         threshold = cluster_options().mmap_threshold
         self.heap_temporaries = threshold is not None and set_mmap_threshold(threshold)
         self.worker = str(worker.name)
         self.backend = get_backend(self.backend_name)
         self.budget = self.device_budget or default_device_budget(self.backend)
-        self._lock = threading.RLock()  # builders nest (a part needs the store)
-        self._cache: dict[tuple, Any] = {}
-        self._parts: OrderedDict[int, tuple[Any, int]] = OrderedDict()  # out of core: resident parts, LRU first
+        self.store = PartitionStore.open(self.store_dir)
+        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget, site=f"worker {self.worker}")
         self.plans = PlanCache()
-        self.mode: str  # the adjacency mode: set by whole_graph(), which every reader calls first
-        self.part_bytes_h2d = 0
-        self.peak_part_bytes = 0
 
     def teardown(self, worker: Any) -> None:
         """Drop every part, index and filter this matcher loaded and give the device memory back."""
-        with self._lock:
-            for key, value in self._cache.items():
-                if key[0] == "part":
-                    self.backend.release(value.graph)
-            for local, _ in self._parts.values():
-                self.backend.release(local.graph)
-            self._cache.clear()
-            self._parts.clear()
-            self.plans = PlanCache()
+        self.residency.release()
+        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget)
+        self.plans = PlanCache()
         gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
         release_device_memory(self.backend)
 
-    def _cached(self, key: tuple, build: Any) -> Any:
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = build()
-            return self._cache[key]
-
     @property
-    def store(self) -> Any:
-        from distsm.partition import PartitionStore
-
-        return self._cached(("store",), lambda: PartitionStore.open(self.store_dir))
-
-    @property
-    def shares(self) -> Shares:
-        return out_of_core_shares(self.budget, int(self.store.assignment.shape[0]))
-
-    def load(self, part: int) -> Any:
-        """Part ``part`` with its index resident on this worker's device (loaded on first use; out of core it may
-        be released again to make room for another part)."""
-        self.whole_graph()  # decides the mode
-        if self.mode == "device":
-            def build() -> Any:
-                local = self.store.part(part)
-                # builds and caches the device index on the local graph
-                nbytes = int(self.backend.index(local.graph).nbytes)
-                self.peak_part_bytes += nbytes
-                logger.debug("worker %s loaded part %d (%d bytes of index)", self.worker, part, nbytes)
-                return local
-
-            return self._cached(("part", part), build)
-        with self._lock:
-            if part in self._parts:
-                self._parts.move_to_end(part)
-                return self._parts[part][0]
-            local = self.store.part(part)
-            nbytes = int(self.backend.index(local.graph).nbytes)
-            self.part_bytes_h2d += nbytes
-            # A join that still runs on an evicted part keeps its index alive until it ends.
-            while self._parts and sum(b for _, b in self._parts.values()) + nbytes > self.shares.part:
-                evicted, (old, _) = self._parts.popitem(last=False)
-                self.backend.release(old.graph)
-                logger.debug("worker %s released part %d to make room", self.worker, evicted)
-            self._parts[part] = (local, nbytes)
-            logger.debug("worker %s loaded part %d out of core (%d bytes of index)", self.worker, part, nbytes)
-            self.peak_part_bytes = max(self.peak_part_bytes, sum(b for _, b in self._parts.values()))
-            return local
+    def mode(self) -> str:
+        """The adjacency mode (decided when the whole graph is first read)."""
+        self.residency.whole_graph()
+        return self.residency.mode
 
     def job_budget(self, budget: int | None) -> BudgetPlan:
         """The budget of one job: the caller's (default: each side's own, :func:`~distsm.kernels.budget.
         default_budget`), on the device out of core at most the join's share of the device budget."""
-        self.whole_graph()
-        device = default_budget(self.backend, budget)
-        if self.mode != "device":
-            device = min(device, self.shares.join)
+        device = self.residency.join_budget(default_budget(self.backend, budget))
         return BudgetPlan(device, default_budget(self.backend.host(), budget))
 
     # ------------------------------------------------------------------ Site
     @contextmanager
     def part(self, i: int) -> Iterator[Any]:
-        yield self.load(i)
+        yield self.residency.part(i)
 
     def host_index(self) -> DataIndex | None:
-        return self._mapped_index() if self.backend.on_device else None
-
-    def _mapped_index(self) -> DataIndex:
-        """The whole graph's index over the store's memory-mapped files (NumPy arrays)."""
-        return self._cached(("host-index",), lambda: self.store.adjacency_index(mmap=True))
+        return self.residency.host_index()
 
     def slices(self, query: Graph, sem: Semantics, pieces: int) -> list[Slice]:
         """About ``pieces`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
         (:func:`~distsm.plan.slices.global_slices`, on the host over the memory-mapped index)."""
         numpy = get_backend("numpy")
-        host = self._mapped_index()
+        host = self.residency.mapped_index()
         return global_slices(numpy, host, query, sem, numpy.candidates(host, query, homomorphism=sem.homomorphism),
                              pieces)
 
     def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
-        def build() -> tuple[DataIndex, Any, HostAdjacency | None]:
-            host = self._mapped_index()
-            self.mode = resolve_adjacency(self.adjacency, self.budget, int(host.nbytes), host.n)
-            logger.info("worker %s reads the whole graph's adjacency in mode %r (index %d bytes, device budget %d)",
-                        self.worker, self.mode, int(host.nbytes), self.budget)
-            assignment = self.backend.xp.asarray(np.asarray(self.store.assignment))
-            if self.mode == "gather":
-                shares = self.shares
-                gathered = HostAdjacency(self.backend, host, limit=shares.piece, cache=shares.cache)
-                return gathered.core, assignment, gathered
-            if self.mode == "host":
-                return self.backend.host_resident(host, share=True), assignment, None
-            # On the CPU every process on the host shares the memory map.
-            return self.backend.from_host(host), assignment, None
-
-        return self._cached(("adjacency",), build)
+        return self.residency.whole_graph()
 
     def cross_vertices(self) -> np.ndarray:
-        return self._cached(("cross",), self.store.cross_vertices)
+        return self.store.cross_vertices()
 
     def moved_bytes(self) -> int:
-        gathered = self.whole_graph()[2]
-        return self.part_bytes_h2d + (0 if gathered is None else gathered.stats.bytes_h2d)
+        return self.residency.moved_bytes()
 
     def device_bytes(self) -> int:
-        index, _, gathered = self.whole_graph()
-        return device_peak_bytes(self.backend, resident_bytes(self.mode, index), gathered, self.peak_part_bytes)
+        return self.residency.device_bytes()
 
 
 def _state(name: str) -> WorkerSite:
@@ -238,7 +163,7 @@ def load_part(name: str, part: int) -> dict[str, Any]:
     """Load one part onto this worker (task ``distsm-load-*``), and what every spanning search reads."""
     t = time.perf_counter()
     state = _state(name)
-    local = state.load(part)
+    local = state.residency.part(part)
     idx = state.backend.index(local.graph)
     adjacency = state.whole_graph()[0]
     state.cross_vertices()

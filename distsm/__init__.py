@@ -20,6 +20,7 @@ from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
 from distsm.formats import read_graph, read_graphs, write_graph
 from distsm.graph import Graph
 from distsm.labels import LabelVocabulary
+from distsm.partition.spec import Partitioning
 from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
 from distsm.plan.execute import QueryResult
@@ -32,12 +33,16 @@ def __getattr__(name: str):
         from distsm.matcher import Matcher
 
         return Matcher
+    if name == "LocalClusterSpec":
+        from distsm.cluster.start import LocalClusterSpec
+
+        return LocalClusterSpec
     raise AttributeError(f"module 'distsm' has no attribute {name!r}")
 
 
 __all__ = [
-    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "Matcher",
-    "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count", "count_batch", "explain",
-    "iter_batch", "iter_mappings", "iter_matches", "match", "options", "read_graph", "read_graphs", "write_graph",
-    "__version__",
+    "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "LocalClusterSpec",
+    "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count",
+    "count_batch", "explain", "iter_batch", "iter_mappings", "iter_matches", "match", "options", "read_graph",
+    "read_graphs", "write_graph", "__version__",
 ]

@@ -40,7 +40,7 @@ from distsm.plan.execute import QueryResult, timeout_error
 from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
 from distsm.semantics import Semantics
-from distsm.vocabulary import AdjacencyMode, BackendName, PartitionMethod, check_adjacency
+from distsm.vocabulary import Adjacency, BackendName, PartitionMethod, check_adjacency
 
 __all__ = ["GraphLike", "Restrict", "as_graph", "count", "count_batch", "explain", "iter_batch", "iter_mappings",
            "iter_matches", "match", "partitioned_matcher", "restrict_positions"]
@@ -50,28 +50,23 @@ T = TypeVar("T")
 
 def partitioned_matcher(request: Request) -> Any:
     """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of the request's data graph and partitioning;
-    ``parts="auto"`` chooses ``k`` from the request's budget (out of core; see
-    :meth:`~distsm.partitioned.PartitionedMatcher.for_budget`)."""
+    ``parts="auto"`` chooses ``k`` from the request's budget (:func:`~distsm.residency.partitions_for_budget`)."""
     from distsm.partitioned import PartitionedMatcher
 
     how, data, be = request.partitioning, request.data, request.backend
     assert how is not None  # only partitioned requests get here
-    key = f"partitioned:{f'auto:{request.budget}' if how.parts == 'auto' else int(how.parts)}:{how.method}:" \
+    auto = how.parts == "auto"
+    key = f"partitioned:{f'auto:{request.budget}' if auto else int(how.parts)}:{how.method}:" \
           f"{how.seed}:{be.name}:{how.adjacency}"
     matcher = data._derived.get(key)
     if matcher is None:
-        if how.parts == "auto":
-            matcher = PartitionedMatcher.for_budget(data, request.budget, method=how.method, seed=how.seed,
-                                                    backend=be, adjacency=how.adjacency)
-        else:
-            matcher = PartitionedMatcher(data, int(how.parts), method=how.method, seed=how.seed, backend=be,
-                                         adjacency=how.adjacency)
+        matcher = PartitionedMatcher(data, how, backend=be, budget=request.budget if auto else None)
         data._derived[key] = matcher
     return matcher
 
 
 def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: int,
-                  adjacency: AdjacencyMode) -> Partitioning | None:
+                  adjacency: Adjacency) -> Partitioning | None:
     check_adjacency(adjacency)
     return None if partitions is None else Partitioning(partitions, method, seed, adjacency)
 
@@ -79,7 +74,7 @@ def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: i
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | None = None, backend: BackendName = "auto",
           partitions: int | str | None = None, partition_method: PartitionMethod = "metis", partition_seed: int = 0,
-          adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
+          adjacency: Adjacency = "device", restrict: Restrict | None = None,
           progress: Callable[[int, int], None] | None = None, timeout: float | None = None) -> int:
     """Count the matches of ``query`` in ``data`` (a Python int; exact, any size).
 
@@ -130,7 +125,7 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
                  backend: BackendName = "auto", partitions: int | str | None = None,
                  partition_method: PartitionMethod = "metis", partition_seed: int = 0,
-                 adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
+                 adjacency: Adjacency = "device", restrict: Restrict | None = None,
                  timeout: float | None = None) -> Iterator[np.ndarray]:
     """Stream matches as ``int64[rows, query.n]`` chunks (column ``i`` = data vertex position of query vertex
     ``i``; :func:`iter_mappings` gives node names instead).
@@ -168,7 +163,7 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
           homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
           backend: BackendName = "auto", partitions: int | str | None = None,
           partition_method: PartitionMethod = "metis", partition_seed: int = 0,
-          adjacency: AdjacencyMode = "device", restrict: Restrict | None = None,
+          adjacency: Adjacency = "device", restrict: Restrict | None = None,
           as_frame: bool = False, timeout: float | None = None) -> Any:
     """All matches (or the first ``limit``) as one ``int64[rows, query.n]`` array of data vertex positions; see
     :func:`iter_matches`.
@@ -208,9 +203,11 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
                 induced: bool = False, homomorphism: bool = False, unique: bool = False,
                 memory_budget: int | None = None, backend: BackendName = "auto",
                 partition_method: PartitionMethod = "metis", partition_seed: int = 0,
-                adjacency: AdjacencyMode = "device", timeout: float | None = None) -> list[QueryResult]:
-    """Count several queries on ``data`` split into ``partitions`` parts, as one part-major batch: each part is
-    made resident once for every query's intra-partition join (out of core, each part is loaded once per batch,
+                adjacency: Adjacency = "device", timeout: float | None = None) -> list[QueryResult]:
+    """Count several queries on ``data`` split into ``partitions`` parts, as one batch.  Each query spreads as on a
+    one-worker cluster (:mod:`distsm.plan.distribution`): a count goes whole, one join over the whole graph by the
+    counting paths of :func:`count`; queries that run their partitioned plan run part-major: each part is made
+    resident once for every such query's intra-partition join (out of core, each part is loaded once per batch,
     not once per query), then each query's spanning searches run.
 
     Returns one :class:`~distsm.plan.execute.QueryResult` per query, in order (``names`` name them; default
@@ -228,7 +225,7 @@ def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | s
                induced: bool = False, homomorphism: bool = False, unique: bool = False,
                memory_budget: int | None = None, backend: BackendName = "auto",
                partition_method: PartitionMethod = "metis", partition_seed: int = 0,
-               adjacency: AdjacencyMode = "device", timeout: float | None = None) -> Iterator[QueryResult]:
+               adjacency: Adjacency = "device", timeout: float | None = None) -> Iterator[QueryResult]:
     """:func:`count_batch`'s results, each yielded as its query completes (in query order).  Past ``timeout`` the
     running join stops within one chunk, its device memory is freed and ``TimeoutError`` is raised."""
     if not isinstance(queries, list):

@@ -113,7 +113,8 @@ def _add_semantics(p: argparse.ArgumentParser) -> None:
                    help="bytes the join may hold at once (e.g. 2GiB); smaller runs in more chunks")
     p.add_argument("--partitions", type=_partitions_arg, default=None, metavar="K",
                    help="split the data graph into K parts and search intra- plus inter-partition matches; 'auto' "
-                        "chooses K from --memory-budget for a graph larger than the device (needs --adjacency)")
+                        "chooses K from the device budget: from --memory-budget in process (one part while the "
+                        "graph's index fits it), one part per worker on a cluster")
     p.add_argument("--partition-method", default="metis", choices=PARTITION_METHODS)
     p.add_argument("--adjacency", default="device", choices=ADJACENCY_MODES,
                    help="with --partitions: where spanning searches read the whole graph's adjacency; 'host' and "
@@ -355,9 +356,6 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
                       expected: dict[str, int]) -> int:
     from distsm.cluster.start import ClusterError
 
-    if args.partitions == "auto":
-        raise _UsageError("--partitions auto runs in-process; on a cluster give --partitions K (or none: one part "
-                          "per worker)")
     if args.scheduler and args.scheduler_file:
         raise _UsageError("give --scheduler or --scheduler-file, not both")
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
@@ -374,8 +372,9 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
 
 def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str, Path, Graph]], sem: Semantics,
                     expected: dict[str, int]) -> int:
-    from distsm.cluster.start import connect
+    from distsm.cluster.start import DEFAULT_DASHBOARD, LocalClusterSpec, connect
     from distsm.matcher import Matcher
+    from distsm.partition import Partitioning
 
     gpus: str | int | None = "all"
     if args.gpus is not None:
@@ -389,12 +388,12 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
     client = None
     if target is not None:
         client, _ = connect(target, timeout=args.connect_timeout)
+    local = LocalClusterSpec(gpus, args.workers, args.dashboard_address or DEFAULT_DASHBOARD)
+    how = Partitioning(args.partitions or "auto", args.partition_method, adjacency=args.adjacency, directory=store)
     t0 = time.perf_counter()
     try:
-        dashboard = {} if args.dashboard_address is None else {"dashboard_address": args.dashboard_address}
-        with Matcher(data, cluster=client, partitions=args.partitions, backend=args.backend,
-                     memory_budget=args.memory_budget, partition_dir=store, partition_method=args.partition_method,
-                     gpus=gpus, workers=args.workers, adjacency=args.adjacency, **dashboard) as m:
+        with Matcher(data, cluster=client or local, partitions=how, backend=args.backend,
+                     memory_budget=args.memory_budget) as m:
             for name, path, q in queries:
                 _check_query(path, name, q, m.data)
             print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "

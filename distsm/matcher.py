@@ -24,7 +24,6 @@ import shutil
 import tempfile
 import time
 import uuid
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,21 +33,19 @@ from distsm.cluster import tasks
 from distsm.cluster.batch import Batch
 from distsm.cluster.monitor import DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
-from distsm.cluster.start import DEFAULT_DASHBOARD, ClusterError, connect
+from distsm.cluster.start import ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import get_backend
 from distsm.kernels.candidate_edges import scan_entries
-from distsm.kernels.index import estimate_index_bytes
-from distsm.partitioned import out_of_core_shares, resolve_adjacency
-from distsm.plan.automorphism import stabilizer_chain
+from distsm.plan.distribution import Directions, Sites, as_whole, by_estimate, decide, whole_plan
 from distsm.plan.execute import QueryResult, jobs, whole_graph_join
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges
-from distsm.request import GraphLike, as_graph, query_for
+from distsm.request import GraphLike, Partitioning, as_graph, query_for
+from distsm.residency import partitions_for_budget
 from distsm.semantics import Semantics
-from distsm.vocabulary import (BACKENDS, DISTRIBUTIONS, WORKER_ADJACENCY_MODES, BackendName, Distribution,
-                               PartitionMethod, Strategy, WorkerAdjacency)
+from distsm.vocabulary import BACKENDS, BackendName, Distribution, Strategy
 
 _batches = itertools.count(1)
 
@@ -88,45 +85,38 @@ class Matcher:
 
     Args:
         data: the data graph (a :class:`~distsm.Graph`, a path, or a networkx graph).
-        cluster: a ``distributed.Client``, a cluster object, a scheduler address, a scheduler file, or None to
-            start a local cluster (``gpus``/``workers`` as in :func:`distsm.cluster.local`).
-        partitions: number of parts (default: one per worker, or more when ``device_budget`` calls for smaller
-            parts).
+        cluster: a ``distributed.Client``, a cluster object, a scheduler address, a scheduler file, or a
+            :class:`~distsm.LocalClusterSpec` (None: ``LocalClusterSpec()``, one worker per GPU, else two CPU
+            workers; a cluster this matcher starts closes with it).
+        partitions: the number of parts, or a :class:`~distsm.Partitioning` (count, partitioner and seed, the
+            store's directory, and where each worker's spanning searches read the whole graph's adjacency).
+            ``"auto"`` (default): one part per worker, or more when the workers' device budget calls for smaller
+            parts (:func:`~distsm.residency.partitions_for_budget`, as in process).  The store's directory must be
+            readable by every worker (default: beside the data file when ``data`` is a path, else a temporary
+            directory removed by :meth:`close`).  Adjacency ``"auto"`` (default) keeps it on the device when its
+            index fits in half the worker's device budget, else ``"host"``; ``"device"``, ``"host"`` (the partition
+            store's memory-mapped files, shared by the workers of a host, read in place; page-locked for zero-copy
+            reads on a GPU) or ``"gather"`` (the adjacency lists a table chunk reads are copied to the device per
+            chunk).  See :class:`~distsm.residency.Residency`.
         backend: engine backend on the workers (``"auto"``: CuPy where a GPU is present).
         memory_budget: bytes one task's join may hold (default: the worker backend's).
-        partition_dir: directory of the partition store, readable by every worker (default: beside the data
-            file when ``data`` is a path, else a temporary directory removed by :meth:`close`).
-        partition_method, partition_seed: the partitioner.
-        inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
-            so the scheduler hands them to workers as they free up, which evens out skewed work).
-        adjacency: where each worker's spanning searches read the whole graph's adjacency: ``"auto"`` (on the
-            device when its index fits in half the worker's device budget, else ``"host"``), ``"device"``,
-            ``"host"`` (the partition store's memory-mapped files, shared by the workers of a host, read in place;
-            page-locked for zero-copy reads on a GPU) or ``"gather"`` (the adjacency lists a table chunk reads are
-            copied to the device per chunk).  See :class:`~distsm.cluster.tasks.WorkerSite`.
         device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
             the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
+        inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
+            so the scheduler hands them to workers as they free up, which evens out skewed work).
         load_timeout: seconds the initial partition loads may take.
-        dashboard_address: where the dashboard of a cluster this matcher starts listens (default loopback only,
-            ``127.0.0.1:8787``; ``":8787"`` listens on every interface, ``None`` disables it).
     """
 
-    def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | None = None,
-                 backend: BackendName = "auto", memory_budget: int | None = None, *,
-                 partition_dir: str | os.PathLike | None = None,
-                 partition_method: PartitionMethod = "metis", partition_seed: int = 0, gpus: str | int | None = "all",
-                 workers: int | None = None, dashboard_address: str | None = DEFAULT_DASHBOARD,
-                 inter_slices: int | None = None, load_timeout: float = 600.0, adjacency: WorkerAdjacency = "auto",
-                 device_budget: int | None = None):
-        from distsm.partition import load_or_build
-
+    def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | str | Partitioning = "auto",
+                 backend: BackendName = "auto", memory_budget: int | None = None, *, device_budget: int | None = None,
+                 inter_slices: int | None = None, load_timeout: float = 600.0):
         # Every argument is checked before a cluster starts: a typo must not cost a cluster's start-up time.
+        how = partitions if isinstance(partitions, Partitioning) else Partitioning(partitions, adjacency="auto")
         check_choice("backend", backend, BACKENDS)
-        check_int("partitions", partitions, minimum=1)
         check_int("memory_budget", memory_budget, minimum=1)
         check_int("device_budget", device_budget, minimum=1)
-        check_choice("adjacency", adjacency, WORKER_ADJACENCY_MODES)
-        self.adjacency = adjacency
+        self.partitioning = how
+        self.adjacency = how.adjacency
         self.device_budget = device_budget
         self.backend = backend
         self.memory_budget = memory_budget
@@ -134,20 +124,16 @@ class Matcher:
         self._tmpdir: str | None = None
         self._state: str | None = None
         self._owns_client = not (cluster is not None and type(cluster).__name__ == "Client")
-        self.client, self._cluster = connect(cluster, gpus=gpus, workers=workers, dashboard_address=dashboard_address)
+        self.client, self._cluster = connect(cluster)
         try:
             self.client.register_plugin(DistsmMonitor())
             self.n_workers = len(alive_workers(self.client))
             if self.n_workers == 0:
                 raise ClusterError("the cluster has no workers")
-            k = partitions if partitions is not None else self._default_partitions()
-            if partition_dir is None:
-                partition_dir = self._default_store_dir(data, k, partition_method, partition_seed)
             t = time.perf_counter()
-            self.store = load_or_build(self.data, k, directory=partition_dir, method=partition_method,
-                                       seed=partition_seed, fallback=False)
+            self.store = self._partition(data, how)
             self.partition_seconds = time.perf_counter() - t
-            assert self.store.directory is not None  # a store built in partition_dir
+            assert self.store.directory is not None  # a store built in its directory
             self.store_dir = os.fspath(self.store.directory)
             self.k = int(self.store.k)
             src, dst, _ = self.store.cross_edges()
@@ -164,24 +150,27 @@ class Matcher:
             self.placement = Placement(self.k)
             # One plugin per matcher: its caches are this matcher's alone and go when it closes.
             self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
-            self.client.register_plugin(tasks.WorkerSite(self._state, self.store_dir, self.backend, adjacency,
+            self.client.register_plugin(tasks.WorkerSite(self._state, self.store_dir, self.backend, how.adjacency,
                                                           device_budget), name=self._state)
             self.load_report = self.load()
         except BaseException:
             self.close()
             raise
 
-    def _default_partitions(self) -> int:
-        """One part per worker; with a ``device_budget`` the graph's index does not fit in, as many more (a
-        multiple of the workers) as make a part's index fit in its out-of-core share of the budget."""
-        n_workers = self.n_workers
+    def _partition(self, data: GraphLike, how: Partitioning) -> Any:
+        """The partition store: ``how.parts`` parts, or for ``"auto"`` one per worker, more when a part's index
+        must fit the workers' ``device_budget`` out of core (:func:`~distsm.residency.partitions_for_budget`)."""
+        from distsm.partition import load_or_build
+
+        def build(k: int) -> Any:
+            directory = how.directory or self._default_store_dir(data, k, how.method, how.seed)
+            return load_or_build(self.data, k, directory=directory, method=how.method, seed=how.seed, fallback=False)
+
+        if how.parts != "auto":
+            return build(int(how.parts))
         if self.device_budget is None:
-            return n_workers
-        index = estimate_index_bytes(self.data.n, self.data.nnz, self.data.num_effective_labels > 1)
-        if resolve_adjacency(self.adjacency, self.device_budget, index, self.data.n) == "device":
-            return n_workers
-        per_part = -(-index // out_of_core_shares(self.device_budget, self.data.n).part)
-        return min(self.data.n, -(-per_part // n_workers) * n_workers)
+            return build(self.n_workers)
+        return partitions_for_budget(self.data, self.device_budget, how.adjacency, build, multiple=self.n_workers)
 
     def _default_store_dir(self, data: GraphLike, k: int, method: str, seed: int) -> str:
         """Beside the data file when its folder is writable, else the user's cache, else a temporary folder."""
@@ -289,12 +278,12 @@ class Matcher:
         splits it into slices over the cluster once its counting plan shows it heavy
         (:func:`distsm.cluster.tasks.whole`); such queries are not filtered or planned here.  Queries without a
         trial join (listings, induced queries, forced PBE, workers that gather their adjacency) are spread by the
-        client's estimates (:meth:`distribution`), and workers start those heaviest first (:func:`longest_first`,
-        by the adjacency each query's refinement would scan).
-        """
+        client's estimates (:func:`~distsm.plan.distribution.by_estimate`), and workers start those heaviest first
+        (:func:`longest_first`, by the adjacency each query's refinement would scan).  The decisions are those of
+        :mod:`distsm.plan.distribution`, which the in-process executor takes too."""
         from distributed import span
 
-        check_choice("distribute", distribute, DISTRIBUTIONS)
+        directions = Directions(None if strategy is None else Strategy.parse(strategy), distribute, listing)
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
         graphs = [query_for(self.data, q) for q in queries]
@@ -305,8 +294,6 @@ class Matcher:
             raise ValueError("names must have one entry per query")
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
-        if strategy is not None:
-            strategy = Strategy.parse(strategy)
         sem = Semantics(induced, homomorphism, unique)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
@@ -314,43 +301,34 @@ class Matcher:
         pieces: list[Any] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
-        measured = [self._splits_when_heavy(q, sem, strategy, distribute, listing) for q in graphs]
-        planned = [self._plan_query(q, sem, strategy, split) for q, split in zip(graphs, measured)]
+        decided = [decide(q, sem, directions, self.sites) for q in graphs]
+        planned = [self._plan_query(q, sem, directions.strategy, d is not None and d.measured)
+                   for q, d in zip(graphs, decided)]
         total = sum(w for _, _, w, _ in planned)
         # The adjacency a query's refinement would scan ranks the batch's planned queries for the workers' start
         # order (the others start in submission order after them).
         scans = [0 if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
                  for q, (_, cands, _, _) in zip(graphs, planned)]
         with span(f"distsm-batch-{batch_id}"):
-            for name, q, (plan, cands, work, plan_s), scan, priority, split in zip(
-                    names, graphs, planned, scans, longest_first(scans), measured):
-                if split:
-                    how, why = "whole", ("one worker" if self.n_workers == 1 else
-                                         "sent whole, to be split into slices over the workers if its counting "
-                                         "plan shows it heavy")
-                    plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "priority": priority}
-                    task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
-                    merge_futs.append(self.client.submit(
-                        tasks.whole, self._state, task, self.memory_budget,
-                        self.inter_slices if self.n_workers > 1 else None,
-                        key=f"distsm-whole-{_token()}", pure=False, priority=priority))
-                    pieces.append([])
-                    continue
-                how, why = self.distribution(work, total, len(graphs), strategy, distribute)
-                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": how, "estimated_work": work,
-                               "scan_entries": scan, "priority": priority}
-                if how == "whole":
-                    plan = replace(plan, strategy=Strategy.GLOBAL,
-                                   reason=f"{plan.reason}; sent whole to one worker: one join over the whole graph")
-                    plans[name].update(plan.summary())
+            for name, q, (plan, cands, work, plan_s), scan, priority, decision in zip(
+                    names, graphs, planned, scans, longest_first(scans), decided):
+                decision = decision or by_estimate(work, total, len(graphs), self.sites)
+                if not decision.measured:
+                    plan = plan if decision.how == "sliced" else as_whole(plan)
+                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": decision.how,
+                               "priority": priority}
+                if not decision.measured:
+                    plans[name].update(estimated_work=work, scan_entries=scan)
+                task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit,
+                                       (decision.how, decision.why))
+                if decision.how == "whole":
                     # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
-                    task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
-                    merge_futs.append(self.client.submit(tasks.whole, self._state, task, self.memory_budget,
+                    split = self.inter_slices if decision.measured and self.n_workers > 1 else None
+                    merge_futs.append(self.client.submit(tasks.whole, self._state, task, self.memory_budget, split,
                                                          key=f"distsm-whole-{_token()}", pure=False,
                                                          priority=priority))
                     pieces.append([])
                     continue
-                task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit, (how, why))
                 merged, futs = self._submit_jobs(task, cands, addrs, priority)
                 merge_futs.append(merged)
                 pieces.append(futs)
@@ -358,13 +336,18 @@ class Matcher:
                                                    "semantics": sem.as_dict()})
         return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
 
+    @property
+    def sites(self) -> Sites:
+        """The workers as the sites a batch spreads over (see :mod:`distsm.plan.distribution`)."""
+        return Sites(self.n_workers, gather=any(r["adjacency"] == "gather" for r in self.load_report))
+
     def _plan_query(self, query: Graph, sem: Semantics, strategy: Strategy | None, split: bool
                     ) -> tuple[InterPartitionPlan, list[Any] | None, float, float]:
         """``(plan, candidates, estimated work, planning seconds)`` of one query of a batch.  A query sent whole and
         split on its worker if its counting plan shows it heavy (``split``) is not filtered or planned here."""
         t = time.perf_counter()
         if split:
-            return _whole_plan(query), None, 0.0, time.perf_counter() - t
+            return whole_plan(query), None, 0.0, time.perf_counter() - t
         cands = self._plan_backend.candidates(self._index, query, homomorphism=sem.homomorphism)
         plan = plan_inter(self._plan_backend, self._index, query, sem, self.cross_edge_count, self.data.m,
                           strategy=strategy, candidates=cands)
@@ -390,48 +373,6 @@ class Matcher:
         merged = self.client.submit(tasks.combine, task, *futs, key=f"distsm-merge-{_token()}", pure=False,
                                     priority=priority)
         return merged, futs
-
-    def _splits_when_heavy(self, query: Graph, sem: Semantics, strategy: Strategy | None, distribute: Distribution,
-                           listing: bool) -> bool:
-        """Whether ``query`` goes whole to one worker that splits it into slices once its counting plan shows it
-        heavy (:func:`distsm.cluster.tasks.whole`): a count (``distribute="auto"``, no forced PBE) that takes the
-        engine's trial on workers reading the adjacency in place (not gathered); induced queries and single
-        vertices have no trial."""
-        modes = {r["adjacency"] for r in self.load_report}
-        return (distribute == "auto" and strategy is not Strategy.PBE and not listing and not sem.induced
-                and query.n > 1 and modes <= {"device", "host"})
-
-    def distribution(self, work: float, total: float, queries: int, strategy: Strategy | None,
-                     distribute: Distribution = "auto") -> tuple[str, str]:
-        """``("whole" | "sliced", why)`` for a query of estimated ``work`` (:func:`work_estimate`) in a batch of
-        ``queries`` queries whose estimates sum to ``total``.
-
-        A query goes whole to one worker when the batch alone keeps every worker busy: it has at least as many
-        queries as workers and this query's estimate is at most a worker's share of the batch (many small queries
-        spread as whole queries, with no slicing or merging overhead).  A query heavier than that, or a batch with
-        fewer queries than workers, is sliced.  A PBE plan the caller forced runs its intra-partition joins on the
-        parts' workers, so it is sliced; one worker gets every query whole.  A whole query on a worker whose
-        adjacency is resident (or read in place) takes the engine's own counting paths, as :func:`distsm.count`
-        does (the trailing count of heavy queries included), and so does each slice of a global join, restricted to
-        the slice's start ids: a light slice finishes in its trial join; the heavy ones share one refinement and
-        counting plan per worker, whose core join starts at the sliced vertex (see
-        :class:`~distsm.plan.execute.SharedCount`).  Spanning searches (PBE, or out-of-core adjacency) run the
-        general join, planned once per worker.
-        """
-        if distribute != "auto":
-            return distribute, f"distribute={distribute!r} asked by the caller"
-        if strategy is Strategy.PBE:
-            return "sliced", "the caller forced PBE, whose intra-partition joins run on their parts' workers"
-        if self.n_workers == 1:
-            return "whole", "one worker"
-        share = total / self.n_workers
-        if queries < self.n_workers:
-            return "sliced", f"{queries} queries for {self.n_workers} workers: slicing keeps every worker busy"
-        if work > share:
-            return "sliced", (f"estimated work {work:.3g} exceeds a worker's share of the batch ({share:.3g}): "
-                              "one heavy query is spread over the workers")
-        return "whole", (f"{queries} queries for {self.n_workers} workers and estimated work {work:.3g} within a "
-                         f"worker's share of the batch ({share:.3g})")
 
     def _slices(self, strategy: Strategy, starts: tuple[np.ndarray, np.ndarray] | None = None) -> list[Slice]:
         """Slices (:data:`~distsm.plan.slices.Slice`) splitting a spanning search into tasks (see
@@ -479,10 +420,3 @@ class Matcher:
 
 def _token() -> str:
     return uuid.uuid4().hex
-
-
-def _whole_plan(query: Graph) -> InterPartitionPlan:
-    """The plan of a query sent whole: one join over the whole graph (no spanning searches to plan)."""
-    return InterPartitionPlan((), False, stabilizer_chain(query).order, Strategy.GLOBAL,
-                              "sent whole to one worker: one join over the whole graph, split into slices over "
-                              "the workers if its counting plan shows it heavy")

@@ -27,7 +27,8 @@ from distsm.labels import reconcile
 from distsm.plan.execute import deadline
 from distsm.plan.search import symmetry
 from distsm.semantics import Semantics
-from distsm.vocabulary import BACKENDS, AdjacencyMode, PartitionMethod, check_adjacency
+from distsm.partition.spec import Partitioning
+from distsm.vocabulary import BACKENDS
 
 GraphLike = Graph | str | os.PathLike | Any
 Restrict = Mapping[Hashable, Iterable[Hashable]]
@@ -66,27 +67,6 @@ def query_for(data: Graph, query: GraphLike) -> Graph:
     q = as_graph(query, role="query")
     engine.check_pair(data, q)
     return reconcile(q, data)
-
-
-@dataclass(frozen=True)
-class Partitioning:
-    """How a partitioned search splits the data graph: ``parts`` (a count, or ``"auto"`` from the budget), the
-    partitioner and its seed, and where spanning searches read the whole graph's adjacency."""
-
-    parts: int | str
-    method: PartitionMethod = "metis"
-    seed: int = 0
-    adjacency: AdjacencyMode = "device"
-
-    def __post_init__(self) -> None:
-        check_adjacency(self.adjacency)
-        auto = self.parts == "auto"
-        if not auto and (isinstance(self.parts, bool) or not isinstance(self.parts, (int, np.integer))
-                         or self.parts < 1):
-            raise ValueError(f"partitions must be a positive integer or 'auto', got {self.parts!r}")
-        if auto and self.adjacency == "device":
-            raise ValueError("partitions='auto' sizes parts for out-of-core search: pass adjacency='host' or "
-                             "'gather'")
 
 
 @dataclass(frozen=True)

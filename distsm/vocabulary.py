@@ -21,16 +21,11 @@ BACKENDS: tuple[str, ...] = get_args(BackendName)
 PartitionMethod = Literal["metis", "random", "contiguous"]
 PARTITION_METHODS: tuple[str, ...] = get_args(PartitionMethod)
 
-#: Where a partitioned search reads the whole graph's adjacency (:class:`distsm.partitioned.PartitionedMatcher`):
-#: ``"device"`` in device memory, ``"host"`` and ``"gather"`` out of core.
-AdjacencyMode = Literal["device", "host", "gather"]
-ADJACENCY_MODES: tuple[str, ...] = get_args(AdjacencyMode)
-
-
-#: Where each cluster worker keeps the whole graph's adjacency: an :data:`AdjacencyMode`, or ``"auto"`` (on the
-#: device when the index fits half the worker's device budget, else ``"host"``; see :class:`distsm.Matcher`).
-WorkerAdjacency = Literal["auto", "device", "host", "gather"]
-WORKER_ADJACENCY_MODES: tuple[str, ...] = get_args(WorkerAdjacency)
+#: Where a site (this process, or a cluster worker) reads the whole graph's adjacency
+#: (:class:`distsm.residency.Residency`): ``"device"`` in device memory, ``"host"`` and ``"gather"`` out of core, or
+#: ``"auto"``: on the device when the index fits half the site's device budget, else ``"host"``.
+Adjacency = Literal["auto", "device", "host", "gather"]
+ADJACENCY_MODES: tuple[str, ...] = get_args(Adjacency)
 
 #: How a query of a cluster batch spreads over the workers: ``"whole"`` (one job on one worker), ``"sliced"``
 #: (its spanning searches sliced over the workers) or ``"auto"`` (the planner decides per query).

@@ -14,6 +14,7 @@ from distsm.partition.graph_store import load_index, save_index
 from distsm.partition.methods import PARTITION_METHODS, partition_vertices
 from distsm.partition.metis import PartitionError, metis_parts
 from distsm.partition.simple import contiguous_parts, random_parts
+from distsm.partition.spec import Partitioning
 from distsm.partition.store import (
     LocalPart,
     PartitionStats,
@@ -24,7 +25,8 @@ from distsm.partition.store import (
 )
 
 __all__ = [
-    "PARTITION_METHODS", "LocalPart", "PartitionError", "PartitionStats", "PartitionStore", "StalePartitionError",
+    "PARTITION_METHODS", "LocalPart", "PartitionError", "PartitionStats", "PartitionStore", "Partitioning",
+    "StalePartitionError",
     "contiguous_parts", "graph_fingerprint", "load_index", "load_or_build", "metis_parts", "partition_vertices",
     "random_parts", "save_index",
 ]

@@ -13,11 +13,13 @@ from hprd import DATA, expected_counts, query_path
 from oracles import check_split, heavy_case, networkx_matches, random_graph
 
 import distsm
+from distsm import Partitioning
 from distsm.cluster import ClusterError, QueryResult
 from distsm.kernels.candidate_edges import scan_entries
 from distsm.matcher import longest_first
 from distsm.plan.slices import balanced_slices
 from distsm.plan import Strategy
+from distsm.plan.distribution import Directions, by_estimate, decide
 
 EXPECTED = expected_counts()
 NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
@@ -25,8 +27,8 @@ NAMES = sorted(EXPECTED, key=lambda s: int(s.rsplit("_", 1)[1]))
 
 @pytest.fixture(scope="module")
 def hprd_matcher(cluster, tmp_path_factory):
-    m = distsm.Matcher(str(DATA), cluster=cluster, partitions=4, backend="numpy",
-                       partition_dir=tmp_path_factory.mktemp("parts") / "hprd-k4")
+    m = distsm.Matcher(str(DATA), cluster=cluster, backend="numpy",
+                       partitions=Partitioning(4, directory=tmp_path_factory.mktemp("parts") / "hprd-k4"))
     yield m
     m.close()
 
@@ -71,7 +73,7 @@ def test_options_listing_and_unique(hprd_matcher):
 def test_symmetric_queries_on_a_random_graph(cluster, tmp_path):
     rng = np.random.default_rng(11)
     data = random_graph(rng, 120, 0.08, 1, 1, False)
-    with distsm.Matcher(data, cluster=cluster, partitions=3, backend="numpy", partition_method="random") as m:
+    with distsm.Matcher(data, cluster=cluster, partitions=Partitioning(3, "random"), backend="numpy") as m:
         queries = [distsm.Graph.from_networkx(g) for g in [nx.complete_graph(3), nx.cycle_graph(4),
                                                             nx.complete_graph(4), nx.path_graph(4)]]
         expected = [distsm.count(data, q, backend="numpy") for q in queries]
@@ -126,7 +128,7 @@ def test_lost_scheduler_is_an_error_not_a_hang(tmp_path):
 
     lc = LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
     client = Client(lc)
-    m = distsm.Matcher(str(DATA), cluster=client, partitions=2, backend="numpy", partition_dir=tmp_path / "p")
+    m = distsm.Matcher(str(DATA), cluster=client, partitions=Partitioning(2, directory=tmp_path / "p"), backend="numpy")
     batch = m.submit([str(query_path(n)) for n in NAMES], names=NAMES)
     lc.close()
     t = time.monotonic()
@@ -169,8 +171,8 @@ def test_dashboard_status_route_and_prometheus_counters(tmp_path):
     lc = local(gpus=None, workers=1, dashboard_address="127.0.0.1:0")
     try:
         with Client(lc) as client:
-            with distsm.Matcher(str(DATA), cluster=client, partitions=2, backend="numpy",
-                               partition_dir=tmp_path / "p") as m:
+            with distsm.Matcher(str(DATA), cluster=client, partitions=Partitioning(2, directory=tmp_path / "p"),
+                                backend="numpy") as m:
                 names = NAMES[:5]
                 base = client.dashboard_link.rsplit("/", 1)[0]
                 # Prometheus counters are per process: earlier tests' schedulers may have counted too.
@@ -215,8 +217,8 @@ def _metrics(url):
 @pytest.fixture(scope="module")
 def heavy_matcher(cluster, tmp_path_factory):
     data, heavy, edge = heavy_case()
-    m = distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy",
-                       partition_dir=tmp_path_factory.mktemp("heavy") / "k2")
+    m = distsm.Matcher(data, cluster=cluster, backend="numpy",
+                       partitions=Partitioning(2, directory=tmp_path_factory.mktemp("heavy") / "k2"))
     yield m, data, heavy, edge
     m.close()
 
@@ -359,20 +361,25 @@ def test_in_process_and_cluster_results_are_identical(cluster, tmp_path, k):
              (random_graph(rng, 60, 0.15, 2, 1, False),
               [distsm.Graph.from_networkx(g) for g in [nx.complete_graph(3), nx.cycle_graph(4), nx.path_graph(4)]],
               "random", {})]
-    runs = [(distsm.Semantics(), None), (distsm.Semantics(), "pbe"), (distsm.Semantics(), "global"),
-            (distsm.Semantics(induced=True), "pbe"), (distsm.Semantics(unique=True), "global")]
+    # Every direction whose decision does not depend on how many sites there are (a count left to decide goes
+    # whole to a site that measures it; a forced PBE plan or distribution is the caller's).
+    plain = distsm.Semantics()
+    runs = [(plain, None, "auto"), (plain, "pbe", "auto"), (plain, None, "sliced"), (plain, "global", "sliced"),
+            (distsm.Semantics(induced=True), "pbe", "auto"), (distsm.Semantics(unique=True), "global", "whole"),
+            (distsm.Semantics(unique=True), None, "auto"), (distsm.Semantics(homomorphism=True), None, "whole")]
     for c, (data, queries, method, oracle) in enumerate(cases):
         store = tmp_path / f"case{c}"
-        local = PartitionedMatcher(data, k, method=method, directory=str(store), backend=numpy)
-        with distsm.Matcher(data, cluster=cluster, partitions=k, backend="numpy", partition_dir=store,
-                            partition_method=method) as m:
-            for sem, strategy in runs:
-                remote = m.submit(queries, strategy=strategy, distribute="sliced", **sem.as_dict()).results()
-                here = local.count_batch(queries, sem, 1 << 26, strategy)
+        how = Partitioning(k, method, directory=store)
+        local = PartitionedMatcher(data, how, backend=numpy)
+        with distsm.Matcher(data, cluster=cluster, partitions=how, backend="numpy") as m:
+            for sem, strategy, distribute in runs:
+                remote = m.submit(queries, strategy=strategy, distribute=distribute, **sem.as_dict()).results()
+                here = local.count_batch(queries, sem, 1 << 26, Directions(strategy, distribute))
                 for i, (a, b, q) in enumerate(zip(remote, here, queries)):
                     assert a.ok and b.ok
-                    assert (a.count, a.semantics, a.strategy, a.intra, a.inter, a.partitions) == \
-                           (b.count, b.semantics, b.strategy, b.intra, b.inter, b.partitions), (k, c, sem)
+                    assert (a.count, a.semantics, a.distribution, a.strategy, a.intra, a.inter, a.partitions) == \
+                           (b.count, b.semantics, b.distribution, b.strategy, b.intra, b.inter, b.partitions), \
+                           (k, c, sem, strategy, distribute)
                     if (sem, i) not in oracle:
                         oracle[sem, i] = distsm.count(data, q, backend="numpy", **sem.as_dict())
                     assert a.count == oracle[sem, i]
@@ -385,7 +392,7 @@ def test_everything_a_default_matcher_starts_listens_on_loopback():
 
     rng = np.random.default_rng(1)
     data = random_graph(rng, 30, 0.2, 1, 1, False)
-    with distsm.Matcher(data, gpus=None, workers=1, backend="numpy") as m:
+    with distsm.Matcher(data, cluster=distsm.LocalClusterSpec(gpus=None, workers=1), backend="numpy") as m:
         assert m.dashboard_link.startswith("http://127.0.0.1:")
         info = m.client.scheduler_info()
         ports = {int(m.dashboard_link.split(":")[2].split("/")[0]), int(info["address"].rsplit(":", 1)[1])}
@@ -433,8 +440,8 @@ def test_close_returns_device_memory_to_baseline(tmp_path):
         with Client(lc) as client:
             client.run(warm_up)
             before = client.run(pool_bytes)
-            m = distsm.Matcher(data, cluster=client, partitions=2 * len(before), backend="cupy",
-                               partition_dir=tmp_path / "p")
+            m = distsm.Matcher(data, cluster=client, partitions=Partitioning(2 * len(before), directory=tmp_path / "p"),
+                               backend="cupy")
             assert m.count(query) == want
             during = client.run(pool_bytes)
             m.close()
@@ -482,8 +489,8 @@ def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_ind
     assert oracle == [distsm.count(data, q, backend="numpy") for q in queries] and min(oracle) > 0
     index_bytes = build_index(data, np).nbytes
     budget = None if adjacency == "device" else index_bytes // 3
-    with distsm.Matcher(data, cluster=cluster, backend="numpy", adjacency=adjacency, device_budget=budget,
-                        partition_dir=tmp_path / "p") as m:
+    with distsm.Matcher(data, cluster=cluster, backend="numpy", device_budget=budget,
+                        partitions=Partitioning(adjacency=adjacency, directory=tmp_path / "p")) as m:
         report = m.load_report
         assert {r["adjacency"] for r in report} == {adjacency}
         for distribute in ("whole", "sliced"):
@@ -515,8 +522,8 @@ def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_ind
 
 def test_each_worker_plans_a_sliced_query_once(cluster, tmp_path):
     data, queries = _memory_case()
-    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=12,
-                        partition_dir=tmp_path / "p") as m:
+    with distsm.Matcher(data, cluster=cluster, partitions=Partitioning(2, directory=tmp_path / "p"), backend="numpy",
+                        inter_slices=12) as m:
         planned = lambda: cluster.run(lambda dask_worker, s=m._state: dask_worker.plugins[s].plans.planned)  # noqa
         for strategy in ("global", "pbe"):
             before = planned()
@@ -536,8 +543,8 @@ def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
 
     data, queries = _memory_case()
     numpy = distsm.kernels.get_backend("numpy")
-    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=6,
-                        partition_dir=tmp_path / "p") as m:
+    with distsm.Matcher(data, cluster=cluster, partitions=Partitioning(2, directory=tmp_path / "p"), backend="numpy",
+                        inter_slices=6) as m:
         for q in queries:
             cands = numpy.candidates(m._index, q, homomorphism=False)
             starts, weights = start_candidates(numpy, m._index, q, distsm.Semantics(), cands)
@@ -570,9 +577,11 @@ def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     assert one.distribution == "sliced"
     # one query whose estimate exceeds a worker's share of the batch is sliced, the light rest go whole
     m = hprd_matcher
-    assert m.distribution(10.0, 12.0, 5, None)[0] == "sliced"
-    assert m.distribution(1.0, 12.0, 5, None)[0] == "whole"
-    assert m.distribution(1.0, 12.0, 5, Strategy.PBE)[0] == "sliced"
+    assert by_estimate(10.0, 12.0, 5, m.sites).how == "sliced"
+    assert by_estimate(1.0, 12.0, 5, m.sites).how == "whole"
+    pbe = decide(distsm.read_graph(query_path(names[0])), distsm.Semantics(induced=True), Directions(Strategy.PBE),
+                 m.sites)
+    assert pbe is not None and pbe.how == "sliced"
     with pytest.raises(ValueError, match="distribute"):
         m.submit([str(query_path(names[0]))], distribute="spread")
 
@@ -619,8 +628,8 @@ def test_a_heavy_start_vertex_is_split_over_jobs(cluster, tmp_path):
     g.add_edges_from((v, (v + 7) % 120) for v in range(0, 120, 3))
     data = distsm.Graph.from_networkx(g)
     tri = distsm.Graph.from_networkx(nx.complete_graph(3))
-    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", inter_slices=6,
-                        partition_dir=tmp_path / "p") as m:
+    with distsm.Matcher(data, cluster=cluster, partitions=Partitioning(2, directory=tmp_path / "p"), backend="numpy",
+                        inter_slices=6) as m:
         slices = m._slices(Strategy.GLOBAL)
         hub = [second for start, second in slices if 120 in start]
         assert len(hub) > 1 and all(isinstance(s, range) for s in hub)
@@ -635,8 +644,8 @@ def test_killed_worker_loses_nothing_out_of_core(cluster, tmp_path):
     data, queries = _memory_case()
     want = [distsm.count(data, q, backend="numpy") for q in queries]
     budget = distsm.kernels.index.build_index(data, np).nbytes // 3
-    with distsm.Matcher(data, cluster=cluster, backend="numpy", adjacency="gather", device_budget=budget,
-                        partition_dir=tmp_path / "p") as m:
+    with distsm.Matcher(data, cluster=cluster, backend="numpy", device_budget=budget,
+                        partitions=Partitioning(adjacency="gather", directory=tmp_path / "p")) as m:
         batch = m.submit(queries * 6, names=[f"q{i}" for i in range(len(queries) * 6)], distribute="sliced")
         it = batch.as_completed()
         first = next(it)

@@ -236,7 +236,7 @@ def test_command_line_agrees_with_networkx(case, method):
 # ---------------------------------------------------------------------------------------------------- cluster
 def _check_matcher(cluster, data, queries, method: str = "metis") -> None:
     expected = [oracle_mappings(data, q) for q in queries]
-    with distsm.Matcher(data, cluster=cluster, partitions=2, backend="numpy", partition_method=method) as m:
+    with distsm.Matcher(data, cluster=cluster, partitions=distsm.Partitioning(2, method), backend="numpy") as m:
         for how in ("whole", "sliced"):
             results = m.submit(queries, distribute=how).results()
             assert all(r.ok for r in results), [r.error for r in results]

@@ -335,14 +335,16 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),
        strategy=st.sampled_from([None, "pbe", "global"]),
        semantics=st.sampled_from(["plain", "induced", "unique", "homomorphism"]),
-       adjacency=st.sampled_from(["device", "host", "gather"]), budget=st.sampled_from([1 << 22, 3000]), path=PATHS)
+       adjacency=st.sampled_from(["device", "host", "gather"]), budget=st.sampled_from([1 << 22, 3000]), path=PATHS,
+       distribute=st.sampled_from(["auto", "whole", "sliced"]))
 def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, directed, qsize, k, strategy, semantics,
-                                                 adjacency, budget, path):
+                                                 adjacency, budget, path, distribute):
     """The spanning (inter-partition) filters run inside the GPU probe; GPU == NumPy for the same partitioning,
     with the whole graph resident, read in place from host memory, or gathered from it piece by piece, down to
     the partial matches the spanning searches produced (their work measure)."""
-    from distsm import Semantics
+    from distsm import Partitioning, Semantics
     from distsm.partitioned import PartitionedMatcher
+    from distsm.plan.distribution import Directions
 
     rng = np.random.default_rng(seed)
     data = random_graph(rng, n, p, vl, el, directed)
@@ -352,10 +354,10 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
     _use_path(gpu, path)
     res = {}
     for name in ("cupy", "numpy"):
-        m = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=get_backend(name),
-                               adjacency=adjacency)
-        r = m.count(query, sem, budget, strategy=strategy)
-        rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, budget, strategy=strategy)
+        m = PartitionedMatcher(data, Partitioning(k, "random", seed % 1000, adjacency), backend=get_backend(name))
+        directions = Directions(strategy, distribute)
+        r = m.count(query, sem, budget, directions)
+        rows = [tuple(int(x) for x in row) for chunk in m.iter_matches(query, sem, budget, directions=directions)
                 for row in chunk]
         res[name] = (r.count, r.inter, r.partial_matches, sorted(rows))
     assert res["cupy"] == res["numpy"]
@@ -365,22 +367,26 @@ def test_partitioned_search_on_gpu_matches_numpy(gpu, seed, n, p, vl, el, direct
 @pytest.mark.parametrize("adjacency", ["host", "gather"])
 def test_hprd_out_of_core_on_gpu_matches_known_answers(gpu, adjacency):
     """All 200 HPRD queries with the graph kept in host memory and k chosen from a budget of half its index."""
-    from distsm import Semantics
+    from distsm import Partitioning, Semantics
     from distsm.kernels.index import estimate_index_bytes
     from distsm.partitioned import PartitionedMatcher
+    from distsm.plan.distribution import Directions
 
     d = _hprd_dir()
     data = _read(d / "data_graph" / "HPRD.graph")
     budget = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1) // 2
-    m = PartitionedMatcher.for_budget(data, budget, backend=gpu, adjacency=adjacency)
+    m = PartitionedMatcher(data, Partitioning("auto", adjacency=adjacency), backend=gpu, budget=budget)
     assert m.k >= 4
     wrong = {}
-    for name, want in sorted(_hprd_expected(d).items()):
-        got = m.count(_read(d / "query_graph" / f"{name}.graph"), Semantics(), budget).count
-        if got != want:
-            wrong[name] = (got, want)
+    for i, (name, want) in enumerate(sorted(_hprd_expected(d).items())):
+        # Every query whole (the default), every tenth also by its partitioned plan (parts on the device).
+        for directions in [Directions()] + [Directions(distribute="sliced")] * (i % 10 == 0):
+            got = m.count(_read(d / "query_graph" / f"{name}.graph"), Semantics(), budget, directions).count
+            if got != want:
+                wrong[name, directions.distribute] = (got, want)
     assert not wrong
     assert adjacency == "host" or m.host.stats.bytes_h2d > 0
+    assert m.residency.part_bytes_h2d > 0
 
 
 def test_default_budget_is_half_the_free_device_memory(gpu):

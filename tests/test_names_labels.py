@@ -184,7 +184,7 @@ def test_cluster_matcher_reconciles_query_labels(tmp_path):
     expected = [len(oracle_mappings(dnx, q)) for q in queries]
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as lc, \
             Client(lc) as client, \
-            distsm.Matcher(dnx, cluster=client, partitions=2, backend="numpy", partition_method="random") as m:
+            distsm.Matcher(dnx, cluster=client, partitions=distsm.Partitioning(2, "random"), backend="numpy") as m:
         # Each networkx query gets its own vocabulary; the matcher re-encodes it into the data graph's.
         assert [r.count for r in m.submit(queries).results()] == expected
 

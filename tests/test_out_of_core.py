@@ -14,7 +14,9 @@ from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.gather import HostAdjacency, step_columns
 from distsm.kernels.index import build_index, estimate_core_bytes, estimate_index_bytes
+from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
+from distsm.plan.distribution import Directions
 
 NUMPY = get_backend("numpy")
 
@@ -24,27 +26,47 @@ NUMPY = get_backend("numpy")
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
        k=st.sampled_from([1, 2, 3, 5]), semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique"]),
        strategy=st.sampled_from([None, "pbe", "global"]), budget=st.sampled_from([1 << 24, 2000, 400]),
-       adjacency=st.sampled_from(["host", "gather"]))
+       adjacency=st.sampled_from(["host", "gather"]), distribute=st.sampled_from(["auto", "whole", "sliced"]))
 def test_host_adjacency_equals_unpartitioned(seed, n, p, vl, el, directed, qsize, sampled, k, semantics, strategy,
-                                             budget, adjacency):
+                                             budget, adjacency, distribute):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     sem = Semantics(induced=semantics == "induced", homomorphism=semantics == "homomorphism",
                     unique=semantics == "unique")
     expected_rows = rows_as_set(distsm.match(data, query, backend="numpy", **sem.as_dict()))
-    matcher = PartitionedMatcher(data, k, method="random", seed=seed % 1000, backend=NUMPY, adjacency=adjacency)
-    result = matcher.count(query, sem, budget, strategy=strategy)
+    matcher = PartitionedMatcher(data, Partitioning(k, "random", seed % 1000, adjacency), backend=NUMPY)
+    directions = Directions(strategy, distribute)
+    result = matcher.count(query, sem, budget, directions)
     assert result.count == len(expected_rows)
     check_split(result, k)
     assert result.bytes_h2d > 0 or result.intra is None  # the parts' indexes at least, when parts are searched
-    listed = [r for chunk in matcher.iter_matches(query, sem, budget, strategy=strategy) for r in chunk]
+    listed = [r for chunk in matcher.iter_matches(query, sem, budget, directions=directions) for r in chunk]
     assert rows_as_set(listed) == expected_rows
 
 
-def test_parts_are_released_after_their_search():
+@pytest.mark.parametrize("room", ["every part", "one part"])
+def test_parts_stay_resident_within_their_share_and_are_released(room):
+    """Out of core the parts searched stay on the device while they fit in their share of the budget (least
+    recently used out first), and :meth:`release` drops them; the whole graph's index is never built."""
     data = distsm.read_graph(DATA)
-    matcher = PartitionedMatcher(data, 4, backend=NUMPY, adjacency="gather")
-    matcher.count(distsm.read_graph(query_path(sorted(expected_counts())[0])), Semantics(), 1 << 26)
+    matcher = PartitionedMatcher(data, Partitioning(4, adjacency="gather"), backend=NUMPY)
+    parts = [matcher.store.part(i).graph for i in range(4)]
+    sizes = [int(NUMPY.index(g).nbytes) for g in parts]
+    for g in parts:
+        NUMPY.release(g)
+    # A budget whose parts' share (three eighths of what the per-vertex arrays leave) holds all four, or the
+    # largest alone.
+    part_share = sum(sizes) if room == "every part" else max(sizes)
+    budget = estimate_core_bytes(data.n) + part_share * 8 // 3 + 8
+    names = sorted(expected_counts())[:3]
+    for name in names:
+        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), budget, Directions("pbe"))
+        assert r.count == expected_counts()[name] and r.intra is not None
     key = f"index:{NUMPY.name}"
+    held = [i for i in range(4) if key in matcher.store.part(i).graph._derived]
+    assert matcher.residency.peak_part_bytes <= part_share
+    assert len(held) == (4 if room == "every part" else 1)
+    assert matcher.residency.part_bytes_h2d == sum(sizes) * (1 if room == "every part" else len(names))
+    matcher.release()
     assert all(key not in matcher.store.part(i).graph._derived for i in range(4))
     assert key not in data._derived, "the whole graph's index must never be built out of core"
 
@@ -55,14 +77,14 @@ def test_hprd_out_of_core_with_budget_chosen_k(adjacency):
     data = distsm.read_graph(DATA)
     graph_bytes = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1)
     budget = graph_bytes // 2
-    matcher = PartitionedMatcher.for_budget(data, budget, backend=NUMPY, method="metis", adjacency=adjacency)
+    matcher = PartitionedMatcher(data, Partitioning("auto", adjacency=adjacency), backend=NUMPY, budget=budget)
     assert matcher.k >= 4
     rest = budget - estimate_core_bytes(data.n)  # the per-vertex arrays come off the budget first
     st = matcher.store.stats
     assert max(estimate_index_bytes(v, 2 * e, False) for v, e in zip(st.part_vertices, st.part_edges)) <= rest * 3 // 8
     wrong, moved, inter = {}, 0, 0
     for name, expected in sorted(expected_counts().items()):
-        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), budget)
+        r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), budget, Directions(distribute="sliced"))
         moved += r.bytes_h2d
         inter += r.inter or 0
         if r.count != expected:
@@ -75,7 +97,8 @@ def test_hprd_out_of_core_with_budget_chosen_k(adjacency):
 def test_budget_below_the_per_vertex_arrays_is_refused():
     data = distsm.read_graph(DATA)
     with pytest.raises(ValueError, match="per-vertex arrays .* raise it above"):
-        PartitionedMatcher.for_budget(data, estimate_core_bytes(data.n), backend=NUMPY)
+        PartitionedMatcher(data, Partitioning("auto", adjacency="host"), backend=NUMPY,
+                           budget=estimate_core_bytes(data.n))
 
 
 @pytest.mark.parametrize("cache", [0, 60_000])
@@ -112,7 +135,7 @@ def test_pieces_split_to_the_limit_and_cover_every_row(cache):
 def test_bad_adjacency_mode():
     g = Graph.from_edges([(0, 1)], n=2)
     with pytest.raises(ValueError, match="adjacency"):
-        PartitionedMatcher(g, 1, backend=NUMPY, adjacency="disk")
+        PartitionedMatcher(g, Partitioning(1, adjacency="disk"), backend=NUMPY)
 
 
 def test_api_partitions_auto_out_of_core():
@@ -123,8 +146,10 @@ def test_api_partitions_auto_out_of_core():
         got = distsm.count(data, query_path(name), backend="numpy", partitions="auto", adjacency="host",
                            memory_budget=budget)
         assert got == expected_counts()[name]
-    with pytest.raises(ValueError, match="adjacency='host' or 'gather'"):
-        distsm.count(data, query_path(names[0]), backend="numpy", partitions="auto")
+    # On the device (the budget holds the whole index) one part is enough, as one per worker on a cluster.
+    matcher = PartitionedMatcher(data, Partitioning("auto", adjacency="device"), backend=NUMPY, budget=1 << 30)
+    assert matcher.k == 1 and matcher.count(distsm.read_graph(query_path(names[0])), Semantics(), 1 << 30).count == \
+        expected_counts()[names[0]]
     with pytest.raises(ValueError, match="adjacency must be"):
         distsm.count(data, query_path(names[0]), backend="numpy", partitions=2, adjacency="disk")
 
@@ -143,10 +168,6 @@ def test_cli_out_of_core(capsys):
     with pytest.raises(SystemExit) as bad:
         main(["count", str(DATA), str(query_path(names[0])), "--partitions", "many"])
     assert bad.value.code == 2 and "positive integer or 'auto'" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as bad:
-        main(["count", str(DATA), str(query_path(names[0])), "--partitions", "auto", "--adjacency", "host",
-              "--workers", "2"])
-    assert bad.value.code == 2 and "runs in-process" in capsys.readouterr().err
     # On a cluster the workers read the adjacency out of core too
     assert main(["count", str(DATA), *map(str, map(query_path, names)), "--json", "--backend", "numpy",
                  "--partitions", "3", "--adjacency", "gather", "--workers", "2"]) == 0
@@ -158,15 +179,14 @@ def test_a_batch_loads_each_part_once():
     data = distsm.read_graph(DATA)
     names = sorted(expected_counts())[:8]
     queries = [distsm.read_graph(query_path(n)) for n in names]
-    matcher = PartitionedMatcher(data, 4, backend=NUMPY, adjacency="gather")
-    matcher.count(queries[0], Semantics(), 1 << 26, strategy="pbe")
-    one_query = matcher.part_bytes_h2d
+    matcher = PartitionedMatcher(data, Partitioning(4, adjacency="gather"), backend=NUMPY)
+    matcher.count(queries[0], Semantics(), 1 << 26, Directions("pbe"))
+    one_query = matcher.residency.part_bytes_h2d
     assert one_query > 0
-    results = matcher.count_batch(queries, Semantics(), 1 << 26, strategy="pbe", names=names)
+    matcher.release()
+    results = matcher.count_batch(queries, Semantics(), 1 << 26, Directions("pbe"), names=names)
     assert {r.query: r.count for r in results} == {n: expected_counts()[n] for n in names}
-    assert matcher.part_bytes_h2d == 2 * one_query  # every part once for all eight queries
-    key = f"index:{NUMPY.name}"
-    assert all(key not in matcher.store.part(i).graph._derived for i in range(4))  # and released after
+    assert matcher.residency.part_bytes_h2d == 2 * one_query  # every part once for all eight queries
 
 
 def test_count_batch_api():

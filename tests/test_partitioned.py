@@ -13,7 +13,9 @@ import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.array_backend import restricted
+from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
+from distsm.plan.distribution import Directions
 from distsm.plan.search import Span, WholeGraph, inter_count
 
 KS = [1, 2, 3, 4, 8, 16]
@@ -32,19 +34,21 @@ def rows_as_set(rows):
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
        k=st.sampled_from(KS), method=st.sampled_from(["metis", "random"]),
        semantics=st.sampled_from(["plain", "induced", "homomorphism", "unique"]),
-       strategy=st.sampled_from([None, "pbe", "global"]), budget=st.sampled_from([1 << 24, 3000]))
+       strategy=st.sampled_from([None, "pbe", "global"]), budget=st.sampled_from([1 << 24, 3000]),
+       distribute=st.sampled_from(["auto", "whole", "sliced"]))
 def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, sampled, k, method, semantics,
-                                          strategy, budget):
+                                          strategy, budget, distribute):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     sem = Semantics(induced=semantics == "induced", homomorphism=semantics == "homomorphism",
                     unique=semantics == "unique")
     opts = sem.as_dict()
     expected_rows = rows_as_set(distsm.match(data, query, backend="numpy", **opts))
-    matcher = PartitionedMatcher(data, k, method=method, seed=seed % 1000, backend=NUMPY)
-    result = matcher.count(query, sem, budget, strategy=strategy)
+    matcher = PartitionedMatcher(data, Partitioning(k, method, seed % 1000), backend=NUMPY)
+    directions = Directions(strategy, distribute)
+    result = matcher.count(query, sem, budget, directions)
     assert result.count == len(expected_rows)
     check_split(result, k)
-    listed = [r for chunk in matcher.iter_matches(query, sem, budget, strategy=strategy) for r in chunk]
+    listed = [r for chunk in matcher.iter_matches(query, sem, budget, directions=directions) for r in chunk]
     assert rows_as_set(listed) == expected_rows
 
 
@@ -52,10 +56,12 @@ def test_random_cases_equal_unpartitioned(seed, n, p, vl, el, directed, qsize, s
 @pytest.mark.parametrize("k", KS)
 def test_hprd_all_queries(k, method):
     data = distsm.read_graph(DATA)
-    matcher = PartitionedMatcher(data, k, method=method, backend=NUMPY)
+    matcher = PartitionedMatcher(data, Partitioning(k, method), backend=NUMPY)
     names = sorted(expected_counts())
+    # Sliced: the plan's own jobs (PBE's intra-partition joins and spanning searches, or one global join); a
+    # count left to decide would go whole, one join over the whole graph (this process is one site).
     results = matcher.count_batch([distsm.read_graph(query_path(n)) for n in names], Semantics(), 1 << 28,
-                                  names=names)
+                                  Directions(distribute="sliced"), names=names)
     assert {r.query: r.count for r in results} == expected_counts()
     for r in results:
         check_split(r, k)
@@ -66,10 +72,13 @@ def test_hprd_all_queries(k, method):
 @pytest.mark.parametrize("k", [2, 8])
 def test_hprd_listing_is_identical(k):
     data = distsm.read_graph(DATA)
+    matcher = PartitionedMatcher(data, k, backend=NUMPY)
     for name in ["query_dense_16_2", "query_dense_16_90"]:
         q = distsm.read_graph(query_path(name))
         whole = rows_as_set(distsm.match(data, q, backend="numpy"))
         assert rows_as_set(distsm.match(data, q, partitions=k, backend="numpy")) == whole
+        sliced = matcher.iter_matches(q, Semantics(), 1 << 28, directions=Directions(distribute="sliced"))
+        assert rows_as_set(np.concatenate(list(sliced))) == whole
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +91,12 @@ def citeseer_unlabelled():
 def test_citeseer_published_counts(citeseer_unlabelled, k):
     tri = Graph.from_networkx(nx.complete_graph(3))
     k4 = Graph.from_networkx(nx.complete_graph(4))
-    assert distsm.count(citeseer_unlabelled, tri, partitions=k, backend="numpy") == 6996
-    assert distsm.count(citeseer_unlabelled, tri, partitions=k, unique=True, backend="numpy") == 1166
-    assert distsm.count(citeseer_unlabelled, k4, partitions=k, backend="numpy") == 6120
-    assert distsm.count(citeseer_unlabelled, k4, partitions=k, unique=True, backend="numpy") == 255
+    matcher = PartitionedMatcher(citeseer_unlabelled, k, backend=NUMPY)
+    for q, unique, published in [(tri, False, 6996), (tri, True, 1166), (k4, False, 6120), (k4, True, 255)]:
+        assert distsm.count(citeseer_unlabelled, q, partitions=k, unique=unique, backend="numpy") == published
+        sliced = matcher.count(q, Semantics(unique=unique), 1 << 28, Directions(distribute="sliced"))
+        assert sliced.count == published
+        check_split(sliced, k)
 
 
 def test_limit_and_bad_partition_counts():
@@ -102,13 +113,13 @@ def test_limit_and_bad_partition_counts():
 
 def test_store_on_disk_serves_memory_mapped_adjacency(tmp_path):
     data = distsm.read_graph(DATA)
-    matcher = PartitionedMatcher(data, 4, directory=str(tmp_path / "parts"), backend=NUMPY)
-    assert isinstance(matcher.index.entry_keys, np.memmap)
+    matcher = PartitionedMatcher(data, Partitioning(4, directory=str(tmp_path / "parts")), backend=NUMPY)
+    assert isinstance(matcher.whole_graph()[0].entry_keys, np.memmap)
     for name in ["query_dense_16_1", "query_dense_16_33"]:
         r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), 1 << 26)
         assert r.count == expected_counts()[name]
     # a second matcher reuses the saved store instead of partitioning again
-    again = PartitionedMatcher(data, 4, directory=str(tmp_path / "parts"), backend=NUMPY)
+    again = PartitionedMatcher(data, Partitioning(4, directory=str(tmp_path / "parts")), backend=NUMPY)
     assert again.store.reused
 
 
@@ -116,9 +127,9 @@ def test_shared_execution_does_less_work_for_the_same_answer():
     rng = np.random.default_rng(5)
     data = random_graph(rng, 60, 0.2, 1, 1, False)
     tri = Graph.from_networkx(nx.complete_graph(4))
-    matcher = PartitionedMatcher(data, 4, method="random", backend=NUMPY)
-    shared = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe")
-    alone = matcher.count(tri, Semantics(), 1 << 24, strategy="pbe", share=False)
+    matcher = PartitionedMatcher(data, Partitioning(4, "random"), backend=NUMPY)
+    shared = matcher.count(tri, Semantics(), 1 << 24, Directions("pbe"))
+    alone = matcher.count(tri, Semantics(), 1 << 24, Directions("pbe", share=False))
     assert shared.count == alone.count == distsm.count(data, tri, backend="numpy")
     assert shared.partial_matches * 3 < alone.partial_matches
 
@@ -131,13 +142,13 @@ def test_start_ranges_split_a_spanning_search_into_disjoint_pieces(seed, n, p, q
     """Spanning searches sliced by ranges of start-vertex ids (what the Dask layer ships) add up to the whole."""
     data, query = make_case(seed, n, p, 2, 1, False, qsize, True)
     sem = Semantics(induced=semantics == "induced", unique=semantics == "unique")
-    matcher = PartitionedMatcher(data, 3, method="random", seed=seed % 100, backend=NUMPY)
-    plan = matcher.plan(query, sem, strategy)
+    matcher = PartitionedMatcher(data, Partitioning(3, "random", seed % 100), backend=NUMPY)
+    plan = matcher.plan(query, sem, Directions(strategy))
     bounds = sorted({0, data.n, *(min(c, data.n) for c in cuts)})
     ranges = [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     for group in (plan.groups if strategy == "pbe" else [None]):
         def run(start, group=group):
-            return inter_count(NUMPY, WholeGraph(matcher.index, matcher.assignment), query, sem, 1 << 24,
+            return inter_count(NUMPY, WholeGraph(matcher.whole_graph()[0], matcher.assignment), query, sem, 1 << 24,
                                Span(group, start))
 
         whole = run(None)
@@ -170,7 +181,7 @@ def test_global_join_slices_count_by_the_engine_paths_and_add_up(seed, n, p, qsi
     data, query = make_case(seed, n, p, 2, 1, False, qsize, True)
     sem = Semantics(induced=semantics == "induced", unique=semantics == "unique",
                     homomorphism=semantics == "homomorphism")
-    matcher = PartitionedMatcher(data, 2, method="random", seed=seed % 100, backend=NUMPY)
+    matcher = PartitionedMatcher(data, Partitioning(2, "random", seed % 100), backend=NUMPY)
     expected = distsm.count(data, query, backend="numpy", **sem.as_dict())
 
     def ranges(points):

@@ -40,7 +40,7 @@ def test_packages_reuse_the_vocabulary() -> None:
     assert PARTITION_METHODS is vocabulary.PARTITION_METHODS
     assert Strategy is vocabulary.Strategy and distsm.Strategy is vocabulary.Strategy
     assert vocabulary.BACKENDS == ("auto", "numpy", "cupy")
-    assert vocabulary.ADJACENCY_MODES == ("device", "host", "gather")
+    assert vocabulary.ADJACENCY_MODES == ("auto", "device", "host", "gather")
 
 
 @pytest.mark.parametrize("bad", ["tpu", "NumPy", 3, None])
@@ -55,7 +55,7 @@ def test_unknown_backend_is_refused_naming_the_choices(bad: object) -> None:
 
 def test_unknown_adjacency_partition_method_and_strategy_name_their_choices() -> None:
     g = distsm.Graph.from_edges([(0, 1), (1, 2), (2, 0)])
-    with pytest.raises(ValueError, match="adjacency must be one of 'device', 'host', 'gather', got 'disk'"):
+    with pytest.raises(ValueError, match="adjacency must be one of 'auto', 'device', 'host', 'gather', got 'disk'"):
         distsm.count(g, g, partitions=2, adjacency="disk", backend="numpy")
     with pytest.raises(ValueError, match="unknown partition method 'kl'; choose one of metis, random, contiguous"):
         partition_vertices(g, 2, method="kl")

@@ -1,0 +1,276 @@
+"""What a site keeps on its device, for both executors: the in-process one and each worker of a cluster.
+
+A site is this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one worker's share of a
+:class:`~distsm.Matcher` (:class:`~distsm.cluster.tasks.WorkerSite`).  Both hold a :class:`Residency`: one device
+budget, the mode in which their spanning searches read the whole graph's adjacency (:func:`resolve_adjacency`), the
+parts their intra-partition joins search (kept while they fit, least recently used out first), and the bytes they
+moved and hold.  Both choose the number of parts for a budget by :func:`partitions_for_budget`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from distsm.config import cluster_options
+from distsm.graph import Graph
+from distsm.kernels.backend import Backend
+from distsm.kernels.gather import HostAdjacency
+from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
+from distsm.vocabulary import check_adjacency
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Shares:
+    """How an out-of-core site splits its device budget: the whole graph's O(|V|) arrays come off it first;
+    of the rest the join gets half, the cached high-degree rows an eighth, and either the parts being searched
+    (at most three eighths) or one gathered piece (a quarter) is resident with them."""
+
+    join: int
+    part: int
+    piece: int
+    cache: int
+
+
+def out_of_core_shares(budget: int, n: int) -> Shares:
+    """The :class:`Shares` of ``budget`` device bytes for a data graph of ``n`` vertices."""
+    rest = max(budget - estimate_core_bytes(n), 8)
+    return Shares(join=max(rest // 2, 1), part=max(rest * 3 // 8, 1), piece=max(rest // 4, 1), cache=rest // 8)
+
+
+def default_device_budget(backend: Backend) -> int:
+    """Device bytes a site may hold when the caller sets no budget: the ``distsm.cluster.device-budget`` option
+    when set, else what the backend could give now (:meth:`~distsm.kernels.backend.Backend.available_bytes`)."""
+    configured = cluster_options().device_budget
+    return configured if configured is not None else backend.available_bytes()
+
+
+def resolve_adjacency(adjacency: str, budget: int | None, index_bytes: int, n: int) -> str:
+    """The adjacency mode a site with ``budget`` device bytes uses for a whole-graph index of ``index_bytes``:
+    ``adjacency`` itself unless it is ``"auto"``, which keeps the index on the device when it fits in half the
+    budget (the join needs the rest) and reads it from host memory (``"host"``) otherwise.  A budget that cannot
+    hold the O(|V|) arrays out-of-core search keeps on the device is refused (None: not known yet, checked when
+    a count brings one)."""
+    check_adjacency(adjacency)
+    if adjacency == "auto":
+        adjacency = "device" if budget is None or index_bytes <= budget // 2 else "host"
+    core = estimate_core_bytes(n)
+    if adjacency != "device" and budget is not None and budget <= core:
+        raise ValueError(f"a device budget of {budget} bytes cannot hold the data graph's per-vertex arrays "
+                         f"({core} bytes for {n} vertices) that out-of-core search keeps on the device; "
+                         f"raise it above {core} bytes")
+    return adjacency
+
+
+def graph_index_bytes(data: Graph) -> int:
+    """Estimated bytes of ``data``'s whole-graph index (:func:`~distsm.kernels.index.estimate_index_bytes`)."""
+    return estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1)
+
+
+def partitions_for_budget(data: Graph, budget: int, adjacency: str, build: Callable[[int], Any], *,
+                          multiple: int = 1, max_tries: int = 6) -> Any:
+    """The partition store (``build(k)``) whose every part fits a site with ``budget`` device bytes.
+
+    When the whole graph's index fits the device (:func:`resolve_adjacency`) one part per ``multiple`` (the
+    workers) is enough.  Out of core the whole graph's O(|V|) arrays come off the budget first and every part's
+    index must fit in three eighths of the rest (:func:`out_of_core_shares`): ``k`` starts at the whole index
+    over that share, rounded up to a multiple of ``multiple``, and grows while the partitioner leaves a part too
+    large.  A budget that cannot hold the O(|V|) arrays is refused."""
+    whole = graph_index_bytes(data)
+    if resolve_adjacency(adjacency, budget, whole, data.n) == "device":
+        return build(multiple)
+    share = out_of_core_shares(budget, data.n).part
+    labelled = data.num_effective_labels > 1
+    per_edge = 1 if data.directed else 2
+
+    def rounded(k: int) -> int:
+        return min(data.n, -(-k // multiple) * multiple)
+
+    k = rounded(max(1, -(-whole // share)))
+    for _ in range(max_tries):
+        store = build(k)
+        st = store.stats
+        largest = max(estimate_index_bytes(v, per_edge * e, labelled) for v, e in zip(st.part_vertices, st.part_edges))
+        if largest <= share or k >= data.n:
+            return store
+        k = rounded(max(k + 1, -(-k * largest // share)))
+    raise ValueError(f"no partition of {data.n} vertices into parts of at most {share} index bytes was found "
+                     f"in {max_tries} tries (last k = {k}); raise the budget")
+
+
+def resident_bytes(mode: str, index: DataIndex) -> int:
+    """Device bytes of the whole graph's index in adjacency ``mode``: all of it on the device, its O(|V|) arrays
+    only out of core (the CPU backend's ``"host"`` index is the host index itself, so they are estimated)."""
+    if mode == "host":
+        return min(int(index.nbytes), estimate_core_bytes(index.n))
+    return int(index.nbytes)
+
+
+class Residency:
+    """What one site holds on its device within one budget: the whole graph's adjacency and the parts.
+
+    Args:
+        backend: the site's engine backend.
+        store: the partition store (:class:`~distsm.partition.PartitionStore`).
+        adjacency: ``"auto"``, ``"device"``, ``"host"`` or ``"gather"`` (see :func:`resolve_adjacency`); resolved
+            on first use.
+        budget: device bytes the site may hold (None: set per count by :meth:`join_budget`).
+        site: the site's name, for the log.
+        data: the data graph itself where the site has it (this process): on the device its cached index serves
+            (a count without partitions reuses it); else the store's memory-mapped files are read.
+
+    The whole graph's index is the store's memory map: on the device a copy of it (``"device"``), out of core read
+    in place (``"host"``: page-locked, the pages of one host's processes registered once) or gathered per table
+    chunk (``"gather"``, :class:`~distsm.kernels.gather.HostAdjacency`).  On the device every part stays resident
+    once loaded; out of core the parts stay while they fit in their share of the budget (:class:`Shares`), least
+    recently used out first.
+    """
+
+    def __init__(self, backend: Backend, store: Any, adjacency: str, budget: int | None, *, site: str = "local",
+                 data: Graph | None = None):
+        check_adjacency(adjacency)
+        self.backend = backend
+        self.store = store
+        self.adjacency = adjacency
+        self.budget = budget
+        self.site = site
+        self._data = data
+        self._lock = threading.RLock()  # a worker's task threads share it
+        self._parts: OrderedDict[int, tuple[Any, int]] = OrderedDict()
+        self._whole: tuple[DataIndex, Any, HostAdjacency | None] | None = None
+        self._mapped: DataIndex | None = None
+        self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
+        self.peak_part_bytes = 0  # most bytes of part indexes resident at once
+        self.mode = adjacency  # resolved by whole_graph()
+
+    @property
+    def out_of_core(self) -> bool:
+        return self.whole_graph() is not None and self.mode != "device"
+
+    def shares(self) -> Shares:
+        assert self.budget is not None  # out of core a budget is known before any part is loaded
+        return out_of_core_shares(self.budget, int(self.store.assignment.shape[0]))
+
+    def mapped_index(self) -> DataIndex:
+        """The whole graph's NumPy index over the store's memory-mapped files (or built, for a store in memory)."""
+        with self._lock:
+            if self._mapped is None:
+                self._mapped = self.store.adjacency_index(mmap=True)
+            return self._mapped
+
+    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
+        """``(index, part of every vertex, gathered adjacency or None)``: what spanning searches read.  The first
+        call decides the adjacency mode."""
+        with self._lock:
+            if self._whole is None:
+                self._whole = self._build_whole()
+            return self._whole
+
+    def _build_whole(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
+        n = int(self.store.assignment.shape[0])
+        # "auto" weighs the index's real size; a mode the caller named needs no index read to be checked.
+        size = int(self.mapped_index().nbytes) if self.adjacency == "auto" else 0
+        self.mode = resolve_adjacency(self.adjacency, self.budget, size, n)
+        logger.info("site %s reads the whole graph's adjacency in mode %r (device budget %s)", self.site, self.mode,
+                    self.budget)
+        assignment = self.store.assignment
+        if self.mode == "gather":
+            gathered = HostAdjacency(self.backend, self.mapped_index(), limit=1)
+            if self.budget is not None:
+                self._fit_gathered(gathered)
+            return gathered.core, assignment, gathered
+        if self.mode == "host":
+            return self.backend.host_resident(self.mapped_index(), share=True), assignment, None
+        if self._data is not None and (self.backend.on_device or self.store.in_memory):
+            # The graph's own cached index: what a count without partitions reads too.
+            return self.backend.index(self._data), assignment, None
+        return self.backend.from_host(self.mapped_index()), assignment, None  # on the CPU: the memory map itself
+
+    def host_index(self) -> DataIndex | None:
+        """The whole graph's index in host memory, for the host side of a GPU site's counts (None on the CPU)."""
+        if not self.backend.on_device:
+            return None
+        if self._data is None or self.out_of_core:
+            return self.mapped_index()  # the memory map serves (the graph's own host index would be a second copy)
+        return self.backend.host().index(self._data)
+
+    def _fit_gathered(self, gathered: HostAdjacency) -> None:
+        shares = self.shares()
+        if gathered.limit != shares.piece:
+            gathered.limit = shares.piece
+            gathered.set_cache(shares.cache)
+
+    def join_budget(self, budget: int, device_budget: int | None = None) -> int:
+        """The bytes one join may hold out of ``budget``: all of it on the device; out of core at most the join's
+        share (:class:`Shares`) of the site's device budget.  ``device_budget`` (this process: the count's own
+        budget) replaces the site's, and the parts and gathered pieces held are fitted to it."""
+        if device_budget is not None:
+            self.whole_graph()  # the mode follows the site's own budget, not one count's
+            with self._lock:
+                self.budget = device_budget
+                if self._whole is not None and self._whole[2] is not None:
+                    self._fit_gathered(self._whole[2])
+                self._evict(0)
+        if not self.out_of_core:
+            return budget
+        return min(budget, self.shares().join)
+
+    def part(self, i: int) -> Any:
+        """Part ``i`` with its index resident on the device (loaded on first use; out of core it may be released
+        again to make room for another part; a join still running on it keeps its index alive until it ends)."""
+        self.whole_graph()  # decides the mode
+        with self._lock:
+            if i in self._parts:
+                self._parts.move_to_end(i)
+                return self._parts[i][0]
+            local = self.store.part(i)
+            nbytes = int(self.backend.index(local.graph).nbytes)
+            if self.mode != "device":
+                self.part_bytes_h2d += nbytes
+                self._evict(nbytes)
+            self._parts[i] = (local, nbytes)
+            held = sum(b for _, b in self._parts.values())
+            self.peak_part_bytes = max(self.peak_part_bytes, held)
+            logger.debug("site %s loaded part %d (%d bytes of index, %d held, mode %r)", self.site, i, nbytes, held,
+                         self.mode)
+            return local
+
+    def _evict(self, incoming: int) -> None:
+        """Out of core, release the least recently used parts until ``incoming`` more bytes fit in the parts'
+        share of the budget."""
+        if self._whole is None or self.mode == "device":
+            return
+        limit = self.shares().part
+        while self._parts and sum(b for _, b in self._parts.values()) + incoming > limit:
+            evicted, (old, _) = self._parts.popitem(last=False)
+            self.backend.release(old.graph)
+            logger.debug("site %s released part %d to make room", self.site, evicted)
+
+    def release(self) -> None:
+        """Release every part this site loaded (their device indexes go back to the pool)."""
+        with self._lock:
+            for local, _ in self._parts.values():
+                self.backend.release(local.graph)
+            self._parts.clear()
+
+    def moved_bytes(self) -> int:
+        """Bytes copied host to device so far: part indexes out of core, and gathered adjacency."""
+        gathered = self.whole_graph()[2]
+        return self.part_bytes_h2d + (0 if gathered is None else gathered.stats.bytes_h2d)
+
+    def device_bytes(self) -> int:
+        """Peak device bytes as far as the backend knows them: on CuPy the memory pool's total (the pool keeps the
+        blocks it ever held until it is emptied, so its total is its high-water mark); on the CPU the bytes a
+        device would hold: the whole graph's resident bytes (:func:`resident_bytes`), the most part indexes held
+        at once, and the largest gathered piece with the cached high-degree rows."""
+        index, _, gathered = self.whole_graph()
+        if self.backend.name == "cupy":
+            return int(self.backend.xp.get_default_memory_pool().total_bytes())
+        pieces = 0 if gathered is None else gathered.stats.peak_piece_bytes + gathered.cache_bytes
+        return resident_bytes(self.mode, index) + self.peak_part_bytes + pieces
