@@ -31,13 +31,13 @@ class Batch:
     whether or not anyone is waiting for them.
     """
 
-    def __init__(self, client: Any, batch_id: str, names: list[str], futures: list[Any], pieces: list[list[Any]],
+    def __init__(self, client: Any, batch_id: str, names: list[str], futures: list[Any], job_futures: list[list[Any]],
                  timeout: float | None, submitted: float):
         self.client = client
         self.id = batch_id
         self.names = names
         self.futures = futures
-        self._pieces = pieces
+        self._job_futures = job_futures
         self.timeout = timeout
         self.submitted = submitted
         self._index = {f.key: i for i, f in enumerate(futures)}
@@ -108,14 +108,14 @@ class Batch:
         """``distributed.progress`` over every task of the batch, one bar per stage (intra, inter, merge)."""
         from distributed import progress
 
-        return progress([*self.futures, *(f for p in self._pieces for f in p)], multi=True, **kwargs)
+        return progress([*self.futures, *(f for p in self._job_futures for f in p)], multi=True, **kwargs)
 
     # ------------------------------------------------------------------ internals
     def _pending(self) -> list[int]:
         return [i for i in range(len(self)) if i not in self._done]
 
     def _tasks(self, queries: list[int]) -> list[Any]:
-        return [f for i in queries for f in [self.futures[i], *self._pieces[i]]]
+        return [f for i in queries for f in [self.futures[i], *self._job_futures[i]]]
 
     def _end(self, status: str) -> None:
         """End every pending query with ``status``: release their tasks and tell the scheduler's monitor."""

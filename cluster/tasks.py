@@ -37,7 +37,7 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
-from distsm.plan.execute import (Job, PlanCache, Piece, QueryResult, merge, release_device_memory, run_job,
+from distsm.plan.execute import (Job, PlanCache, JobResult, QueryResult, merge, release_device_memory, run_job,
                                  whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
@@ -118,13 +118,13 @@ class WorkerSite(WorkerPlugin):
     def host_index(self) -> DataIndex | None:
         return self.residency.host_index()
 
-    def slices(self, query: Graph, sem: Semantics, pieces: int) -> list[Slice]:
-        """About ``pieces`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
+    def slices(self, query: Graph, sem: Semantics, count: int) -> list[Slice]:
+        """About ``count`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
         (:func:`~distsm.plan.slices.global_slices`, on the host over the memory-mapped index)."""
         numpy = get_backend("numpy")
         host = self.residency.mapped_index()
         return global_slices(numpy, host, query, sem, numpy.candidates(host, query, homomorphism=sem.homomorphism),
-                             pieces)
+                             count)
 
     def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
         return self.residency.whole_graph()
@@ -176,7 +176,7 @@ def load_part(name: str, part: int) -> dict[str, Any]:
 
 
 def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, listing: bool = False,
-        limit: int | None = None) -> Piece:
+        limit: int | None = None) -> JobResult:
     """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, the slices of a heavy whole query
     included, and inside ``distsm-whole-*``); stops when the task is released."""
     state = _state(name)
@@ -202,9 +202,9 @@ class QueryTask:
     distribution: tuple[str, str] = ("", "")
 
 
-def combine(query: QueryTask, *pieces: Piece) -> QueryResult:
-    """Merge one query's pieces (task ``distsm-merge-*``) and report the query to the scheduler."""
-    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, list(pieces), listing=query.listing,
+def combine(query: QueryTask, *results: JobResult) -> QueryResult:
+    """Merge one query's job results (task ``distsm-merge-*``) and report the query to the scheduler."""
+    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, list(results), listing=query.listing,
                    limit=query.limit, plan_seconds=query.plan_seconds)
     result.distribution, result.distribution_reason = query.distribution
     get_worker().log_event("distsm", {"batch": query.batch, "query": query.name, "status": "ok",
@@ -231,24 +231,24 @@ def whole(name: str, query: QueryTask, budget: int | None, split: int | None = N
     state = _state(name)
     control = task_control()
     split_work = cluster_options().split_work if split is not None and not query.listing else None
-    piece = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
+    measured = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
                     limit=query.limit, control=control, split_work=split_work)
-    if not piece.heavy:
-        return combine(query, piece)
+    if not measured.heavy:
+        return combine(query, measured)
     assert split is not None  # only a split_work finds a query heavy
-    # The work that found the query heavy (trials, refinement, planning) counts as a piece of no matches.
+    # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
     slices = state.slices(query.graph, query.sem, split)
-    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), piece.heavy)
-    pieces = _run_slices(name, query.graph, query.sem, budget, slices, control)
+    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), measured.heavy)
+    results = _run_slices(name, query.graph, query.sem, budget, slices, control)
     why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker "
-           f"{state.worker}: {piece.heavy}")
-    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {piece.heavy}")
-    return combine(replace(query, plan=plan, distribution=("sliced", why)), piece, *pieces)
+           f"{state.worker}: {measured.heavy}")
+    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {measured.heavy}")
+    return combine(replace(query, plan=plan, distribution=("sliced", why)), measured, *results)
 
 
 def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],
-                control: engine.Control) -> list[Piece]:
-    """Run ``slices`` of ``query``'s global join as tasks on the cluster and wait for their pieces, seceded from
+                control: engine.Control) -> list[JobResult]:
+    """Run ``slices`` of ``query``'s global join as tasks on the cluster and wait for their results, seceded from
     this worker's thread pool; cancelling this task (``control``) cancels them."""
     from distributed import wait, worker_client
 

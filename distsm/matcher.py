@@ -102,7 +102,7 @@ class Matcher:
         memory_budget: bytes one task's join may hold (default: the worker backend's).
         device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
             the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
-        inter_slices: pieces each spanning search is split into (default: four per worker; they are not pinned,
+        inter_slices: slices each spanning search is split into (default: four per worker; they are not pinned,
             so the scheduler hands them to workers as they free up, which evens out skewed work).
         load_timeout: seconds the initial partition loads may take.
     """
@@ -298,7 +298,7 @@ class Matcher:
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
         merge_futs: list[Any] = []
-        pieces: list[Any] = []
+        job_futures: list[Any] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
         decided = [decide(q, sem, directions, self.sites) for q in graphs]
@@ -327,14 +327,14 @@ class Matcher:
                     merge_futs.append(self.client.submit(tasks.whole, self._state, task, self.memory_budget, split,
                                                          key=f"distsm-whole-{_token()}", pure=False,
                                                          priority=priority))
-                    pieces.append([])
+                    job_futures.append([])
                     continue
                 merged, futs = self._submit_jobs(task, cands, addrs, priority)
                 merge_futs.append(merged)
-                pieces.append(futs)
+                job_futures.append(futs)
             self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
                                                    "semantics": sem.as_dict()})
-        return Batch(self.client, batch_id, names, merge_futs, pieces, timeout, submitted)
+        return Batch(self.client, batch_id, names, merge_futs, job_futures, timeout, submitted)
 
     @property
     def sites(self) -> Sites:
@@ -388,7 +388,7 @@ class Matcher:
         else:
             ids, weights = np.asarray(starts[0], np.int64), np.asarray(starts[1], np.int64)
         return cut(weights, ids, self.inter_slices, self.data.n,
-                   lambda v, pieces: neighbour_ranges(self._index, self._degree_weights, v, pieces))
+                   lambda v, parts: neighbour_ranges(self._index, self._degree_weights, v, parts))
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)

@@ -184,16 +184,16 @@ class PartitionedMatcher:
             planned.append(self._planned(q, sem, directions))
             plan_seconds.append(time.perf_counter() - t)
         work = [self._jobs(plan, decision) for plan, decision in planned]
-        pieces: list[list[Any]] = [[] for _ in queries]
+        done: list[list[Any]] = [[] for _ in queries]
         for i in range(self.k):
             for j, q in enumerate(queries):
-                pieces[j].extend(run_job(self, job, q, sem, budget, control=control)
+                done[j].extend(run_job(self, job, q, sem, budget, control=control)
                                  for job in work[j] if job.stage == "intra" and job.part == i)
         for j, q in enumerate(queries):
-            pieces[j].extend(run_job(self, job, q, sem, budget, control=control)
+            done[j].extend(run_job(self, job, q, sem, budget, control=control)
                              for job in work[j] if job.stage == "inter")
             plan, decision = planned[j]
-            result = merge(names[j], q.n, sem, plan, self.k, pieces[j], plan_seconds=plan_seconds[j])
+            result = merge(names[j], q.n, sem, plan, self.k, done[j], plan_seconds=plan_seconds[j])
             result.distribution, result.distribution_reason = decision.how, decision.why
             yield result
 

@@ -27,21 +27,22 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class Shares:
+class DeviceSplit:
     """How an out-of-core site splits its device budget: the whole graph's O(|V|) arrays come off it first;
     of the rest the join gets half, the cached high-degree rows an eighth, and either the parts being searched
-    (at most three eighths) or one gathered piece (a quarter) is resident with them."""
+    (at most three eighths) or one gathered piece of adjacency (a quarter) is resident with them."""
 
     join: int
-    part: int
-    piece: int
+    parts: int
+    gathered: int
     cache: int
 
 
-def out_of_core_shares(budget: int, n: int) -> Shares:
-    """The :class:`Shares` of ``budget`` device bytes for a data graph of ``n`` vertices."""
+def out_of_core_split(budget: int, n: int) -> DeviceSplit:
+    """The :class:`DeviceSplit` of ``budget`` device bytes for a data graph of ``n`` vertices."""
     rest = max(budget - estimate_core_bytes(n), 8)
-    return Shares(join=max(rest // 2, 1), part=max(rest * 3 // 8, 1), piece=max(rest // 4, 1), cache=rest // 8)
+    return DeviceSplit(join=max(rest // 2, 1), parts=max(rest * 3 // 8, 1), gathered=max(rest // 4, 1),
+                       cache=rest // 8)
 
 
 def default_device_budget(backend: Backend) -> int:
@@ -79,13 +80,13 @@ def partitions_for_budget(data: Graph, budget: int, adjacency: str, build: Calla
 
     When the whole graph's index fits the device (:func:`resolve_adjacency`) one part per ``multiple`` (the
     workers) is enough.  Out of core the whole graph's O(|V|) arrays come off the budget first and every part's
-    index must fit in three eighths of the rest (:func:`out_of_core_shares`): ``k`` starts at the whole index
+    index must fit in three eighths of the rest (:func:`out_of_core_split`): ``k`` starts at the whole index
     over that share, rounded up to a multiple of ``multiple``, and grows while the partitioner leaves a part too
     large.  A budget that cannot hold the O(|V|) arrays is refused."""
     whole = graph_index_bytes(data)
     if resolve_adjacency(adjacency, budget, whole, data.n) == "device":
         return build(multiple)
-    share = out_of_core_shares(budget, data.n).part
+    share = out_of_core_split(budget, data.n).parts
     labelled = data.num_effective_labels > 1
     per_edge = 1 if data.directed else 2
 
@@ -128,7 +129,7 @@ class Residency:
     The whole graph's index is the store's memory map: on the device a copy of it (``"device"``), out of core read
     in place (``"host"``: page-locked, the pages of one host's processes registered once) or gathered per table
     chunk (``"gather"``, :class:`~distsm.kernels.gather.HostAdjacency`).  On the device every part stays resident
-    once loaded; out of core the parts stay while they fit in their share of the budget (:class:`Shares`), least
+    once loaded; out of core the parts stay while they fit in their share of the budget (:class:`DeviceSplit`), least
     recently used out first.
     """
 
@@ -153,9 +154,9 @@ class Residency:
     def out_of_core(self) -> bool:
         return self.whole_graph() is not None and self.mode != "device"
 
-    def shares(self) -> Shares:
+    def split(self) -> DeviceSplit:
         assert self.budget is not None  # out of core a budget is known before any part is loaded
-        return out_of_core_shares(self.budget, int(self.store.assignment.shape[0]))
+        return out_of_core_split(self.budget, int(self.store.assignment.shape[0]))
 
     def mapped_index(self) -> DataIndex:
         """The whole graph's NumPy index over the store's memory-mapped files (or built, for a store in memory)."""
@@ -186,7 +187,7 @@ class Residency:
                 self._fit_gathered(gathered)
             return gathered.core, assignment, gathered
         if self.mode == "host":
-            return self.backend.host_resident(self.mapped_index(), share=True), assignment, None
+            return self.backend.host_resident(self.mapped_index(), in_place=True), assignment, None
         if self._data is not None and (self.backend.on_device or self.store.in_memory):
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
@@ -201,14 +202,14 @@ class Residency:
         return self.backend.host().index(self._data)
 
     def _fit_gathered(self, gathered: HostAdjacency) -> None:
-        shares = self.shares()
-        if gathered.limit != shares.piece:
-            gathered.limit = shares.piece
-            gathered.set_cache(shares.cache)
+        split = self.split()
+        if gathered.limit != split.gathered:
+            gathered.limit = split.gathered
+            gathered.set_cache(split.cache)
 
     def join_budget(self, budget: int, device_budget: int | None = None) -> int:
         """The bytes one join may hold out of ``budget``: all of it on the device; out of core at most the join's
-        share (:class:`Shares`) of the site's device budget.  ``device_budget`` (this process: the count's own
+        share (:class:`DeviceSplit`) of the site's device budget.  ``device_budget`` (this process: the count's own
         budget) replaces the site's, and the parts and gathered pieces held are fitted to it."""
         if device_budget is not None:
             self.whole_graph()  # the mode follows the site's own budget, not one count's
@@ -219,7 +220,7 @@ class Residency:
                 self._evict(0)
         if not self.out_of_core:
             return budget
-        return min(budget, self.shares().join)
+        return min(budget, self.split().join)
 
     def part(self, i: int) -> Any:
         """Part ``i`` with its index resident on the device (loaded on first use; out of core it may be released
@@ -246,7 +247,7 @@ class Residency:
         share of the budget."""
         if self._whole is None or self.mode == "device":
             return
-        limit = self.shares().part
+        limit = self.split().parts
         while self._parts and sum(b for _, b in self._parts.values()) + incoming > limit:
             evicted, (old, _) = self._parts.popitem(last=False)
             self.backend.release(old.graph)

@@ -130,9 +130,9 @@ class ArrayBackend:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
         graph._derived.pop(f"index:{self.name}", None)
 
-    def host_resident(self, host: DataIndex, share: bool = False) -> DataIndex:
+    def host_resident(self, host: DataIndex, in_place: bool = False) -> DataIndex:
         """An index whose adjacency stays in host memory and is read in place by this backend's join (the CPU
-        reads host memory anyway: ``host`` itself, whose memory maps every process shares whatever ``share``)."""
+        reads host memory anyway: ``host`` itself, whose memory maps every process shares whatever ``in_place``)."""
         return host
 
     def adjacency_over_bus(self, idx: DataIndex) -> bool:

@@ -471,7 +471,7 @@ def test_no_device_memory_growth_over_1000_queries(gpu):
 
 
 def test_host_resident_shares_the_memory_mapped_store_in_place(gpu, tmp_path):
-    """``host_resident(share=True)`` page-locks the store's memory-mapped adjacency in place (no private copy) and
+    """``host_resident(in_place=True)`` page-locks the store's memory-mapped adjacency in place (no private copy) and
     the join reads it there: the same counts as the NumPy engine on the same index."""
     from distsm.partition import load_or_build
 
@@ -479,7 +479,7 @@ def test_host_resident_shares_the_memory_mapped_store_in_place(gpu, tmp_path):
     data = random_graph(rng, 300, 0.05, 3, 1, False)
     store = load_or_build(data, 2, directory=tmp_path / "p", method="random")
     host = store.adjacency_index(mmap=True)
-    shared = gpu.host_resident(host, share=True)
+    shared = gpu.host_resident(host, in_place=True)
     assert gpu.shared_host_bytes >= int(host.nbr.nbytes) > 0
     numpy = get_backend("numpy")
     for size in (3, 4, 5):

@@ -49,7 +49,7 @@ STATUSES = ("ok", "timeout", "cancelled", "error")
 
 @dataclass(frozen=True)
 class Job:
-    """One independent piece of a query's search.
+    """One job of a query's search.
 
     ``stage == "intra"``: the intra-partition join of ``part``.  ``stage == "inter"``: the spanning searches of
     ``groups`` (their representatives), or with ``groups=None`` one join over the whole graph counting every match;
@@ -70,7 +70,7 @@ class Job:
 
 
 @dataclass
-class Piece:
+class JobResult:
     """What one :class:`Job` found: a count (or the rows it listed) and its cost."""
 
     stage: str
@@ -422,7 +422,7 @@ def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | B
 def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
             listing: bool = False,
             limit: int | None = None, control: engine.Control | None = None,
-            split_work: float | None = None) -> Piece:
+            split_work: float | None = None) -> JobResult:
     """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
     (``split_work``: see :func:`job_count`)."""
     t = time.perf_counter()
@@ -435,7 +435,7 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | Bu
     else:
         found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
         count, heavy = (0, found.reason) if isinstance(found, Heavy) else (found, "")
-    return Piece(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
+    return JobResult(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
                  4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), heavy)
 
 
@@ -445,20 +445,20 @@ def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
     return np.concatenate(rows) if rows else np.zeros((0, columns), np.int64)
 
 
-def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPlan, k: int, pieces: list[Piece], *,
+def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPlan, k: int, results: list[JobResult], *,
           listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
-    """Combine the pieces of one query into its :class:`QueryResult`."""
+    """Combine the results of one query's jobs into its :class:`QueryResult`."""
     t = time.perf_counter()
-    intra = sorted((p for p in pieces if p.stage == "intra"), key=lambda p: p.part or 0)  # intra pieces name parts
-    inter = [p for p in pieces if p.stage == "inter"]
+    intra = sorted((p for p in results if p.stage == "intra"), key=lambda p: p.part or 0)  # intra jobs name parts
+    inter = [p for p in results if p.stage == "inter"]
     seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
                # the longest slice bounds how well the spanning search spreads over workers
                "inter_slice_max": max((p.seconds for p in inter), default=0.0)}
     result = QueryResult(query, "ok", semantics=sem, plan=plan, partitions=k, seconds=seconds,
                          partial_matches=sum(p.partial_matches for p in inter),
                          gathered_bytes=sum(p.gathered_bytes for p in inter),
-                         bytes_h2d=sum(p.bytes_h2d for p in pieces), workers=sorted({p.worker for p in pieces}))
-    for p in pieces:
+                         bytes_h2d=sum(p.bytes_h2d for p in results), workers=sorted({p.worker for p in results}))
+    for p in results:
         result.peak_device_bytes[p.worker] = max(result.peak_device_bytes.get(p.worker, 0), p.device_bytes)
     if intra:
         result.intra = [p.count for p in intra]
@@ -468,7 +468,7 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
         result.rows = rows if limit is None else rows[:limit]
         result.count = int(result.rows.shape[0])
     else:
-        result.count = sum(p.count for p in pieces)
+        result.count = sum(p.count for p in results)
     seconds["merge"] = time.perf_counter() - t
     return result
 

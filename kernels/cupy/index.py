@@ -73,11 +73,11 @@ class IndexOps(DeviceBase):
         return self._foreign.put(idx, self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])),
                                                       t0, self.options.pcsr))
 
-    def host_resident(self, host: DataIndex, share: bool = False) -> GpuIndex:
+    def host_resident(self, host: DataIndex, in_place: bool = False) -> GpuIndex:
         """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
         in place over the bus (zero copy: only the bytes a probe touches cross it, nothing is cached on the
         device) and its O(|V|) arrays on the device.  Runs are found by binary search in the mapped run keys,
-        since a hash of them would be O(|E|) device memory.  ``share`` registers the pages of memory-mapped
+        since a hash of them would be O(|E|) device memory.  ``in_place`` registers the pages of memory-mapped
         arrays in place instead of copying them, so that every process mapping the same files (the workers of
         one host) reads one copy; arrays the driver will not register are copied (``self.shared_host_bytes``
         says how many bytes were registered in place)."""
@@ -86,7 +86,7 @@ class IndexOps(DeviceBase):
         self.shared_host_bytes = 0
 
         def mapped(a: np.ndarray) -> Any:
-            if share:
+            if in_place:
                 registered = _register_mapped(xp, a, device_id)
                 if registered is not None:
                     self.shared_host_bytes += int(a.nbytes)
