@@ -33,6 +33,10 @@ def __getattr__(name: str):
         from distsm.matcher import Matcher
 
         return Matcher
+    if name == "warmup":
+        from distsm.compile_ahead import warmup
+
+        return warmup
     if name == "LocalClusterSpec":
         from distsm.cluster.start import LocalClusterSpec
 
@@ -44,5 +48,5 @@ __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "LocalClusterSpec",
     "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count",
     "count_batch", "explain", "iter_batch", "iter_mappings", "iter_matches", "match", "options", "read_graph",
-    "read_graphs", "write_graph", "__version__",
+    "read_graphs", "warmup", "write_graph", "__version__",
 ]

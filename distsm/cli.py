@@ -7,6 +7,7 @@ stderr with exit code 2; nothing the user typed produces a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -231,6 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
     sq.add_argument("--fold-types", action="store_true",
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
+
+    w = sub.add_parser("warmup", help="compile every GPU kernel a count launches into CuPy's kernel cache",
+                       description="Run a fixed set of small counts that take every GPU path, each checked against "
+                                   "the CPU backend, so that CuPy's on-disk kernel cache holds every kernel and no "
+                                   "later process pays the compile time.  Run once per machine or image.")
+    w.add_argument("--backend", default="cupy", choices=BACKENDS)
+    w.add_argument("--json", action="store_true", help="one JSON object")
     return parser
 
 
@@ -546,11 +554,19 @@ def _one_line(exc: BaseException) -> str:
     return elide(" ".join(str(exc).split()), 2000)
 
 
+def _cmd_warmup(args: argparse.Namespace) -> int:
+    from distsm.compile_ahead import warmup
+
+    report = warmup(args.backend, progress=lambda name: print(f"warmed {name}", file=sys.stderr, flush=True))
+    print(json.dumps(dataclasses.asdict(report)) if args.json else report)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"count": _cmd_count, "match": _cmd_match, "info": _cmd_info, "partition": _cmd_partition,
-               "sparql": _cmd_sparql}[args.command]
+               "sparql": _cmd_sparql, "warmup": _cmd_warmup}[args.command]
     try:
         return handler(args)
     except _UsageError as e:

@@ -1,0 +1,151 @@
+"""Compile ahead everything a count launches on the GPU, so no query of a new process pays NVRTC's compile time.
+
+CuPy compiles each kernel the first time a process launches it (``join.cu`` by NVRTC, and every element-wise,
+reduction and scan kernel per dtype) and keeps the result in its on-disk kernel cache (``CUPY_CACHE_DIR``, by
+default ``~/.cupy/kernel_cache``); a later process loads it from there in milliseconds.  On a fresh machine,
+container or CI job that cache is empty, and the first heavy queries pay the compile time (seconds each).
+:func:`warmup` (``distsm warmup`` on the command line) fills it once: it runs a fixed set of small counts that
+together take every GPU path of the engine (the filter, the trial joins, candidate-edge refinement and sampling,
+the core join with its kernel variants, trailing counts, the general join in one and in several chunks, listings,
+every semantics, directed and undirected graphs, and the out-of-core reads of partitioned search) and checks
+their answers against the CPU backend.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from distsm.graph import Graph
+from distsm.vocabulary import BackendName
+
+#: Vertices of the synthetic dense graph whose heavy queries take the core-join and trailing-count paths.
+DENSE_VERTICES = 1500
+DENSE_DEGREE = 24
+
+
+@dataclass
+class WarmupReport:
+    """What :func:`warmup` ran: ``counts`` (name: count, equal on both backends), ``seconds`` in all, and the
+    kernel cache directory with the number of files it gained (``compiled``; 0 when it was warm already)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    cache_dir: str = ""
+    compiled: int = 0
+
+    def __str__(self) -> str:
+        return (f"warmed up {len(self.counts)} counts in {self.seconds:.1f} s; {self.compiled} kernels compiled "
+                f"into {self.cache_dir}")
+
+
+def kernel_cache_dir() -> Path:
+    """CuPy's on-disk kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``)."""
+    return Path(os.environ.get("CUPY_CACHE_DIR", Path.home() / ".cupy" / "kernel_cache"))
+
+
+def _cached_files(directory: Path) -> int:
+    return sum(1 for p in directory.rglob("*") if p.is_file()) if directory.is_dir() else 0
+
+
+def _connected_prefix(query: Graph, size: int) -> Graph:
+    """The subgraph of ``query`` induced by the first ``size`` vertices of a breadth-first order from vertex 0."""
+    order, seen = [0], {0}
+    for v in order:
+        for w in query.neighbors_of(v):
+            if int(w) not in seen and len(order) < size:
+                seen.add(int(w))
+                order.append(int(w))
+    keep = np.zeros(query.n, dtype=bool)
+    keep[order] = True
+    pos = np.full(query.n, -1, dtype=np.int64)
+    pos[order] = np.arange(len(order))
+    mask = keep[query.edge_src] & keep[query.edge_dst]
+    edges = np.stack([pos[query.edge_src[mask]], pos[query.edge_dst[mask]]], axis=1)
+    return Graph.from_edges(edges, n=len(order), edge_labels=query.edge_labels[mask],
+                            vertex_labels=np.asarray(query.vertex_labels)[order], directed=query.directed)
+
+
+def _dense_graph(directed: bool) -> Graph:
+    """A random graph dense enough that cliques and stars of a few vertices have millions of matches, with two
+    vertex labels (so both the labelled and the label-free kernels run)."""
+    rng = np.random.default_rng(7)
+    m = DENSE_VERTICES * DENSE_DEGREE // 2
+    edges = rng.integers(0, DENSE_VERTICES, size=(m, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    if not directed:
+        edges = np.sort(edges, axis=1)
+    edges = np.unique(edges, axis=0)
+    labels = (rng.random(DENSE_VERTICES) < 0.3).astype(np.int64)
+    return Graph.from_edges(edges, n=DENSE_VERTICES, vertex_labels=labels, directed=directed)
+
+
+def _shapes(directed: bool) -> dict[str, Graph]:
+    """Query shapes of 2 to 7 vertices: paths, stars, cycles and cliques (every label 0, or mixed)."""
+    def graph(n: int, edges: list[tuple[int, int]], labels: list[int] | None = None) -> Graph:
+        return Graph.from_edges(np.array(edges, dtype=np.int64).reshape(-1, 2), n=n, directed=directed,
+                                vertex_labels=None if labels is None else np.array(labels))
+
+    clique4 = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+    return {"edge": graph(2, [(0, 1)]), "path4": graph(4, [(0, 1), (1, 2), (2, 3)]),
+            "star6": graph(6, [(0, i) for i in range(1, 6)]), "triangle": graph(3, [(0, 1), (1, 2), (0, 2)]),
+            "cycle5": graph(5, [(i, (i + 1) % 5) for i in range(5)]), "clique4": graph(4, clique4),
+            "labelled_star7": graph(7, [(0, i) for i in range(1, 7)], [1, 0, 0, 0, 1, 1, 0])}
+
+
+def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
+    """``(name, data, query, count keywords)``: the counts :func:`warmup` runs."""
+    from distsm import example
+    from distsm.formats import read_graph
+
+    hprd = read_graph(example.data_path())
+    for path in example.query_paths()[:2]:
+        query = read_graph(path)
+        for size in (3, 5, 8, 12, query.n):
+            yield f"{path.stem}[:{size}]", hprd, _connected_prefix(query, size), {}
+        for sem in ("induced", "homomorphism", "unique"):
+            yield f"{path.stem} {sem}", hprd, query, {sem: True}
+        yield f"{path.stem} small budget", hprd, query, {"memory_budget": 1 << 16}
+        yield f"{path.stem} partitioned host", hprd, query, {"partitions": "auto", "adjacency": "host",
+                                                             "memory_budget": 4 << 20}
+        yield f"{path.stem} partitioned gather", hprd, query, {"partitions": 2, "adjacency": "gather"}
+    for directed in (False, True):
+        data = _dense_graph(directed)
+        kind = "dense directed" if directed else "dense"
+        for name, query in _shapes(directed).items():
+            yield f"{kind} {name}", data, query, {}
+            if name in ("triangle", "star6"):
+                yield f"{kind} {name} unique", data, query, {"unique": True}
+
+
+def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
+    """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
+    ran; on CuPy this leaves every kernel a count launches in CuPy's on-disk kernel cache.
+
+    Raises :class:`distsm.BackendUnavailableError` when ``backend`` is ``"cupy"`` and no GPU is present, and
+    AssertionError if a count differs between the backends (a defect to report)."""
+    from distsm.api import count, match
+
+    t = time.perf_counter()
+    cache = kernel_cache_dir()
+    before = _cached_files(cache)
+    report = WarmupReport(cache_dir=str(cache))
+    for name, data, query, kw in _cases():
+        got = count(data, query, backend=backend, **kw)
+        want = count(data, query, backend="numpy", **kw)
+        assert got == want, f"warm-up count {name!r}: {backend} gave {got}, numpy {want}"
+        report.counts[name] = int(got)
+        if progress is not None:
+            progress(name)
+    for name, data, query, kw in list(_cases())[:3]:
+        rows = match(data, query, backend=backend, limit=1000, **kw)
+        assert rows.shape[0] == min(1000, report.counts[name]), name
+    report.seconds = time.perf_counter() - t
+    report.compiled = _cached_files(cache) - before
+    return report

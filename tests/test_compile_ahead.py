@@ -1,0 +1,71 @@
+"""``distsm warmup``: the counts that fill CuPy's kernel cache are right, and after them a count compiles nothing."""
+
+import json
+import os
+import subprocess
+import sys
+
+import networkx as nx
+import pytest
+
+import distsm
+from distsm import example
+from distsm.cli import main
+from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, warmup
+
+
+def test_warmup_counts_equal_the_published_and_networkx_answers(capsys):
+    assert main(["warmup", "--backend", "numpy", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    expected = example.expected_counts()
+    for path in example.query_paths()[:2]:
+        q = distsm.read_graph(path)
+        assert report["counts"][f"{path.stem}[:{q.n}]"] == expected[path.stem]
+        assert report["counts"][f"{path.stem} small budget"] == expected[path.stem]
+        assert report["counts"][f"{path.stem} partitioned host"] == expected[path.stem]
+    # The dense graph's unlabelled shapes match its label-0 vertices only (labels are matched by value):
+    # networkx counts those edges and triangles (each found 2 and 6 times, once per automorphism).
+    data = _dense_graph(directed=False).to_networkx()
+    zero = data.subgraph([v for v, label in data.nodes(data="label") if label == 0])
+    assert all(_shapes(directed=False)[name].num_effective_labels == 1 for name in ("edge", "triangle"))
+    assert report["counts"]["dense edge"] == 2 * zero.number_of_edges()
+    assert report["counts"]["dense triangle"] == 6 * sum(nx.triangles(zero).values()) // 3
+    assert report["counts"]["dense triangle unique"] == sum(nx.triangles(zero).values()) // 3
+
+
+def test_connected_prefix_is_connected_and_keeps_labels():
+    q = distsm.read_graph(example.query_paths()[0])
+    for size in (1, 3, 8, q.n):
+        p = _connected_prefix(q, size)
+        assert p.n == size and p.is_connected()
+        assert sorted(p.vertex_label_counts().items()) <= sorted(q.vertex_label_counts().items()) or size < q.n
+    assert _connected_prefix(q, q.n).m == q.m
+
+
+def test_warmup_without_a_gpu_says_so():
+    try:
+        import cupy  # noqa: F401
+
+        pytest.skip("CuPy is installed")
+    except ImportError:
+        pass
+    with pytest.raises(distsm.BackendUnavailableError):
+        warmup("cupy")
+
+
+@pytest.mark.gpu
+def test_after_warmup_a_fresh_process_compiles_nothing(tmp_path):
+    """A warm-up into an empty kernel cache compiles kernels; a fresh process's counts (every semantics, the
+    bundled heavy queries) then find every kernel they launch in the cache."""
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-m", "distsm", "warmup", "--json"], env=env, capture_output=True,
+                         text=True, check=True)
+    assert json.loads(out.stdout)["compiled"] > 0
+    before = sum(1 for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    script = ("import distsm; from distsm import example\n"
+              "d = distsm.read_graph(example.data_path())\n"
+              "for q in example.query_paths():\n"
+              "    for kw in ({}, {'unique': True}, {'induced': True}, {'homomorphism': True}):\n"
+              "        assert distsm.count(d, q, backend='cupy', **kw) >= 0\n")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    assert sum(1 for p in (tmp_path / "cache").rglob("*") if p.is_file()) == before
