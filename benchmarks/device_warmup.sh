@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The first-use compile cliff on the GPU machine, cold and after `distsm warmup`, in one call:
 #
-#   GMATCH_TEST=.peers/gmatch-test bash benchmarks/device_warmup.sh      # carry .whl and .peers
+#   COMMIT=$(git rev-parse --short HEAD)   # here, then on the device (carry .whl and .peers):
+#   COMMIT=... GMATCH_TEST=.peers/gmatch-test bash benchmarks/device_warmup.sh
 #
 # 1. cold: an empty CuPy kernel cache (CUPY_CACHE_DIR), a fresh process counts each heavy gMatch query twice;
 # 2. warmed: another empty cache, `python -m distsm warmup` fills it (timed), then a fresh process counts the same
@@ -22,51 +23,71 @@ export PYTHONPATH="$WORK/site:$WORK/deps"
 GMATCH_TEST=$(cd "${GMATCH_TEST:-.peers/gmatch-test}" && pwd)
 HEAVY=${HEAVY:-"Q_13 Q_8 Q_14"}
 files() { find "$1" -type f 2>/dev/null | wc -l; }
-firsts() {  # firsts LABEL: a fresh process counts each heavy query twice; one JSON line per query
-  (cd "$WORK" && python3 - "$1" "$GMATCH_TEST" $HEAVY <<'PY'
-import json, sys, time
+firsts() {  # firsts LABEL [PROFILE]: a fresh process counts each heavy query twice; one JSON line per query
+  (cd "$WORK" && python3 - "$1" "$GMATCH_TEST" "${2:-}" $HEAVY <<'PY'
+import cProfile, io, json, pstats, sys, time
 import distsm
-label, root, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+from distsm.kernels import get_backend
+label, root, profile, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 data = distsm.read_graph(f"{root}/data.graph")
-for name in names:
+cupy = get_backend("cupy")
+t = time.perf_counter()
+cupy.index(data)  # the data graph's device index: built once per process whatever the kernel cache holds
+cupy.synchronize()
+print(json.dumps({"step": label, "index_s": round(time.perf_counter() - t, 4)}))
+for i, name in enumerate(names):
     q = distsm.read_graph(f"{root}/query_graph/{name}.graph")
     times, counts = [], []
-    for _ in range(2):
+    for rep in range(2):
+        prof = cProfile.Profile() if profile and i == 0 and rep == 0 else None
         t = time.perf_counter()
+        if prof:
+            prof.enable()
         counts.append(distsm.count(data, q, backend="cupy"))
         times.append(time.perf_counter() - t)
+        if prof:
+            prof.disable()
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(14)
+            print(out.getvalue(), file=sys.stderr)
     assert counts[0] == counts[1]
     print(json.dumps({"step": label, "query": name, "count": counts[0], "first_s": round(times[0], 4),
                       "second_s": round(times[1], 4)}))
 PY
   )
 }
+new_kernels() {  # new_kernels DIR MARKER: the kernel names in cache files newer than MARKER
+  find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "(cupy_[a-z_0-9]+|_Z[0-9A-Za-z_]{4,60})" \
+    | sort -u | head -n 40 >&2
+}
 {
   export CUPY_CACHE_DIR="$WORK/cold-cache"
   firsts cold
   echo "{\"step\": \"cold\", \"kernel_files\": $(files "$CUPY_CACHE_DIR")}"
   export CUPY_CACHE_DIR="$WORK/warm-cache"
-  start=$(date +%s.%N)
-  (cd "$WORK" && python3 -m distsm warmup >"$WORK/warmup.log" 2>&1) || cat "$WORK/warmup.log" >&2
-  echo "{\"step\": \"warmup\", \"seconds\": $(echo "$(date +%s.%N) - $start" | bc), \"kernel_files\": $(files "$CUPY_CACHE_DIR")}"
+  (cd "$WORK" && python3 -m distsm warmup --json >"$WORK/warmup.log" 2>"$WORK/warmup.err") || cat "$WORK/warmup.err" >&2
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({'step': 'warmup', 'seconds': round(r['seconds'], 2), 'kernel_files': r['compiled']}))" "$WORK/warmup.log"
   before=$(files "$CUPY_CACHE_DIR")
-  firsts warmed
+  firsts warmed profile
   echo "{\"step\": \"warmed\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
   before=$(files "$CUPY_CACHE_DIR")
+  touch "$WORK/marker"
   (cd "$WORK" && ln -sf "$OLDPWD/benchmarks" . && timeout "${SUITE_TIMEOUT:-300}" python3 -m benchmarks run peers \
      --suites gmatch-test hprd --backend cupy --max-seconds 20 --startup-seconds 100 --gmatch-test "$GMATCH_TEST" \
      --out "$WORK/suites.json" >"$WORK/suites.log" 2>&1) || tail -n 5 "$WORK/suites.log" >&2
   echo "{\"step\": \"suites after warmup\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+  new_kernels "$CUPY_CACHE_DIR" "$WORK/marker"
 } | tee "$WORK/steps.jsonl"
-python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "$(git rev-parse HEAD 2>/dev/null || echo unknown)" <<'PY'
-import json, platform, subprocess, sys
+python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "${COMMIT:-unknown}" "HEAVY='$HEAVY' bash benchmarks/device_warmup.sh" <<'PY'
+import json, platform, subprocess, sys, time
 steps = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
-json.dump({"benchmark": "device_warmup", "commit": sys.argv[3], "host": platform.node(),
-           "gpu": gpu.stdout.strip(), "steps": steps}, open(sys.argv[2], "w"), indent=1)
+json.dump({"benchmark": "device_warmup", "command": sys.argv[4], "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           "machine": {"gpu": gpu.stdout.strip(), "host": platform.node(), "git_commit": sys.argv[3]},
+           "steps": steps}, open(sys.argv[2], "w"), indent=1)
 print(f"{'step':<22}{'query':<8}{'first s':>10}{'second s':>10}{'first-second':>14}")
 for s in steps:
-    if "query" in s:
+    if "first_s" in s:
         print(f"{s['step']:<22}{s['query']:<8}{s['first_s']:>10.3f}{s['second_s']:>10.3f}"
               f"{s['first_s'] - s['second_s']:>14.3f}")
     else:

@@ -391,10 +391,23 @@ def _device_compare(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _device_warmup(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### First use of the GPU kernels: cold kernel cache, and after `distsm warmup`", "",
+                  _where(name, r) + f"; commit {r['machine'].get('git_commit')}" + (f"; {r['note']}" if "note" in r
+                                                                                  else ""), ""]
+        lines += _table(["step", "query", "count", "first count s", "second count s"],
+                        [[s["step"], s["query"], s["count"], s["first_s"], s["second_s"]]
+                         for s in r["steps"] if "first_s" in s])
+        lines += [""] + [f"- {s['step']}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "step")
+                         for s in r["steps"] if "first_s" not in s] + [""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
-            "peers": _peers, "allocator": _allocator, "device_compare": _device_compare}
+            "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
+            "device_warmup": _device_warmup}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:

@@ -25,9 +25,11 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.vocabulary import BackendName
 
-#: Vertices of the synthetic dense graph whose heavy queries take the core-join and trailing-count paths.
-DENSE_VERTICES = 1500
-DENSE_DEGREE = 24
+#: Vertices and average degree of the synthetic graphs: a sparse one for many query shapes, and a dense one on
+#: which a book of three triangles (an edge and three vertices adjacent to both) is heavy enough for its trial join
+#: to stop, so its trailing vertices are counted from intersections of two candidate sets.
+DENSE_VERTICES, DENSE_DEGREE = 1500, 24
+CLUSTERED_VERTICES, CLUSTERED_DEGREE = 400, 100
 
 
 @dataclass
@@ -72,18 +74,17 @@ def _connected_prefix(query: Graph, size: int) -> Graph:
                             vertex_labels=np.asarray(query.vertex_labels)[order], directed=query.directed)
 
 
-def _dense_graph(directed: bool) -> Graph:
+def _dense_graph(directed: bool, n: int = DENSE_VERTICES, degree: int = DENSE_DEGREE) -> Graph:
     """A random graph dense enough that cliques and stars of a few vertices have millions of matches, with two
     vertex labels (so both the labelled and the label-free kernels run)."""
     rng = np.random.default_rng(7)
-    m = DENSE_VERTICES * DENSE_DEGREE // 2
-    edges = rng.integers(0, DENSE_VERTICES, size=(m, 2))
+    edges = rng.integers(0, n, size=(n * degree // 2, 2))
     edges = edges[edges[:, 0] != edges[:, 1]]
     if not directed:
         edges = np.sort(edges, axis=1)
     edges = np.unique(edges, axis=0)
-    labels = (rng.random(DENSE_VERTICES) < 0.3).astype(np.int64)
-    return Graph.from_edges(edges, n=DENSE_VERTICES, vertex_labels=labels, directed=directed)
+    labels = (rng.random(n) < 0.3).astype(np.int64)
+    return Graph.from_edges(edges, n=n, vertex_labels=labels, directed=directed)
 
 
 def _shapes(directed: bool) -> dict[str, Graph]:
@@ -122,6 +123,8 @@ def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
             yield f"{kind} {name}", data, query, {}
             if name in ("triangle", "star6"):
                 yield f"{kind} {name} unique", data, query, {"unique": True}
+    book = Graph.from_edges(np.array([(0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (0, 4), (1, 4)]), n=5)
+    yield "clustered book3", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
 
 
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
