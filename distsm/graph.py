@@ -94,22 +94,9 @@ class Graph:
         self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE))
         self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE))
         self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE))
-        src = np.concatenate([edge_src, edge_dst])
-        dst = np.concatenate([edge_dst, edge_src])
-        if directed:
-            eff = np.concatenate([2 * edge_labels, 2 * edge_labels + 1])
-        else:
-            eff = np.concatenate([edge_labels, edge_labels])
-        L = int(eff.max(initial=0)) + 1
-        if n * n * L < 2**62:
-            # One sort of a composite key is several times faster than a three-key lexsort.
-            order = np.argsort((src * L + eff) * n + dst)
-        else:
-            order = np.lexsort((dst, eff, src))
-        self.neighbors = _readonly(dst[order].astype(VERTEX_DTYPE))
-        self.neighbor_labels = _readonly(eff[order].astype(LABEL_DTYPE))
-        indptr = np.zeros(self.n + 1, dtype=OFFSET_DTYPE)
-        np.cumsum(np.bincount(src, minlength=self.n), out=indptr[1:])
+        indptr, neighbors, neighbor_labels = _csr(self.n, edge_src, edge_dst, edge_labels, self.directed)
+        self.neighbors = _readonly(neighbors)
+        self.neighbor_labels = _readonly(neighbor_labels)
         self.indptr = _readonly(indptr)
         self._derived: dict[str, Any] = {}
 
@@ -397,19 +384,79 @@ def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
     return _readonly(arr)
 
 
+def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+         directed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, neighbors, neighbor_labels)`` of the adjacency (see :class:`Graph`): each edge gives an entry in
+    both endpoints' rows, each row sorted by (effective label, neighbour)."""
+    m = int(src.shape[0])
+    top = 2 * int(labels.max(initial=0)) + 1 if directed else int(labels.max(initial=0))
+    vbits = max(n - 1, 1).bit_length()
+    lbits = top.bit_length()
+    if 2 * vbits + lbits > 63:
+        return _csr_lexsort(n, src, dst, labels, directed)
+    # Each entry packed into one int64 (row, effective label, neighbour) and the keys themselves sorted: NumPy's
+    # SIMD sort of int64 keys is several times faster than an argsort followed by gathers, or than a counting sort
+    # built from NumPy's stable (radix) argsorts.
+    key = np.empty(2 * m, np.int64)
+    lo, hi = key[:m], key[m:]
+    np.left_shift(src, vbits + lbits, out=lo, dtype=np.int64)
+    np.left_shift(dst, vbits + lbits, out=hi, dtype=np.int64)
+    if lbits:
+        eff = np.left_shift(labels.astype(np.int64), vbits + int(directed))
+        lo |= eff
+        if directed:
+            eff |= 1 << vbits  # the arc seen from its head: effective label 2*l + 1
+        hi |= eff
+        del eff
+    lo |= dst
+    hi |= src
+    key.sort()
+    vmask = (1 << vbits) - 1
+    neighbors = (key & vmask).astype(VERTEX_DTYPE)
+    if lbits:
+        neighbor_labels = ((key >> vbits) & ((1 << lbits) - 1)).astype(LABEL_DTYPE)
+    else:
+        neighbor_labels = np.zeros(2 * m, LABEL_DTYPE)
+    # Rows are runs of the sorted keys: their starts come from binary searches, without a 2m-entry temporary.
+    indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << (vbits + lbits)).astype(OFFSET_DTYPE)
+    return indptr, neighbors, neighbor_labels
+
+
+def _csr_lexsort(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+                 directed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_csr` for graphs whose entries do not fit one int64 key (billions of vertices, many labels)."""
+    rows = np.concatenate([src, dst])
+    cols = np.concatenate([dst, src])
+    eff = np.concatenate([2 * labels, 2 * labels + 1]) if directed else np.concatenate([labels, labels])
+    order = np.lexsort((cols, eff, rows))
+    indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols[order].astype(VERTEX_DTYPE), eff[order].astype(LABEL_DTYPE)
+
+
 def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int,
                       dedupe: bool) -> np.ndarray | None:
     """Indices of edges to keep after removing repeats, or None when there are none; raises per policy."""
     if src.size == 0:
         return None
     key = src * n + dst
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    rep = np.flatnonzero(sk[1:] == sk[:-1]) + 1
-    if rep.size == 0:
+    ordered = np.sort(key)
+    again = ordered[1:] == ordered[:-1]
+    if not again.any():
         return None
-    later = order[rep]
-    earlier = order[rep - 1]
+    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.
+    repeated = ordered[1:][again]
+    repeated = repeated[np.flatnonzero(np.diff(repeated, prepend=-1))]
+    del ordered, again
+    import pandas as pd  # only graphs with repeated edges need it (``import distsm`` stays light)
+
+    cand = np.flatnonzero(pd.Series(key, copy=False).isin(repeated).to_numpy())  # a hash lookup: linear
+    ck = key[cand]
+    order = np.argsort(ck, kind="stable")
+    sk = ck[order]
+    rep = np.flatnonzero(sk[1:] == sk[:-1]) + 1
+    later = cand[order[rep]]
+    earlier = cand[order[rep - 1]]
     if not dedupe:
         i = int(later.min())
         raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True, or --dedupe to the "
