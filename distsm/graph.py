@@ -83,8 +83,9 @@ class Graph:
 
     def __init__(self, n: int, edge_src: np.ndarray, edge_dst: np.ndarray, edge_labels: np.ndarray,
                  vertex_labels: np.ndarray, directed: bool, *, node_ids: np.ndarray | None = None,
-                 vocabulary: LabelVocabulary | None = None):
-        # Private: callers go through from_edges, which validates.
+                 vocabulary: LabelVocabulary | None = None,
+                 csr: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+        # Private: callers go through from_edges, which validates; ``csr`` is the adjacency when built already.
         self.n = int(n)
         self.node_ids = node_ids
         self.vocabulary = vocabulary
@@ -94,7 +95,7 @@ class Graph:
         self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE))
         self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE))
         self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE))
-        indptr, neighbors, neighbor_labels = _csr(self.n, edge_src, edge_dst, edge_labels, self.directed)
+        indptr, neighbors, neighbor_labels = csr or _csr(self.n, edge_src, edge_dst, edge_labels, self.directed)
         self.neighbors = _readonly(neighbors)
         self.neighbor_labels = _readonly(neighbor_labels)
         self.indptr = _readonly(indptr)
@@ -124,8 +125,17 @@ class Graph:
             arr = np.zeros((0, 2), dtype=np.int64)
         if arr.ndim != 2 or arr.shape[1] != 2:
             raise GraphError(f"edges must have shape (m, 2), got {arr.shape}")
-        src = _as_int_array(arr[:, 0], "edge source")
-        dst = _as_int_array(arr[:, 1], "edge target")
+        return cls.from_edge_arrays(arr[:, 0], arr[:, 1], n=n, edge_labels=edge_labels, vertex_labels=vertex_labels,
+                                    directed=directed, dedupe=dedupe, node_ids=node_ids)
+
+    @classmethod
+    def from_edge_arrays(cls, src: Any, dst: Any, *, n: int | None = None, edge_labels: Any = None,
+                         vertex_labels: Any = None, directed: bool = False, dedupe: bool = False,
+                         node_ids: Any = None) -> Graph:
+        """:meth:`from_edges` with the edges given as two arrays of ``m`` vertex ids, sources and targets (no
+        ``(m, 2)`` array is made); the other arguments and the errors are those of :meth:`from_edges`."""
+        src = _as_int_array(src, "edge source")
+        dst = _as_int_array(dst, "edge target", src.shape[0])
         m = src.shape[0]
         labels = np.zeros(m, np.int64) if edge_labels is None else _as_int_array(edge_labels, "edge_labels", m)
         if labels.size and labels.max() > _MAX_EDGE_LABEL:
@@ -156,10 +166,8 @@ class Graph:
             raise GraphError(f"self loop on vertex {int(src[i])}", edge_index=i)
         if not directed:
             src, dst = np.minimum(src, dst), np.maximum(src, dst)
-        keep = _duplicate_filter(src, dst, labels, n, dedupe)
-        if keep is not None:
-            src, dst, labels = src[keep], dst[keep], labels[keep]
-        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n))
+        src, dst, labels, csr = _without_repeats(n, src, dst, labels, directed, dedupe)
+        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n), csr=csr)
 
     @classmethod
     def from_networkx(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
@@ -388,15 +396,23 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
          directed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(indptr, neighbors, neighbor_labels)`` of the adjacency (see :class:`Graph`): each edge gives an entry in
     both endpoints' rows, each row sorted by (effective label, neighbour)."""
+    packed = _sorted_entries(n, src, dst, labels, directed)
+    return _csr_lexsort(n, src, dst, labels, directed) if packed is None else _unpacked(n, *packed)
+
+
+def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+                    directed: bool) -> tuple[np.ndarray, int, int] | None:
+    """Every adjacency entry packed into one int64 (row, effective label, neighbour), sorted, with the bits of
+    a vertex and of a label; None when an entry does not fit 63 bits.
+
+    Sorting the keys themselves with NumPy's SIMD sort is several times faster than an argsort followed by
+    gathers, or than a counting sort built from NumPy's stable (radix) argsorts."""
     m = int(src.shape[0])
     top = 2 * int(labels.max(initial=0)) + 1 if directed else int(labels.max(initial=0))
     vbits = max(n - 1, 1).bit_length()
     lbits = top.bit_length()
     if 2 * vbits + lbits > 63:
-        return _csr_lexsort(n, src, dst, labels, directed)
-    # Each entry packed into one int64 (row, effective label, neighbour) and the keys themselves sorted: NumPy's
-    # SIMD sort of int64 keys is several times faster than an argsort followed by gathers, or than a counting sort
-    # built from NumPy's stable (radix) argsorts.
+        return None
     key = np.empty(2 * m, np.int64)
     lo, hi = key[:m], key[m:]
     np.left_shift(src, vbits + lbits, out=lo, dtype=np.int64)
@@ -411,12 +427,16 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
     lo |= dst
     hi |= src
     key.sort()
-    vmask = (1 << vbits) - 1
-    neighbors = (key & vmask).astype(VERTEX_DTYPE)
+    return key, vbits, lbits
+
+
+def _unpacked(n: int, key: np.ndarray, vbits: int, lbits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adjacency of :func:`_sorted_entries`' keys."""
+    neighbors = (key & ((1 << vbits) - 1)).astype(VERTEX_DTYPE)
     if lbits:
         neighbor_labels = ((key >> vbits) & ((1 << lbits) - 1)).astype(LABEL_DTYPE)
     else:
-        neighbor_labels = np.zeros(2 * m, LABEL_DTYPE)
+        neighbor_labels = np.zeros(key.shape[0], LABEL_DTYPE)
     # Rows are runs of the sorted keys: their starts come from binary searches, without a 2m-entry temporary.
     indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << (vbits + lbits)).astype(OFFSET_DTYPE)
     return indptr, neighbors, neighbor_labels
@@ -434,24 +454,54 @@ def _csr_lexsort(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
     return indptr, cols[order].astype(VERTEX_DTYPE), eff[order].astype(LABEL_DTYPE)
 
 
+def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray, directed: bool,
+                     dedupe: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                        tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """The edges without repeats (first copies kept, in input order; raises per policy) and their adjacency when
+    it was built on the way (None: not yet)."""
+    uniform = src.size == 0 or int(labels.min()) == int(labels.max())
+    packed = _sorted_entries(n, src, dst, labels, directed) if uniform else None
+    if packed is None:
+        keep = _duplicate_filter(src, dst, labels, n, dedupe)
+        csr = None
+    else:
+        # All labels equal: a repeated edge repeats both its entries, so the sorted entries show every repeat.
+        key, vbits, lbits = packed
+        again = np.flatnonzero(key[1:] == key[:-1]) + 1
+        keep = None
+        if again.size:
+            ent = key[again]
+            row, nbr = ent >> (vbits + lbits), ent & ((1 << vbits) - 1)
+            mine = ((ent >> vbits) & 1) == 0 if directed else row < nbr  # the entry in the source's row
+            keep = _first_copies(src, dst, labels, n, row[mine] * n + nbr[mine], dedupe)
+            key = np.delete(key, again)
+        csr = _unpacked(n, key, vbits, lbits)
+    if keep is not None:
+        src, dst, labels = src[keep], dst[keep], labels[keep]
+    return src, dst, labels, csr
+
+
 def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int,
                       dedupe: bool) -> np.ndarray | None:
     """Indices of edges to keep after removing repeats, or None when there are none; raises per policy."""
     if src.size == 0:
         return None
-    key = src * n + dst
-    ordered = np.sort(key)
+    ordered = np.sort(src * n + dst)
     again = ordered[1:] == ordered[:-1]
-    if not again.any():
-        return None
-    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.
-    repeated = ordered[1:][again]
-    repeated = repeated[np.flatnonzero(np.diff(repeated, prepend=-1))]
-    del ordered, again
+    return _first_copies(src, dst, labels, n, ordered[1:][again], dedupe) if again.any() else None
+
+
+def _first_copies(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int, repeated: np.ndarray,
+                  dedupe: bool) -> np.ndarray:
+    """Indices of the edges to keep, given the sorted keys ``src * n + dst`` that occur more than once; raises a
+    :class:`GraphError` naming the first repeat (without ``dedupe``) or the first repeat with another label."""
     import pandas as pd  # only graphs with repeated edges need it (``import distsm`` stays light)
 
+    key = src * n + dst
+    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.
     cand = np.flatnonzero(pd.Series(key, copy=False).isin(repeated).to_numpy())  # a hash lookup: linear
     ck = key[cand]
+    del key
     order = np.argsort(ck, kind="stable")
     sk = ck[order]
     rep = np.flatnonzero(sk[1:] == sk[:-1]) + 1

@@ -67,14 +67,16 @@ def _resolve(path: PathLike, format: str) -> Format:
 
 
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
-               dedupe: bool = False) -> Graph:
+               dedupe: bool | None = None) -> Graph:
     """Read the one graph stored in ``path``.
 
     Args:
         path: file name (``str`` or path-like); ``.gz`` files are decompressed.
         format: ``"auto"`` (see :func:`detect_format`) or one of :data:`FORMATS`.
         directed: ``None`` for the format's own default (sm: False, gsi: True, snap: False).
-        dedupe: merge repeated edges carrying equal labels instead of raising.
+        dedupe: repeated edges carrying equal labels are merged (True) or refused (False); None, the default,
+            is the format's own rule: SNAP and Parquet edge lists merge them with one warning saying how many,
+            sm and gsi files (which declare their edge counts) refuse them.
 
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_graphs`).
@@ -96,7 +98,7 @@ def read_graphs(path: PathLike, format: str = "auto", **kw: Any) -> list[Graph]:
     fmt = _resolve(path, format)
     directed = kw.get("directed")
     return fmt.read_graphs(path, directed=fmt.directed if directed is None else bool(directed),
-                           dedupe=bool(kw.get("dedupe", False)))
+                           dedupe=kw.get("dedupe"))
 
 
 def write_graph(graph: Graph, path: PathLike, format: str = "sm") -> None:

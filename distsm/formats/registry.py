@@ -48,7 +48,7 @@ class Format:
     write: Writer
     write_all: GraphsWriter | None
 
-    def read_graphs(self, path: PathLike, *, directed: bool, dedupe: bool) -> list[Graph]:
+    def read_graphs(self, path: PathLike, *, directed: bool, dedupe: bool | None) -> list[Graph]:
         """Every graph of ``path``, in file order."""
         if self.read_all is None:
             return [self.read(path, directed=directed, dedupe=dedupe)]
