@@ -91,10 +91,11 @@ class Graph:
         self.vocabulary = vocabulary
         self.m = int(edge_src.shape[0])
         self.directed = bool(directed)
-        self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE))
-        self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE))
-        self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE))
-        self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE))
+        # copy=False: a reloaded graph keeps its memory-mapped arrays (distsm.formats.binary).
+        self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE, copy=False))
+        self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE, copy=False))
+        self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE, copy=False))
+        self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE, copy=False))
         indptr, neighbors, neighbor_labels = csr or _csr(self.n, edge_src, edge_dst, edge_labels, self.directed)
         self.neighbors = _readonly(neighbors)
         self.neighbor_labels = _readonly(neighbor_labels)
