@@ -100,7 +100,11 @@ def label_codes(vertex_values: Any, edge_values: Any,
 
 def _factorized(values: Any) -> tuple[np.ndarray, list[Hashable]]:
     """``(codes, distinct values in order of first appearance)``; None or NaN is a label like any other."""
-    arr = np.asarray(values)
+    if isinstance(values, np.ndarray):
+        arr = values
+    else:  # a list of mixed values must not become a NumPy string array
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = list(values)
     if arr.dtype.kind in "iu" and arr.size:
         distinct, codes = np.unique(arr, return_inverse=True)  # codes of integers need no first-appearance order
         return codes.reshape(-1), distinct.tolist()
@@ -111,7 +115,7 @@ def _factorized(values: Any) -> tuple[np.ndarray, list[Hashable]]:
 
 
 def node_label_values(names: list[Hashable], node_labels: Mapping[Hashable, Any] | None,
-                      default: Hashable) -> tuple[list[Hashable], list[Hashable]]:
+                      default: Hashable) -> tuple[list[Hashable], Any]:
     """``(names, labels)``: every vertex's label (``default`` where ``node_labels`` has none), with the nodes that
     only ``node_labels`` names appended as isolated vertices."""
     if node_labels is None:
@@ -160,3 +164,75 @@ def _first_dropped(src: np.ndarray, dst: np.ndarray, g: Graph, directed: bool) -
         src, dst = np.minimum(src, dst), np.maximum(src, dst)
     differ = np.flatnonzero((src[:g.m] != g.edge_src) | (dst[:g.m] != g.edge_dst))
     return int(differ[0]) if differ.size else g.m
+
+
+def require(module: str) -> Any:
+    """Import an optional dependency, or say which extra installs it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"this needs the optional package {module.split('.')[0]!r}: pip install 'distsm[io]'") \
+            from exc
+
+
+def from_columns(src: Any, dst: Any, edge_label_values: Any, *, source: str,
+                 node_labels: Mapping[Hashable, Any] | None = None, default_label: Hashable = None,
+                 labels: LabelVocabulary | None = None, directed: bool = False, dedupe: bool | None = None,
+                 where: Where = at_row) -> Graph:
+    """The graph of an edge list given as columns of node names (any hashables) and optional edge label values,
+    by the conventions of this module; the names become :attr:`Graph.node_ids` (None when they are ``0..n-1``),
+    label values are kept as in :meth:`Graph.from_networkx`."""
+    s, d, names = first_appearance(np.asarray(src), np.asarray(dst))
+    default = 0 if default_label is None else default_label
+    all_names, vvals = node_label_values(names.tolist(), node_labels, default)
+    if node_labels is None:
+        vvals = repeated_label(len(all_names), default)
+    if edge_label_values is None:
+        edge_label_values = repeated_label(s.size, default)
+    vcodes, ecodes, vocab = label_codes(vvals, edge_label_values, labels)
+    n = len(all_names)
+    ids: Any = names if n == names.size else all_names
+    if n == names.size and names.dtype == np.int64 and np.array_equal(names, np.arange(n)):
+        ids = None
+    g = edge_list_graph(s, d, n=n, edge_labels=ecodes, vertex_labels=vcodes, directed=directed, dedupe=dedupe,
+                        node_ids=ids, source=source, where=where)
+    g.vocabulary = vocab
+    return g
+
+
+def repeated_label(k: int, value: Hashable) -> np.ndarray:
+    """``k`` copies of a label value (an integer array for plain labels: no Python list of millions)."""
+    if is_plain_label(value):
+        return np.full(k, value, np.int64)
+    out = np.empty(k, dtype=object)
+    out[:] = [value] * k
+    return out
+
+
+def frame_columns(frame: Any, source: str, target: str, edge_label: str | None) -> tuple[Any, Any, Any]:
+    """The source, target and edge-label columns of a pandas DataFrame as arrays (KeyError names a missing one)."""
+    missing = [c for c in (source, target, edge_label) if c is not None and c not in frame.columns]
+    if missing:
+        raise KeyError(f"no column {missing[0]!r} in the DataFrame (columns: {list(frame.columns)})")
+    return (frame[source].to_numpy(), frame[target].to_numpy(),
+            None if edge_label is None else frame[edge_label].to_numpy())
+
+
+def arrow_columns(table: Any, source: str, target: str, edge_label: str | None) -> tuple[Any, Any, Any]:
+    """:func:`frame_columns` of a pyarrow Table; null sources or targets are a GraphError naming the row."""
+    out = []
+    for name in (source, target, edge_label):
+        if name is None:
+            out.append(None)
+            continue
+        if name not in table.column_names:
+            raise KeyError(f"no column {name!r} in the table (columns: {table.column_names})")
+        col = table.column(name)
+        if name != edge_label and col.null_count:
+            row = int(np.flatnonzero(col.is_null().to_numpy(zero_copy_only=False))[0])
+            raise GraphError(f"the {'source' if name == source else 'target'} of edge {row} is missing",
+                             edge_index=row)
+        out.append(col.to_numpy(zero_copy_only=False))
+    return out[0], out[1], out[2]

@@ -15,7 +15,7 @@ works the same for both kinds of graph: a query adjacency ``w in N(u, e)`` must 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -206,6 +206,102 @@ class Graph:
                                node_ids=names)
         graph.vocabulary = vocab
         return graph
+
+    @classmethod
+    def from_pandas_edgelist(cls, df: Any, source: str = "source", target: str = "target",
+                             edge_label: str | None = None, node_labels: Mapping[Hashable, Any] | None = None, *,
+                             directed: bool = False, dedupe: bool | None = None, default_label: Hashable = None,
+                             labels: LabelVocabulary | None = None) -> Graph:
+        """Build from a pandas DataFrame of edges, one row each, as ``networkx.from_pandas_edgelist`` reads it.
+
+        Args:
+            df: the DataFrame.  ``source`` and ``target`` name its columns of node names (any hashables);
+                vertices are numbered in order of first appearance (source before target, row by row) and the
+                names kept as :attr:`node_ids`.
+            edge_label: the column of edge label values (any hashables; None: unlabelled).
+            node_labels: ``{node name: label value}`` (a dict or a Series); nodes it lacks get ``default_label``,
+                and nodes only it names become isolated vertices, after the others.
+            directed: read each row as an arc ``source -> target``.
+            dedupe: repeated rows (in an undirected graph ``u v`` repeats ``v u``) are merged with one warning
+                (None), merged silently (True) or refused (False); repeats with different labels are refused.
+            default_label, labels: as in :meth:`from_networkx`.
+
+        Self loops are dropped with a warning.  Raises :class:`GraphError` (``edge_index`` is the row position)
+        for a missing name or a refused repeat, KeyError for a missing column.
+        """
+        from distsm.edgelists import frame_columns, from_columns
+
+        src, dst, elab = frame_columns(df, source, target, edge_label)
+        return from_columns(src, dst, elab, node_labels=node_labels, default_label=default_label, labels=labels,
+                            directed=directed, dedupe=dedupe, source="DataFrame")
+
+    @classmethod
+    def from_cudf_edgelist(cls, df: Any, source: str = "source", target: str = "target",
+                           edge_label: str | None = None, node_labels: Mapping[Hashable, Any] | None = None,
+                           **kwargs: Any) -> Graph:
+        """:meth:`from_pandas_edgelist` of a cuDF DataFrame (copied to the host with ``df.to_pandas()``)."""
+        return cls.from_pandas_edgelist(df.to_pandas(), source, target, edge_label, node_labels, **kwargs)
+
+    @classmethod
+    def from_arrow(cls, table: Any, source: str = "source", target: str = "target", edge_label: str | None = None,
+                   node_labels: Mapping[Hashable, Any] | None = None, **kwargs: Any) -> Graph:
+        """:meth:`from_pandas_edgelist` of a ``pyarrow.Table`` (integer columns are read without a copy; a null
+        source or target is a :class:`GraphError` naming its row).  Needs pyarrow (``pip install 'distsm[io]'``)."""
+        from distsm.edgelists import arrow_columns, from_columns
+
+        src, dst, elab = arrow_columns(table, source, target, edge_label)
+        return from_columns(src, dst, elab, node_labels=node_labels, source="Arrow table", **kwargs)
+
+    @classmethod
+    def from_scipy_sparse_array(cls, a: Any, *, directed: bool = False, edge_labels: bool = False,
+                                vertex_labels: Any = None) -> Graph:
+        """Build from a square SciPy sparse array or matrix: every stored entry ``a[i, j]`` is an edge ``i - j``
+        (an arc ``i -> j`` when ``directed``), as ``networkx.from_scipy_sparse_array`` reads it.
+
+        Vertices are ``0..n-1`` (``n = a.shape[0]``, isolated ones included).  Undirected, ``a[i, j]`` and
+        ``a[j, i]`` are one edge (a symmetric matrix holds each edge twice).  ``edge_labels=True``: the stored
+        values are the edges' label values (two entries of one edge must agree).  Diagonal entries are dropped
+        with a warning.  Needs scipy (``pip install 'distsm[io]'``).
+        """
+        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+
+        if len(a.shape) != 2 or a.shape[0] != a.shape[1]:
+            raise GraphError(f"the adjacency must be square, got shape {a.shape}")
+        coo = a.tocoo()
+        row, col = np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)
+        vcodes, ecodes, vocab = label_codes(repeated_label(a.shape[0], 0) if vertex_labels is None else vertex_labels,
+                                            coo.data if edge_labels else repeated_label(row.size, 0), None)
+        g = edge_list_graph(row, col, n=int(a.shape[0]), edge_labels=ecodes, vertex_labels=vcodes,
+                            directed=directed, dedupe=True, node_ids=None, source="sparse array",
+                            where=lambda i: f"at entry ({int(row[i])}, {int(col[i])})")
+        g.vocabulary = vocab
+        return g
+
+    @classmethod
+    def from_igraph(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
+                    name: str = "name", default_label: Hashable = None, labels: LabelVocabulary | None = None,
+                    dedupe: bool | None = None) -> Graph:
+        """Build from a ``igraph.Graph``: its vertices in order, their ``name`` attribute (when present) as
+        :attr:`node_ids`, and label values from the ``node_label`` / ``edge_label`` attributes (missing or None:
+        ``default_label``), as :meth:`from_networkx`.  Multi-edges are merged as ``dedupe`` says (see
+        :meth:`from_pandas_edgelist`) and self loops dropped with a warning."""
+        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+
+        default = 0 if default_label is None else default_label
+
+        def values(seq: Any, attr: str | None) -> Any:
+            if attr is None or attr not in seq.attributes():
+                return repeated_label(len(seq), default)
+            return [default if x is None else x for x in seq[attr]]
+
+        edges = np.asarray(g.get_edgelist(), np.int64).reshape(-1, 2)
+        vcodes, ecodes, vocab = label_codes(values(g.vs, node_label), values(g.es, edge_label), labels)
+        names = g.vs[name] if name in g.vs.attributes() else None
+        out = edge_list_graph(edges[:, 0], edges[:, 1], n=g.vcount(), edge_labels=ecodes, vertex_labels=vcodes,
+                              directed=g.is_directed(), dedupe=dedupe, node_ids=names, source="igraph graph",
+                              where=lambda i: f"at edge {i}")
+        out.vocabulary = vocab
+        return out
 
     def to_networkx(self) -> Any:
         """A networkx ``Graph``/``DiGraph`` with this graph's node names and ``label`` values on nodes and edges."""
