@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,7 +93,7 @@ def label_codes(vertex_values: Any, edge_values: Any,
             out.append(None)
         else:
             codes, uniques = p
-            table = np.asarray([int(x) for x in uniques] if vocab is None else vocab.encode(kind, uniques), np.int64)
+            table = np.asarray([int(cast(Any, x)) for x in uniques] if vocab is None else vocab.encode(kind, uniques), np.int64)
             out.append(table[codes] if codes.size else np.zeros(0, np.int64))
     return out[0], out[1], vocab
 
@@ -222,7 +222,7 @@ def frame_columns(frame: Any, source: str, target: str, edge_label: str | None) 
 
 def arrow_columns(table: Any, source: str, target: str, edge_label: str | None) -> tuple[Any, Any, Any]:
     """:func:`frame_columns` of a pyarrow Table; null sources or targets are a GraphError naming the row."""
-    out = []
+    out: list[Any] = []
     for name in (source, target, edge_label):
         if name is None:
             out.append(None)

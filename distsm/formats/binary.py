@@ -49,7 +49,7 @@ _SMALL = 1 << 20  # files checked against their checksum on every load
 def _arrays(graph: Graph) -> dict[str, tuple[np.ndarray, str, tuple[int, ...]]]:
     """Name -> (array, dtype, shape) of every array a saved graph holds."""
     n, m = graph.n, graph.m
-    out = {"vertex_labels": (graph.vertex_labels, "<i4", (n,)), "edge_src": (graph.edge_src, "<i4", (m,)),
+    out: dict[str, tuple[np.ndarray, str, tuple[int, ...]]] = {"vertex_labels": (graph.vertex_labels, "<i4", (n,)), "edge_src": (graph.edge_src, "<i4", (m,)),
            "edge_dst": (graph.edge_dst, "<i4", (m,)), "edge_labels": (graph.edge_labels, "<i4", (m,)),
            "indptr": (graph.indptr, "<i8", (n + 1,)), "neighbors": (graph.neighbors, "<i4", (2 * m,)),
            "neighbor_labels": (graph.neighbor_labels, "<i4", (2 * m,))}
@@ -144,10 +144,11 @@ def _manifest(root: Path) -> dict[str, Any]:
     if man.get("version") != VERSION:
         raise GraphFormatError(file, None, f"{FORMAT} version {short_repr(man.get('version'))} is not supported "
                                            f"(this distsm reads version {VERSION})")
-    kinds = {"n": int, "m": int, "directed": bool, "arrays": dict}
+    kinds: dict[str, type] = {"n": int, "m": int, "directed": bool, "arrays": dict}
     for key, kind in kinds.items():
         value = man.get(key)
-        if not isinstance(value, kind) or (kind is int and (isinstance(value, bool) or value < 0)):
+        negative = kind is int and (isinstance(value, bool) or isinstance(value, int) and value < 0)
+        if not isinstance(value, kind) or negative:
             what = "non-negative integer" if kind is int else kind.__name__
             raise GraphFormatError(file, None, f"{key!r} must be a {what}, got {short_repr(value)}")
     if not (man.get("names") in (None, "node_ids") or isinstance(man.get("names"), list)
@@ -165,7 +166,7 @@ def _get(obj: Any, key: str) -> Any:
 
 def _expected(man: dict[str, Any]) -> dict[str, tuple[str, tuple[int, ...]]]:
     n, m = man["n"], man["m"]
-    out = {"vertex_labels": ("<i4", (n,)), "edge_src": ("<i4", (m,)), "edge_dst": ("<i4", (m,)),
+    out: dict[str, tuple[str, tuple[int, ...]]] = {"vertex_labels": ("<i4", (n,)), "edge_src": ("<i4", (m,)), "edge_dst": ("<i4", (m,)),
            "edge_labels": ("<i4", (m,)), "indptr": ("<i8", (n + 1,)), "neighbors": ("<i4", (2 * m,)),
            "neighbor_labels": ("<i4", (2 * m,))}
     if man.get("names") == "node_ids":

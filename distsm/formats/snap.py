@@ -40,6 +40,7 @@ from distsm.edgelists import edge_list_graph, first_appearance
 from distsm.errors import GraphError, GraphFormatError
 from distsm.formats._common import (
     FieldSpec,
+    Lines,
     PathLike,
     Records,
     check_fields,
@@ -81,6 +82,7 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
     p = fspath(path)
     data = read_bytes(p)
     table = int_table(data, p)
+    lines: Lines
     if table is None or len(table[0]) not in (2, 3):
         cols, lines = _checked_columns(lex(data, p))  # also names the problem of a file the fast path refused
     else:
