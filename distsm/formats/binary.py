@@ -46,15 +46,15 @@ MANIFEST = "manifest.json"
 _SMALL = 1 << 20  # files checked against their checksum on every load
 
 
-def _arrays(graph: Graph) -> dict[str, tuple[np.ndarray, str, tuple[int, ...]]]:
-    """Name -> (array, dtype, shape) of every array a saved graph holds."""
-    n, m = graph.n, graph.m
-    out: dict[str, tuple[np.ndarray, str, tuple[int, ...]]] = {"vertex_labels": (graph.vertex_labels, "<i4", (n,)), "edge_src": (graph.edge_src, "<i4", (m,)),
-           "edge_dst": (graph.edge_dst, "<i4", (m,)), "edge_labels": (graph.edge_labels, "<i4", (m,)),
-           "indptr": (graph.indptr, "<i8", (n + 1,)), "neighbors": (graph.neighbors, "<i4", (2 * m,)),
-           "neighbor_labels": (graph.neighbor_labels, "<i4", (2 * m,))}
-    if graph.node_ids is not None and graph.node_ids.dtype == np.int64:
-        out["node_ids"] = (graph.node_ids, "<i8", (n,))
+def _layout(n: int, m: int, int_names: bool) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Name -> (dtype, shape) of every array a saved graph of ``n`` vertices and ``m`` edges holds; each name is
+    the :class:`Graph` attribute it saves."""
+    out: dict[str, tuple[str, tuple[int, ...]]] = {
+        "vertex_labels": ("<i4", (n,)), "edge_src": ("<i4", (m,)), "edge_dst": ("<i4", (m,)),
+        "edge_labels": ("<i4", (m,)), "indptr": ("<i8", (n + 1,)), "neighbors": ("<i4", (2 * m,)),
+        "neighbor_labels": ("<i4", (2 * m,))}
+    if int_names:
+        out["node_ids"] = ("<i8", (n,))
     return out
 
 
@@ -77,9 +77,9 @@ def save_graph(graph: Graph, path: PathLike) -> None:
     tmp.mkdir(parents=True)
     try:
         entries = {}
-        for name, (arr, dtype, shape) in _arrays(graph).items():
+        for name, (dtype, shape) in _layout(graph.n, graph.m, names == "node_ids").items():
             file = tmp / f"{name}.npy"
-            np.save(file, np.ascontiguousarray(arr, dtype=dtype))
+            np.save(file, np.ascontiguousarray(getattr(graph, name), dtype=dtype))
             entries[name] = {"file": file.name, "dtype": dtype, "shape": list(shape), "bytes": file.stat().st_size,
                              "sha256": _sha256(file)}
         manifest = {"format": FORMAT, "version": VERSION, "n": graph.n, "m": graph.m, "directed": graph.directed,
@@ -114,7 +114,7 @@ def load_graph(path: PathLike, *, verify: bool = False) -> Graph:
     man = _manifest(root)
     n, m = man["n"], man["m"]
     arrays = {}
-    for name, (dtype, shape) in _expected(man).items():
+    for name, (dtype, shape) in _layout(man["n"], man["m"], man.get("names") == "node_ids").items():
         entry = man["arrays"].get(name)
         if not isinstance(entry, dict) or entry.get("dtype") != dtype or entry.get("shape") != list(shape):
             raise GraphFormatError(root / MANIFEST, None, f"array {name!r} must be {dtype}{list(shape)} for n={n}, "
@@ -162,16 +162,6 @@ def _manifest(root: Path) -> dict[str, Any]:
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, dict) else None
-
-
-def _expected(man: dict[str, Any]) -> dict[str, tuple[str, tuple[int, ...]]]:
-    n, m = man["n"], man["m"]
-    out: dict[str, tuple[str, tuple[int, ...]]] = {"vertex_labels": ("<i4", (n,)), "edge_src": ("<i4", (m,)), "edge_dst": ("<i4", (m,)),
-           "edge_labels": ("<i4", (m,)), "indptr": ("<i8", (n + 1,)), "neighbors": ("<i4", (2 * m,)),
-           "neighbor_labels": ("<i4", (2 * m,))}
-    if man.get("names") == "node_ids":
-        out["node_ids"] = ("<i8", (n,))
-    return out
 
 
 def _mapped(root: Path, name: str, entry: dict[str, Any], dtype: str, shape: tuple[int, ...],
