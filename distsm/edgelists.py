@@ -93,8 +93,8 @@ def label_codes(vertex_values: Any, edge_values: Any,
             out.append(None)
         else:
             codes, uniques = p
-            plain = [int(cast(Any, x)) for x in uniques] if vocab is None else vocab.encode(kind, uniques)
-            table = np.asarray(plain, np.int64)
+            coded = [int(cast(Any, x)) for x in uniques] if vocab is None else vocab.encode(kind, uniques)
+            table = np.asarray(coded, np.int64)
             out.append(table[codes] if codes.size else np.zeros(0, np.int64))
     return out[0], out[1], vocab
 
