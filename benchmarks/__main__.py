@@ -15,6 +15,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     peers       distsm vs gMatch, EGSM, RapidMatch, SubgraphMatching (given binaries)  (benchmarks.peers)
     profile     cProfile of the HPRD batch on one backend (GPU by default)          (benchmarks.profile_hprd_gpu)
     allocator   NumPy counts under glibc's default, Dask's nanny setting, and distsm's  (benchmarks.allocator)
+    loading     SNAP text, binary reload and DataFrame vs pandas/pyarrow CSV readers (benchmarks.loading)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -37,6 +38,7 @@ SUITES = {
     "peers": "benchmarks.peers",
     "profile": "benchmarks.profile_hprd_gpu",
     "allocator": "benchmarks.allocator",
+    "loading": "benchmarks.loading",
 }
 
 

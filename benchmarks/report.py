@@ -403,11 +403,30 @@ def _device_warmup(entries: list, lines: list[str], out_dir: Path) -> None:
                          for s in r["steps"] if "first_s" not in s] + [""]
 
 
+def _loading(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        sec = r["seconds"]
+        lines += ["### Loading graphs", "",
+                  _where(name, r) + f"; a random SNAP edge list of {r['edges']:,} lines over {r['vertices']:,} ids "
+                  f"({r['file_bytes'] / 1e6:.0f} MB), best of the repeats in one run", ""]
+        readers = ["pandas.read_csv", "pyarrow.csv.read_csv", "distsm.read_graph", "Graph.from_pandas_edgelist",
+                   "distsm.save_graph", "distsm.load_graph"]
+        lines += _table(["reader", "best s", "all s"],
+                        [[k, sec[k], ", ".join(map(str, sec.get(f"{k}_all", [])))] for k in readers if sec.get(k)])
+        lines += ["", f"distsm.read_graph / pandas.read_csv: {sec['ratio_read_graph_to_pandas']}x; graph: "
+                      f"{sec['graph']['n']:,} vertices, {sec['graph']['m']:,} edges, "
+                      f"{sec['graph']['array_bytes'] / 1e6:.0f} MB of arrays", ""]
+        lines += _table(["edges", "peak RSS MB", "RSS after import MB", "graph arrays MB", "peak / arrays"],
+                        [[f"{x['edges']:,}", round(x["peak_rss_bytes"] / 1e6), round(x["rss_after_import_bytes"] / 1e6),
+                          round(x["graph_bytes"] / 1e6), x["peak_over_graph"]] for x in r["memory"]])
+        lines += [""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
-            "device_warmup": _device_warmup}
+            "device_warmup": _device_warmup, "loading": _loading}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:

@@ -9,6 +9,7 @@ Public API::
     distsm.match(g, q, limit=10)        # int64[rows, q.n]: column i = data vertex of query vertex i
     distsm.count_batch(g, [q], partitions=4)   # QueryResults of a part-major batch of queries
     distsm.match(g, q, as_frame=True)   # a DataFrame in the graphs' node names
+    distsm.save_graph(g, "g.distsm"); distsm.load_graph("g.distsm")   # binary, memory-mapped reload
     next(distsm.iter_mappings(g, q))    # {query node: data node}
     with distsm.options({"gpu.fuse-levels": False}): ...   # tuning options (dask.config, distsm.*)
 """
@@ -17,7 +18,7 @@ from distsm._version import __version__
 from distsm.config import options
 from distsm.api import as_graph, count, count_batch, explain, iter_batch, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
-from distsm.formats import read_graph, read_graphs, write_graph
+from distsm.formats import load_graph, read_graph, read_graphs, save_graph, write_graph
 from distsm.graph import Graph
 from distsm.labels import LabelVocabulary
 from distsm.partition.spec import Partitioning
@@ -47,6 +48,6 @@ def __getattr__(name: str):
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "LocalClusterSpec",
     "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count",
-    "count_batch", "explain", "iter_batch", "iter_mappings", "iter_matches", "match", "options", "read_graph",
-    "read_graphs", "warmup", "write_graph", "__version__",
+    "count_batch", "explain", "iter_batch", "iter_mappings", "iter_matches", "load_graph", "match", "options",
+    "read_graph", "read_graphs", "save_graph", "warmup", "write_graph", "__version__",
 ]

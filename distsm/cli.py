@@ -96,9 +96,9 @@ def _add_reading(p: argparse.ArgumentParser) -> None:
                    help="graph file format (default: detected from the first line)")
     g.add_argument("--directed", action=argparse.BooleanOptionalAction, default=None,
                    help="read edges as arcs (default: the format's own; sm and snap undirected, gsi directed)")
-    g.add_argument("--dedupe", action="store_true",
-                   help="merge repeated edges with equal labels instead of refusing them (e.g. a SNAP list with "
-                        "reciprocal arcs read undirected)")
+    g.add_argument("--dedupe", action=argparse.BooleanOptionalAction, default=None,
+                   help="merge repeated edges with equal labels (--no-dedupe: refuse them); default: the format's "
+                        "own rule (SNAP and Parquet edge lists merge them with a warning, sm and gsi refuse them)")
 
 
 def _reading(args: argparse.Namespace) -> dict[str, Any]:
@@ -369,7 +369,7 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
         raise _CommandError(f"{args.scheduler_file}: scheduler file not found")
     queries = _load_queries(query_args, _reading(args))
-    reading_given = _reading(args) != {"format": "auto", "directed": None, "dedupe": False}
+    reading_given = _reading(args) != {"format": "auto", "directed": None, "dedupe": None}
     # With reading options the graph is read here; a plain path lets the Matcher keep its store beside the file.
     data: Any = read_graph(data_path, **_reading(args)) if reading_given else data_path
     try:

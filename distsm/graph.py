@@ -15,7 +15,7 @@ works the same for both kinds of graph: a query adjacency ``w in N(u, e)`` must 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -83,33 +83,22 @@ class Graph:
 
     def __init__(self, n: int, edge_src: np.ndarray, edge_dst: np.ndarray, edge_labels: np.ndarray,
                  vertex_labels: np.ndarray, directed: bool, *, node_ids: np.ndarray | None = None,
-                 vocabulary: LabelVocabulary | None = None):
-        # Private: callers go through from_edges, which validates.
+                 vocabulary: LabelVocabulary | None = None,
+                 csr: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None):
+        # Private: callers go through from_edges, which validates; ``csr`` is the adjacency when built already.
         self.n = int(n)
         self.node_ids = node_ids
         self.vocabulary = vocabulary
         self.m = int(edge_src.shape[0])
         self.directed = bool(directed)
-        self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE))
-        self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE))
-        self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE))
-        self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE))
-        src = np.concatenate([edge_src, edge_dst])
-        dst = np.concatenate([edge_dst, edge_src])
-        if directed:
-            eff = np.concatenate([2 * edge_labels, 2 * edge_labels + 1])
-        else:
-            eff = np.concatenate([edge_labels, edge_labels])
-        L = int(eff.max(initial=0)) + 1
-        if n * n * L < 2**62:
-            # One sort of a composite key is several times faster than a three-key lexsort.
-            order = np.argsort((src * L + eff) * n + dst)
-        else:
-            order = np.lexsort((dst, eff, src))
-        self.neighbors = _readonly(dst[order].astype(VERTEX_DTYPE))
-        self.neighbor_labels = _readonly(eff[order].astype(LABEL_DTYPE))
-        indptr = np.zeros(self.n + 1, dtype=OFFSET_DTYPE)
-        np.cumsum(np.bincount(src, minlength=self.n), out=indptr[1:])
+        # copy=False: a reloaded graph keeps its memory-mapped arrays (distsm.formats.binary).
+        self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE, copy=False))
+        self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE, copy=False))
+        self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE, copy=False))
+        self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE, copy=False))
+        indptr, neighbors, neighbor_labels = csr or _csr(self.n, edge_src, edge_dst, edge_labels, self.directed)
+        self.neighbors = _readonly(neighbors)
+        self.neighbor_labels = _readonly(neighbor_labels)
         self.indptr = _readonly(indptr)
         self._derived: dict[str, Any] = {}
 
@@ -137,8 +126,17 @@ class Graph:
             arr = np.zeros((0, 2), dtype=np.int64)
         if arr.ndim != 2 or arr.shape[1] != 2:
             raise GraphError(f"edges must have shape (m, 2), got {arr.shape}")
-        src = _as_int_array(arr[:, 0], "edge source")
-        dst = _as_int_array(arr[:, 1], "edge target")
+        return cls.from_edge_arrays(arr[:, 0], arr[:, 1], n=n, edge_labels=edge_labels, vertex_labels=vertex_labels,
+                                    directed=directed, dedupe=dedupe, node_ids=node_ids)
+
+    @classmethod
+    def from_edge_arrays(cls, src: Any, dst: Any, *, n: int | None = None, edge_labels: Any = None,
+                         vertex_labels: Any = None, directed: bool = False, dedupe: bool = False,
+                         node_ids: Any = None) -> Graph:
+        """:meth:`from_edges` with the edges given as two arrays of ``m`` vertex ids, sources and targets (no
+        ``(m, 2)`` array is made); the other arguments and the errors are those of :meth:`from_edges`."""
+        src = _as_int_array(src, "edge source")
+        dst = _as_int_array(dst, "edge target", src.shape[0])
         m = src.shape[0]
         labels = np.zeros(m, np.int64) if edge_labels is None else _as_int_array(edge_labels, "edge_labels", m)
         if labels.size and labels.max() > _MAX_EDGE_LABEL:
@@ -169,10 +167,8 @@ class Graph:
             raise GraphError(f"self loop on vertex {int(src[i])}", edge_index=i)
         if not directed:
             src, dst = np.minimum(src, dst), np.maximum(src, dst)
-        keep = _duplicate_filter(src, dst, labels, n, dedupe)
-        if keep is not None:
-            src, dst, labels = src[keep], dst[keep], labels[keep]
-        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n))
+        src, dst, labels, csr = _without_repeats(n, src, dst, labels, directed, dedupe)
+        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n), csr=csr)
 
     @classmethod
     def from_networkx(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
@@ -210,6 +206,102 @@ class Graph:
                                node_ids=names)
         graph.vocabulary = vocab
         return graph
+
+    @classmethod
+    def from_pandas_edgelist(cls, df: Any, source: str = "source", target: str = "target",
+                             edge_label: str | None = None, node_labels: Mapping[Hashable, Any] | None = None, *,
+                             directed: bool = False, dedupe: bool | None = None, default_label: Hashable = None,
+                             labels: LabelVocabulary | None = None) -> Graph:
+        """Build from a pandas DataFrame of edges, one row each, as ``networkx.from_pandas_edgelist`` reads it.
+
+        Args:
+            df: the DataFrame.  ``source`` and ``target`` name its columns of node names (any hashables);
+                vertices are numbered in order of first appearance (source before target, row by row) and the
+                names kept as :attr:`node_ids`.
+            edge_label: the column of edge label values (any hashables; None: unlabelled).
+            node_labels: ``{node name: label value}`` (a dict or a Series); nodes it lacks get ``default_label``,
+                and nodes only it names become isolated vertices, after the others.
+            directed: read each row as an arc ``source -> target``.
+            dedupe: repeated rows (in an undirected graph ``u v`` repeats ``v u``) are merged with one warning
+                (None), merged silently (True) or refused (False); repeats with different labels are refused.
+            default_label, labels: as in :meth:`from_networkx`.
+
+        Self loops are dropped with a warning.  Raises :class:`GraphError` (``edge_index`` is the row position)
+        for a missing name or a refused repeat, KeyError for a missing column.
+        """
+        from distsm.edgelists import frame_columns, from_columns
+
+        src, dst, elab = frame_columns(df, source, target, edge_label)
+        return from_columns(src, dst, elab, node_labels=node_labels, default_label=default_label, labels=labels,
+                            directed=directed, dedupe=dedupe, source="DataFrame")
+
+    @classmethod
+    def from_cudf_edgelist(cls, df: Any, source: str = "source", target: str = "target",
+                           edge_label: str | None = None, node_labels: Mapping[Hashable, Any] | None = None,
+                           **kwargs: Any) -> Graph:
+        """:meth:`from_pandas_edgelist` of a cuDF DataFrame (copied to the host with ``df.to_pandas()``)."""
+        return cls.from_pandas_edgelist(df.to_pandas(), source, target, edge_label, node_labels, **kwargs)
+
+    @classmethod
+    def from_arrow(cls, table: Any, source: str = "source", target: str = "target", edge_label: str | None = None,
+                   node_labels: Mapping[Hashable, Any] | None = None, **kwargs: Any) -> Graph:
+        """:meth:`from_pandas_edgelist` of a ``pyarrow.Table`` (integer columns are read without a copy; a null
+        source or target is a :class:`GraphError` naming its row).  Needs pyarrow (``pip install 'distsm[io]'``)."""
+        from distsm.edgelists import arrow_columns, from_columns
+
+        src, dst, elab = arrow_columns(table, source, target, edge_label)
+        return from_columns(src, dst, elab, node_labels=node_labels, source="Arrow table", **kwargs)
+
+    @classmethod
+    def from_scipy_sparse_array(cls, a: Any, *, directed: bool = False, edge_labels: bool = False,
+                                vertex_labels: Any = None) -> Graph:
+        """Build from a square SciPy sparse array or matrix: every stored entry ``a[i, j]`` is an edge ``i - j``
+        (an arc ``i -> j`` when ``directed``), as ``networkx.from_scipy_sparse_array`` reads it.
+
+        Vertices are ``0..n-1`` (``n = a.shape[0]``, isolated ones included).  Undirected, ``a[i, j]`` and
+        ``a[j, i]`` are one edge (a symmetric matrix holds each edge twice).  ``edge_labels=True``: the stored
+        values are the edges' label values (two entries of one edge must agree).  Diagonal entries are dropped
+        with a warning.  Needs scipy (``pip install 'distsm[io]'``).
+        """
+        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+
+        if len(a.shape) != 2 or a.shape[0] != a.shape[1]:
+            raise GraphError(f"the adjacency must be square, got shape {a.shape}")
+        coo = a.tocoo()
+        row, col = np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)
+        vcodes, ecodes, vocab = label_codes(repeated_label(a.shape[0], 0) if vertex_labels is None else vertex_labels,
+                                            coo.data if edge_labels else repeated_label(row.size, 0), None)
+        g = edge_list_graph(row, col, n=int(a.shape[0]), edge_labels=ecodes, vertex_labels=vcodes,
+                            directed=directed, dedupe=True, node_ids=None, source="sparse array",
+                            where=lambda i: f"at entry ({int(row[i])}, {int(col[i])})")
+        g.vocabulary = vocab
+        return g
+
+    @classmethod
+    def from_igraph(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
+                    name: str = "name", default_label: Hashable = None, labels: LabelVocabulary | None = None,
+                    dedupe: bool | None = None) -> Graph:
+        """Build from a ``igraph.Graph``: its vertices in order, their ``name`` attribute (when present) as
+        :attr:`node_ids`, and label values from the ``node_label`` / ``edge_label`` attributes (missing or None:
+        ``default_label``), as :meth:`from_networkx`.  Multi-edges are merged as ``dedupe`` says (see
+        :meth:`from_pandas_edgelist`) and self loops dropped with a warning."""
+        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+
+        default = 0 if default_label is None else default_label
+
+        def values(seq: Any, attr: str | None) -> Any:
+            if attr is None or attr not in seq.attributes():
+                return repeated_label(len(seq), default)
+            return [default if x is None else x for x in seq[attr]]
+
+        edges = np.asarray(g.get_edgelist(), np.int64).reshape(-1, 2)
+        vcodes, ecodes, vocab = label_codes(values(g.vs, node_label), values(g.es, edge_label), labels)
+        names = g.vs[name] if name in g.vs.attributes() else None
+        out = edge_list_graph(edges[:, 0], edges[:, 1], n=g.vcount(), edge_labels=ecodes, vertex_labels=vcodes,
+                              directed=g.is_directed(), dedupe=dedupe, node_ids=names, source="igraph graph",
+                              where=lambda i: f"at edge {i}")
+        out.vocabulary = vocab
+        return out
 
     def to_networkx(self) -> Any:
         """A networkx ``Graph``/``DiGraph`` with this graph's node names and ``label`` values on nodes and edges."""
@@ -397,19 +489,121 @@ def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
     return _readonly(arr)
 
 
+def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+         directed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, neighbors, neighbor_labels)`` of the adjacency (see :class:`Graph`): each edge gives an entry in
+    both endpoints' rows, each row sorted by (effective label, neighbour)."""
+    packed = _sorted_entries(n, src, dst, labels, directed)
+    return _csr_lexsort(n, src, dst, labels, directed) if packed is None else _unpacked(n, *packed)
+
+
+def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+                    directed: bool) -> tuple[np.ndarray, int, int] | None:
+    """Every adjacency entry packed into one int64 (row, effective label, neighbour), sorted, with the bits of
+    a vertex and of a label; None when an entry does not fit 63 bits.
+
+    Sorting the keys themselves with NumPy's SIMD sort is several times faster than an argsort followed by
+    gathers, or than a counting sort built from NumPy's stable (radix) argsorts."""
+    m = int(src.shape[0])
+    top = 2 * int(labels.max(initial=0)) + 1 if directed else int(labels.max(initial=0))
+    vbits = max(n - 1, 1).bit_length()
+    lbits = top.bit_length()
+    if 2 * vbits + lbits > 63:
+        return None
+    key = np.empty(2 * m, np.int64)
+    lo, hi = key[:m], key[m:]
+    np.left_shift(src, vbits + lbits, out=lo, dtype=np.int64)
+    np.left_shift(dst, vbits + lbits, out=hi, dtype=np.int64)
+    if lbits:
+        eff = np.left_shift(labels.astype(np.int64), vbits + int(directed))
+        lo |= eff
+        if directed:
+            eff |= 1 << vbits  # the arc seen from its head: effective label 2*l + 1
+        hi |= eff
+        del eff
+    lo |= dst
+    hi |= src
+    key.sort()
+    return key, vbits, lbits
+
+
+def _unpacked(n: int, key: np.ndarray, vbits: int, lbits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adjacency of :func:`_sorted_entries`' keys."""
+    neighbors = (key & ((1 << vbits) - 1)).astype(VERTEX_DTYPE)
+    if lbits:
+        neighbor_labels = ((key >> vbits) & ((1 << lbits) - 1)).astype(LABEL_DTYPE)
+    else:
+        neighbor_labels = np.zeros(key.shape[0], LABEL_DTYPE)
+    # Rows are runs of the sorted keys: their starts come from binary searches, without a 2m-entry temporary.
+    indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << (vbits + lbits)).astype(OFFSET_DTYPE)
+    return indptr, neighbors, neighbor_labels
+
+
+def _csr_lexsort(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
+                 directed: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_csr` for graphs whose entries do not fit one int64 key (billions of vertices, many labels)."""
+    rows = np.concatenate([src, dst])
+    cols = np.concatenate([dst, src])
+    eff = np.concatenate([2 * labels, 2 * labels + 1]) if directed else np.concatenate([labels, labels])
+    order = np.lexsort((cols, eff, rows))
+    indptr = np.zeros(n + 1, dtype=OFFSET_DTYPE)
+    np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+    return indptr, cols[order].astype(VERTEX_DTYPE), eff[order].astype(LABEL_DTYPE)
+
+
+def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray, directed: bool,
+                     dedupe: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                        tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """The edges without repeats (first copies kept, in input order; raises per policy) and their adjacency when
+    it was built on the way (None: not yet)."""
+    uniform = src.size == 0 or int(labels.min()) == int(labels.max())
+    packed = _sorted_entries(n, src, dst, labels, directed) if uniform else None
+    if packed is None:
+        keep = _duplicate_filter(src, dst, labels, n, dedupe)
+        csr = None
+    else:
+        # All labels equal: a repeated edge repeats both its entries, so the sorted entries show every repeat.
+        key, vbits, lbits = packed
+        again = np.flatnonzero(key[1:] == key[:-1]) + 1
+        keep = None
+        if again.size:
+            ent = key[again]
+            row, nbr = ent >> (vbits + lbits), ent & ((1 << vbits) - 1)
+            mine = ((ent >> vbits) & 1) == 0 if directed else row < nbr  # the entry in the source's row
+            keep = _first_copies(src, dst, labels, n, row[mine] * n + nbr[mine], dedupe)
+            key = np.delete(key, again)
+        csr = _unpacked(n, key, vbits, lbits)
+    if keep is not None:
+        src, dst, labels = src[keep], dst[keep], labels[keep]
+    return src, dst, labels, csr
+
+
 def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int,
                       dedupe: bool) -> np.ndarray | None:
     """Indices of edges to keep after removing repeats, or None when there are none; raises per policy."""
     if src.size == 0:
         return None
+    ordered = np.sort(src * n + dst)
+    again = ordered[1:] == ordered[:-1]
+    return _first_copies(src, dst, labels, n, ordered[1:][again], dedupe) if again.any() else None
+
+
+def _first_copies(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int, repeated: np.ndarray,
+                  dedupe: bool) -> np.ndarray:
+    """Indices of the edges to keep, given the sorted keys ``src * n + dst`` that occur more than once; raises a
+    :class:`GraphError` naming the first repeat (without ``dedupe``) or the first repeat with another label."""
+    import pandas as pd  # only graphs with repeated edges need it (``import distsm`` stays light)
+
     key = src * n + dst
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
+    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.
+    cand = np.flatnonzero(pd.Series(key, copy=False).isin(repeated).to_numpy())  # a hash lookup: linear
+    ck = key[cand]
+    del key
+    order = np.argsort(ck, kind="stable")
+    sk = ck[order]
     rep = np.flatnonzero(sk[1:] == sk[:-1]) + 1
-    if rep.size == 0:
-        return None
-    later = order[rep]
-    earlier = order[rep - 1]
+    later = cand[order[rep]]
+    earlier = cand[order[rep - 1]]
     if not dedupe:
         i = int(later.min())
         raise GraphError(f"duplicate edge {int(src[i])}-{int(dst[i])} (pass dedupe=True, or --dedupe to the "

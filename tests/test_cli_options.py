@@ -23,10 +23,11 @@ def test_directed_and_dedupe_read_reciprocal_snap_lists(tmp_path, capsys):
     data.write_text(RECIPROCAL)
     triangle = tmp_path / "tri.txt"
     triangle.write_text("0 1\n1 2\n2 0\n")
-    assert main(["count", str(data), str(triangle)]) == 2
+    assert main(["count", str(data), str(triangle), "--no-dedupe"]) == 2
     assert "--dedupe" in capsys.readouterr().err
-    assert main(["count", str(data), str(triangle), "--dedupe", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["count"] == 6  # the undirected triangle, 3! maps
+    for merge in ([], ["--dedupe"]):  # merged by default, with a warning; silently when asked
+        assert main(["count", str(data), str(triangle), *merge, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["count"] == 6  # the undirected triangle, 3! maps
     arc = tmp_path / "arc.txt"
     arc.write_text("5 6\n")
     assert main(["count", str(data), str(arc), "--directed", "--json"]) == 0

@@ -59,7 +59,7 @@ GRAPH_FILES = [
     ("snap-negative", "a.txt", "1 2\n2 -3\n", 2, "negative"),
     ("snap-four-columns", "a.txt", "1 2 0 0\n", 1, "cannot detect"),
     ("snap-four-columns-later", "a.txt", "1 2\n3 4 0 0\n", 2, "wrong field count"),
-    ("snap-duplicate", "a.txt", "1 2\n2 1\n", 2, "--dedupe"),
+    ("snap-conflicting-repeat", "a.txt", "1 2 0\n2 1 1\n", 2, "repeated with a different label"),
     ("only-comments", "a.txt", "# nothing here\n\n# at all\n", 3, "empty file"),
     ("undetectable", "a.txt", "hello world, this is prose\n", 1, "cannot detect"),
     ("binary", "a.bin", "\x00\x01\x02\x03 \xff\xfe\n", 1, "cannot detect"),

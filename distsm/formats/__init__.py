@@ -26,6 +26,7 @@ from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs
 from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs  # isort: skip
 from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap  # isort: skip
 from distsm.formats._common import PathLike
+from distsm.formats.binary import is_saved_graph, load_graph, save_graph
 from distsm.formats.detect import detect_format
 from distsm.formats.registry import Format, lookup, register_format, registered
 from distsm.graph import Graph
@@ -40,6 +41,7 @@ FORMATS: tuple[str, ...] = tuple(f.name for f in registered())
 __all__ = [
     "FORMATS",
     "detect_format",
+    "load_graph",
     "read_graph",
     "read_graphs",
     "read_gsi",
@@ -49,6 +51,7 @@ __all__ = [
     "read_snap",
     "read_snap_with_ids",
     "register_format",
+    "save_graph",
     "write_graph",
     "write_graphs",
     "write_gsi",
@@ -67,20 +70,26 @@ def _resolve(path: PathLike, format: str) -> Format:
 
 
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
-               dedupe: bool = False) -> Graph:
+               dedupe: bool | None = None) -> Graph:
     """Read the one graph stored in ``path``.
 
     Args:
-        path: file name (``str`` or path-like); ``.gz`` files are decompressed.
+        path: file name (``str`` or path-like); ``.gz`` files are decompressed.  A directory written by
+            :func:`save_graph` is loaded by :func:`load_graph` (``format``, ``directed`` and ``dedupe`` do not
+            apply to it).
         format: ``"auto"`` (see :func:`detect_format`) or one of :data:`FORMATS`.
         directed: ``None`` for the format's own default (sm: False, gsi: True, snap: False).
-        dedupe: merge repeated edges carrying equal labels instead of raising.
+        dedupe: repeated edges carrying equal labels are merged (True) or refused (False); None, the default,
+            is the format's own rule: SNAP and Parquet edge lists merge them with one warning saying how many,
+            sm and gsi files (which declare their edge counts) refuse them.
 
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_graphs`).
         ValueError: an unknown ``format``.
         OSError: the file cannot be opened.
     """
+    if is_saved_graph(path):
+        return load_graph(path)
     fmt = _resolve(path, format)
     return fmt.read(path, directed=fmt.directed if directed is None else bool(directed), dedupe=dedupe)
 
@@ -96,7 +105,7 @@ def read_graphs(path: PathLike, format: str = "auto", **kw: Any) -> list[Graph]:
     fmt = _resolve(path, format)
     directed = kw.get("directed")
     return fmt.read_graphs(path, directed=fmt.directed if directed is None else bool(directed),
-                           dedupe=bool(kw.get("dedupe", False)))
+                           dedupe=kw.get("dedupe"))
 
 
 def write_graph(graph: Graph, path: PathLike, format: str = "sm") -> None:

@@ -17,7 +17,7 @@ import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Protocol, cast
 
 import numpy as np
 
@@ -373,6 +373,16 @@ def check_endpoints(recs: Records, e_rows: np.ndarray, src: np.ndarray, dst: np.
                                          f"{n} vertices, ids 0..{n - 1})")
 
 
+class Lines(Protocol):
+    """Where the rows of a file came from, for messages: :class:`Records` or a fast reader's row map."""
+
+    path: str
+
+    def line_of(self, i: int) -> int: ...
+
+    def error(self, i: int, problem: str) -> GraphFormatError: ...
+
+
 def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarray, elab: np.ndarray | None,
                 vlab: np.ndarray | None, directed: bool, dedupe: bool, e_rows: np.ndarray,
                 v_rows: np.ndarray | None, header: int, node_ids: np.ndarray | None = None) -> Graph:
@@ -386,16 +396,22 @@ def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarra
                                 edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe,
                                 node_ids=node_ids)
     except GraphError as exc:
-        if exc.edge_index is not None:
-            i = int(exc.edge_index)
-            raise recs.error(int(e_rows[i]), exc.message + _first_seen(recs, src, dst, e_rows, i, directed)) \
-                from exc
-        if exc.vertex_index is not None and v_rows is not None:
-            raise recs.error(int(v_rows[int(exc.vertex_index)]), exc.message) from exc
-        raise recs.error(header, exc.message) from exc
+        raise located(recs, exc, src, dst, e_rows, v_rows, header, directed) from exc
 
 
-def _first_seen(recs: Records, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarray, i: int,
+def located(lines: Lines, exc: GraphError, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarray,
+            v_rows: np.ndarray | None, header: int, directed: bool) -> GraphFormatError:
+    """``exc`` as a :class:`GraphFormatError` at the line of the edge or vertex it names (see
+    :func:`build_graph`), a repeated edge also naming the line of its first copy."""
+    if exc.edge_index is not None:
+        i = int(exc.edge_index)
+        return lines.error(int(e_rows[i]), exc.message + _first_seen(lines, src, dst, e_rows, i, directed))
+    if exc.vertex_index is not None and v_rows is not None:
+        return lines.error(int(v_rows[int(exc.vertex_index)]), exc.message)
+    return lines.error(header, exc.message)
+
+
+def _first_seen(lines: Lines, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarray, i: int,
                 directed: bool) -> str:
     """`` (first given on line L)`` when edge ``i`` repeats an earlier edge, else ``""``."""
     s, d = int(src[i]), int(dst[i])
@@ -403,7 +419,7 @@ def _first_seen(recs: Records, src: np.ndarray, dst: np.ndarray, e_rows: np.ndar
     if not directed:
         same |= (src[:i] == d) & (dst[:i] == s)
     j = np.flatnonzero(same)
-    return f" (first given on line {recs.line_of(int(e_rows[j[0]]))})" if j.size else ""
+    return f" (first given on line {lines.line_of(int(e_rows[j[0]]))})" if j.size else ""
 
 
 # ---------------------------------------------------------------------------------------------------- writing

@@ -20,13 +20,17 @@ def detect_format(path: PathLike) -> str:
 
     * ``t # k`` → ``"gsi"``;
     * ``t N M`` (two integers) → ``"sm"``;
-    * two or three integers → ``"snap"``.
+    * two or three integers → ``"snap"``;
+    * binary formats by their name ending or first bytes: ``.parquet`` or ``PAR1`` → ``"parquet"``.
 
     Raises:
         GraphFormatError: the file has no such line, or the line fits none of the above (names that line).
         OSError: the file cannot be opened.
     """
     p = fspath(path)
+    binary = _binary_format(p)
+    if binary is not None:
+        return binary
     lineno = 0
     try:
         with (gzip.open(p, "rb") if is_gzip_name(p) else open(p, "rb")) as f:
@@ -53,12 +57,27 @@ def detect_format(path: PathLike) -> str:
     raise GraphFormatError(p, max(lineno, 1), "empty file: no graph found (only blank or comment lines)")
 
 
+def _binary_format(path: str) -> str | None:
+    """The format a binary file's name ending or magic bytes name (``.parquet``, ``PAR1``), or None."""
+    formats = [f for f in registered() if f.magic is not None or f.suffix is not None]
+    for fmt in formats:
+        if fmt.suffix is not None and path.lower().endswith(fmt.suffix):
+            return fmt.name
+    if formats and not is_gzip_name(path):
+        with open(path, "rb") as f:
+            head = f.read(16)
+        for fmt in formats:
+            if fmt.magic is not None and head.startswith(fmt.magic):
+                return fmt.name
+    return None
+
+
 def _classify(path: str, lineno: int, fields: list[bytes], raw: bytes) -> str:
     formats = registered()
     for fmt in formats:
         if fmt.detect(fields):
             return fmt.name
     text = short_repr(raw.decode("utf-8", "replace").strip())
-    expected = [f"{fmt.first_line} ({fmt.title})" for fmt in formats]
+    expected = [f"{fmt.first_line} ({fmt.title})" for fmt in formats if fmt.magic is None]  # text formats
     raise GraphFormatError(path, lineno, f"cannot detect the graph format from {text}: expected "
                                          f"{', '.join(expected[:-1])} or {expected[-1]}")

@@ -61,25 +61,26 @@ _ESPEC = FieldSpec("e from to label", ("source vertex", "target vertex", "edge l
 _KT, _KH, _KV, _KE, _KX = 0, 1, 2, 3, 4
 
 
-def read_gsi(path: PathLike, *, directed: bool = True, dedupe: bool = False) -> Graph:
+def read_gsi(path: PathLike, *, directed: bool = True, dedupe: bool | None = None) -> Graph:
     """Read the single graph of a GSI file.
 
     Args:
         path: file name (``str`` or path-like); ``.gz`` files are decompressed.
         directed: read ``e`` records as arcs (the default, as GSI does) or as undirected edges.
-        dedupe: merge repeated edges with equal labels instead of raising.
+        dedupe: merge repeated edges with equal labels instead of raising (None, the default, refuses them:
+            this format declares its edge count).
 
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_gsi_graphs`).
     """
     recs = read_records(path)
-    return _build(recs, *only_graph(recs, _segments(recs), "'t # k'"), directed=directed, dedupe=dedupe)
+    return _build(recs, *only_graph(recs, _segments(recs), "'t # k'"), directed=directed, dedupe=bool(dedupe))
 
 
-def read_gsi_graphs(path: PathLike, *, directed: bool = True, dedupe: bool = False) -> list[Graph]:
+def read_gsi_graphs(path: PathLike, *, directed: bool = True, dedupe: bool | None = None) -> list[Graph]:
     """Read every graph of a GSI file, in file order (arguments as :func:`read_gsi`)."""
     recs = read_records(path)
-    return [_build(recs, *seg, directed=directed, dedupe=dedupe) for seg in _segments(recs)]
+    return [_build(recs, *seg, directed=directed, dedupe=bool(dedupe)) for seg in _segments(recs)]
 
 
 def write_gsi(graph: Graph, path: PathLike) -> None:

@@ -36,6 +36,8 @@ class Format:
         read_all: ``read_all(path, *, directed, dedupe) -> list[Graph]`` (None: the file holds one graph).
         write: ``write(graph, path)``.
         write_all: ``write_all(graphs, path)`` (None: the format holds one graph per file).
+        magic: the bytes a binary file of this format starts with (None: a text format).
+        suffix: the file name ending that names this format whatever the content (None: none).
     """
 
     name: str
@@ -47,8 +49,10 @@ class Format:
     read_all: GraphsReader | None
     write: Writer
     write_all: GraphsWriter | None
+    magic: bytes | None = None
+    suffix: str | None = None
 
-    def read_graphs(self, path: PathLike, *, directed: bool, dedupe: bool) -> list[Graph]:
+    def read_graphs(self, path: PathLike, *, directed: bool, dedupe: bool | None) -> list[Graph]:
         """Every graph of ``path``, in file order."""
         if self.read_all is None:
             return [self.read(path, directed=directed, dedupe=dedupe)]
@@ -60,7 +64,8 @@ _REGISTRY: dict[str, Format] = {}
 
 def register_format(name: str, *, title: str, first_line: str, directed: bool, read: Reader, write: Writer,
                     read_all: GraphsReader | None = None,
-                    write_all: GraphsWriter | None = None) -> Callable[[Detector], Detector]:
+                    write_all: GraphsWriter | None = None, magic: bytes | None = None,
+                    suffix: str | None = None) -> Callable[[Detector], Detector]:
     """Register the format ``name``; decorates its detector (see :class:`Format` for the arguments), which it
     returns unchanged.
 
@@ -71,7 +76,8 @@ def register_format(name: str, *, title: str, first_line: str, directed: bool, r
     def decorate(detect: Detector) -> Detector:
         if name in _REGISTRY:
             raise ValueError(f"graph format {name!r} is registered twice")
-        _REGISTRY[name] = Format(name, title, first_line, directed, detect, read, read_all, write, write_all)
+        _REGISTRY[name] = Format(name, title, first_line, directed, detect, read, read_all, write, write_all, magic,
+                                 suffix)
         return detect
 
     return decorate

@@ -53,13 +53,14 @@ _SPECS = {
 }
 
 
-def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> Graph:
+def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool | None = None) -> Graph:
     """Read the single graph of an sm file.
 
     Args:
         path: file name (``str`` or path-like); ``.gz`` files are decompressed.
         directed: read ``e u v`` as the arc ``u -> v`` instead of an undirected edge.
-        dedupe: merge repeated edges with equal labels instead of raising.
+        dedupe: merge repeated edges with equal labels instead of raising (None, the default, refuses them:
+            this format declares its edge count).
 
     Returns:
         The graph.
@@ -68,13 +69,13 @@ def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> 
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_sm_graphs`).
     """
     recs = read_records(path)
-    return _build(recs, *only_graph(recs, _segments(recs), "'t'"), directed=directed, dedupe=dedupe)
+    return _build(recs, *only_graph(recs, _segments(recs), "'t'"), directed=directed, dedupe=bool(dedupe))
 
 
-def read_sm_graphs(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> list[Graph]:
+def read_sm_graphs(path: PathLike, *, directed: bool = False, dedupe: bool | None = None) -> list[Graph]:
     """Read every graph of an sm file, in file order (arguments as :func:`read_sm`)."""
     recs = read_records(path)
-    return [_build(recs, *seg, directed=directed, dedupe=dedupe) for seg in _segments(recs)]
+    return [_build(recs, *seg, directed=directed, dedupe=bool(dedupe)) for seg in _segments(recs)]
 
 
 def write_sm(graph: Graph, path: PathLike) -> None:

@@ -15,9 +15,15 @@ contiguous or starting at 0): they are renumbered ``0..n-1`` in order of first a
 :func:`distsm.iter_mappings` and ``match(..., as_frame=True)`` answer in the file's ids).  All vertex
 labels are 0.
 
-Self loops are dropped with a warning (their vertex is kept, possibly isolated).  A repeated edge is an error
-naming its line unless ``dedupe=True``, which merges repeats with equal labels; in an undirected list (the
-default) ``u v`` and ``v u`` are the same edge.
+Self loops are dropped with a warning (their vertex is kept, possibly isolated).  Repeated edges with equal
+labels are merged with one warning saying how many (many SNAP files list each undirected edge both ways, and
+networkx's ``read_edgelist`` merges them too); ``dedupe=True`` merges them silently and ``dedupe=False`` refuses
+them, naming the line.  In an undirected list (the default) ``u v`` and ``v u`` are the same edge.  A repeat
+with a different label is always an error.
+
+Files of plain numbers are parsed by pandas' C parser; anything it might read differently from the format's own
+lexer (comments after the first data line, signs, other characters) is read by the lexer instead, which names
+the line and the problem of a malformed file.
 
 The format has no vertex records, so **isolated vertices are lost** when writing (a vertex appears only
 through its edges), and so are vertex labels (the writer warns when any is not 0).  After a write/read round
@@ -30,18 +36,24 @@ import warnings
 
 import numpy as np
 
-from distsm.errors import GraphFormatError
+from distsm.edgelists import edge_list_graph, first_appearance
+from distsm.errors import GraphError, GraphFormatError
 from distsm.formats._common import (
     FieldSpec,
+    Lines,
     PathLike,
-    build_graph,
+    Records,
     check_fields,
     diagnose,
+    fspath,
     is_int_token,
+    lex,
+    located,
     open_output,
-    read_records,
+    read_bytes,
     write_rows,
 )
+from distsm.formats._fast import int_table
 from distsm.formats.registry import register_format
 from distsm.graph import Graph
 
@@ -49,26 +61,50 @@ _SPEC = FieldSpec("u v [label]", ("source vertex", "target vertex", "edge label"
 
 
 def read_snap_with_ids(path: PathLike, *, directed: bool = False,
-                       dedupe: bool = False) -> tuple[Graph, np.ndarray]:
+                       dedupe: bool | None = None) -> tuple[Graph, np.ndarray]:
     """Read a SNAP edge list and return ``(graph, original_ids)``.
 
     Args:
         path: file name (``str`` or path-like); ``.gz`` files are decompressed.
         directed: read ``u v`` as the arc ``u -> v`` (default: undirected edges).
-        dedupe: merge repeated edges with equal labels instead of raising.
+        dedupe: repeated edges with equal labels (in an undirected list ``u v`` and ``v u`` are one edge) are
+            merged with one warning saying how many (None, the default), merged silently (True) or refused
+            (False).
 
     Returns:
         The graph (vertices numbered in order of first appearance, the file's ids kept as ``graph.node_ids``)
         and ``int64[n]``: the id each vertex had in the file.
 
     Raises:
-        GraphFormatError: a malformed line, a repeated edge (without ``dedupe``), or no edge line at all.
+        GraphFormatError: a malformed line, a repeated edge with a different label (or any repeat with
+            ``dedupe=False``), or no edge line at all.
     """
-    recs = read_records(path)
+    p = fspath(path)
+    data = read_bytes(p)
+    table = int_table(data, p)
+    lines: Lines
+    if table is None or len(table[0]) not in (2, 3):
+        cols, lines = _checked_columns(lex(data, p))  # also names the problem of a file the fast path refused
+    else:
+        cols, lines = table
+    del data, table
+    src, dst = cols[0], cols[1]
+    dsrc, ddst, original_ids = first_appearance(src, dst)
+    del src, dst
+    try:
+        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=cols[2] if len(cols) == 3 else None,
+                            vertex_labels=None, directed=directed, dedupe=dedupe, node_ids=original_ids,
+                            source=p, where=lambda i: f"on line {lines.line_of(i)}")
+    except GraphError as exc:
+        raise located(lines, exc, dsrc, ddst, np.arange(dsrc.size), None, 0, directed) from exc
+    return g, original_ids
+
+
+def _checked_columns(recs: Records) -> tuple[list[np.ndarray], Records]:
+    """The integer columns of a lexed edge list, every line checked (the first bad one raises)."""
     if len(recs) == 0:
         raise GraphFormatError(recs.path, 1, "empty file: no edge lines found (expected 'u v' lines)")
-    rows = np.arange(len(recs))
-    bad = check_fields(recs, rows, _SPEC)
+    bad = check_fields(recs, np.arange(len(recs)), _SPEC)
     if bad is not None:
         raise diagnose(recs, bad, _SPEC)
     ncols = int(recs.nfields[0])
@@ -77,50 +113,10 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
         i = int(other[0])
         raise recs.error(i, f"wrong field count: this line has {int(recs.nfields[i])} fields but the first edge "
                             f"line ({recs.line_of(0)}) has {ncols}; all lines must have the same columns")
-    src = recs.values[:, 0]
-    dst = recs.values[:, 1]
-    elab = recs.values[:, 2] if ncols == 3 else None
-    pairs = np.empty(2 * src.size, np.int64)
-    pairs[0::2] = src
-    pairs[1::2] = dst
-    dense, original_ids = _first_appearance_ids(pairs)
-    dsrc = dense[0::2]
-    ddst = dense[1::2]
-    loops = np.flatnonzero(dsrc == ddst)
-    if loops.size:
-        warnings.warn(f"{recs.path}: dropped {loops.size} self loop(s) (the first on line "
-                      f"{recs.line_of(int(loops[0]))})", stacklevel=2)
-        keep = dsrc != ddst
-        rows, dsrc, ddst = rows[keep], dsrc[keep], ddst[keep]
-        if elab is not None:
-            elab = elab[keep]
-    g = build_graph(recs, n=int(original_ids.size), src=dsrc, dst=ddst, elab=elab, vlab=None, directed=directed,
-                    dedupe=dedupe, e_rows=rows, v_rows=None, header=0, node_ids=original_ids)
-    return g, original_ids
+    return [np.ascontiguousarray(recs.values[:, j]) for j in range(ncols)], recs
 
 
-def _first_appearance_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Renumber ``ids`` to ``0..k-1`` in order of first appearance; returns ``(dense, original_ids)``."""
-    if ids.size == 0:
-        return ids.copy(), ids.copy()
-    top = int(ids.max())
-    if top <= max(4 * ids.size, 1 << 20):
-        keys, universe = ids, None  # small enough for direct lookup tables
-    else:
-        universe, keys = np.unique(ids, return_inverse=True)
-        keys = keys.reshape(-1)
-    size = int(keys.max()) + 1
-    pos = np.arange(ids.size, dtype=np.int64)
-    first = np.full(size, ids.size, np.int64)
-    np.minimum.at(first, keys, pos)
-    in_order = keys[first[keys] == pos]  # each key once, at its first position
-    rank = np.empty(size, np.int64)
-    rank[in_order] = np.arange(in_order.size, dtype=np.int64)
-    original = in_order if universe is None else universe[in_order]
-    return rank[keys], original
-
-
-def read_snap(path: PathLike, *, directed: bool = False, dedupe: bool = False) -> Graph:
+def read_snap(path: PathLike, *, directed: bool = False, dedupe: bool | None = None) -> Graph:
     """Read a SNAP edge list (see :func:`read_snap_with_ids`, which also returns the original ids)."""
     return read_snap_with_ids(path, directed=directed, dedupe=dedupe)[0]
 
