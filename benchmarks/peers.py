@@ -16,9 +16,10 @@ running peer, and exits with 143.
 
 Suites: ``hprd`` (the 200 HPRD queries, published counts), ``gmatch-test`` (gMatch's own test suite given as a
 directory: data.graph, query_graph/Q_*.graph, expected_output.txt with one count per line for Q_0, Q_1, ... in
-numeric order), ``hprd-dense-24`` and ``hprd-dense-32`` (``--dense-count`` dense random-walk queries on HPRD from
-``benchmarks.generators``; their counts are checked against distsm's listing path, which enumerates every match,
-or where that did not finish in ``--reference-seconds``, against the peers that finished, if they agree).
+numeric order), ``hprd-dense-16``, ``hprd-dense-24`` and ``hprd-dense-32`` (``--dense-count`` dense random-walk
+queries on HPRD from ``benchmarks.generators``; their counts are checked against a second path of distsm's
+(``--reference``: the listing path, which enumerates every match, or the partitioned plan), or where that did not
+finish in ``--reference-seconds``, against the peers that finished, if they agree).
 
 JSON (``benchmarks/results/peers.json`` unless ``--out``): per suite and query, per system the status (ok,
 capped, unsupported, error), count, exact (None where no answer is known) and seconds, plus the ratio
@@ -49,7 +50,7 @@ from benchmarks.distsm_worker import DistsmWorker
 from benchmarks.peer_runs import PEERS, Peer
 from distsm.vocabulary import BACKENDS
 
-SUITES = ("hprd", "gmatch-test", "hprd-dense-24", "hprd-dense-32")
+SUITES = ("hprd", "gmatch-test", "hprd-dense-16", "hprd-dense-24", "hprd-dense-32")
 HPRD_DATA = common.hprd_data_path()
 
 
