@@ -16,6 +16,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     profile     cProfile of the HPRD batch on one backend (GPU by default)          (benchmarks.profile_hprd_gpu)
     allocator   NumPy counts under glibc's default, Dask's nanny setting, and distsm's  (benchmarks.allocator)
     loading     SNAP text, binary reload and DataFrame vs pandas/pyarrow CSV readers (benchmarks.loading)
+    dense-heavy dense 16/24/32-vertex queries chosen for 1e9-1e11 embeddings (then: peers) (benchmarks.dense_heavy)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -39,6 +40,7 @@ SUITES = {
     "profile": "benchmarks.profile_hprd_gpu",
     "allocator": "benchmarks.allocator",
     "loading": "benchmarks.loading",
+    "dense-heavy": "benchmarks.dense_heavy",
 }
 
 

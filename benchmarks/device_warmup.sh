@@ -56,9 +56,9 @@ for i, name in enumerate(names):
 PY
   )
 }
-new_kernels() {  # new_kernels DIR MARKER: the kernel names in cache files newer than MARKER
-  find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "(cupy_[a-z_0-9]+|_Z[0-9A-Za-z_]{4,60})" \
-    | sort -u | head -n 40 >&2
+new_kernels() {  # new_kernels DIR MARKER: one JSON line naming CuPy's kernels in cache files newer than MARKER
+  find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "cupy_[a-z_0-9]+" | sort -u \
+    | python3 -c "import json, sys; print(json.dumps({'step': 'kernels compiled after warmup', 'names': sys.stdin.read().split()}))"
 }
 {
   export CUPY_CACHE_DIR="$WORK/cold-cache"

@@ -19,7 +19,8 @@ directory: data.graph, query_graph/Q_*.graph, expected_output.txt with one count
 numeric order), ``hprd-dense-16``, ``hprd-dense-24`` and ``hprd-dense-32`` (``--dense-count`` dense random-walk
 queries on HPRD from ``benchmarks.generators``; their counts are checked against a second path of distsm's
 (``--reference``: the listing path, which enumerates every match, or the partitioned plan), or where that did not
-finish in ``--reference-seconds``, against the peers that finished, if they agree).
+finish in ``--reference-seconds``, against the peers that finished, if they agree), and ``dense-heavy`` (the queries
+``benchmarks.dense_heavy`` chose for 1e9-1e11 embeddings, ``--dense-heavy DIR``; checked the same way).
 
 JSON (``benchmarks/results/peers.json`` unless ``--out``): per suite and query, per system the status (ok,
 capped, unsupported, error), count, exact (None where no answer is known) and seconds, plus the ratio
@@ -50,7 +51,7 @@ from benchmarks.distsm_worker import DistsmWorker
 from benchmarks.peer_runs import PEERS, Peer
 from distsm.vocabulary import BACKENDS
 
-SUITES = ("hprd", "gmatch-test", "hprd-dense-16", "hprd-dense-24", "hprd-dense-32")
+SUITES = ("hprd", "gmatch-test", "hprd-dense-16", "hprd-dense-24", "hprd-dense-32", "dense-heavy")
 HPRD_DATA = common.hprd_data_path()
 
 
@@ -125,6 +126,22 @@ def dense_suite(size: int, count: int, seed: int, query_dir: Path, limit: int | 
     return Suite(f"hprd-dense-{size}", str(HPRD_DATA), queries, generated=True,
                  note=f"{len(made)} dense (average degree >= 3) random-walk queries of {size} vertices on HPRD, "
                       f"benchmarks.generators.query_set seed {seed + size}")
+
+
+def dense_heavy_suite(directory: Path, limit: int | None) -> Suite:
+    """The queries :mod:`benchmarks.dense_heavy` chose, from its ``manifest.json`` (their counts are checked by
+    the reference path, not taken from the selection, which ran the timed path)."""
+    import json
+
+    from benchmarks.dense_heavy import MANIFEST
+
+    manifest = json.loads((directory / MANIFEST).read_text())
+    queries = [Query(q["name"], q["path"], q["size"], q["edges"]) for q in manifest["queries"][:limit]]
+    sel = manifest["selection"]
+    return Suite("dense-heavy", manifest["data"], queries, generated=True,
+                 note=f"{len(queries)} dense random-walk queries of {sel['sizes']} vertices chosen for "
+                      f"{sel['min_count']:.0e}-{sel['max_count']:.0e} embeddings (benchmarks.dense_heavy, seed "
+                      f"{sel['seed']})")
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -307,6 +324,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--peer-args", action="append", default=[], metavar='NAME="ARGS"',
                    help="extra command-line arguments for a peer")
     p.add_argument("--gmatch-test", type=Path, metavar="DIR", help="gMatch's test/ directory")
+    p.add_argument("--dense-heavy", type=Path, metavar="DIR", help="queries chosen by benchmarks.dense_heavy")
     p.add_argument("--limit", type=int, default=None, help="run only the first N queries of each suite")
     p.add_argument("--dense-count", type=int, default=100)
     p.add_argument("--seed", type=int, default=0, help="dense suites use seed + query size")
@@ -320,9 +338,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--grace", type=float, default=5.0, help="seconds past the cap before distsm's child is killed")
     args = p.parse_args(argv)
     if args.suites is None:
-        args.suites = [s for s in SUITES if s != "gmatch-test" or args.gmatch_test]
+        args.suites = [s for s in SUITES if (s != "gmatch-test" or args.gmatch_test)
+                       and (s != "dense-heavy" or args.dense_heavy)]
     if "gmatch-test" in args.suites and not args.gmatch_test:
         p.error("the gmatch-test suite needs --gmatch-test DIR")
+    if "dense-heavy" in args.suites and not args.dense_heavy:
+        p.error("the dense-heavy suite needs --dense-heavy DIR (written by python -m benchmarks run dense-heavy)")
     args.reference_seconds = args.reference_seconds or args.max_seconds
     return args
 
@@ -332,6 +353,8 @@ def load(name: str, args: argparse.Namespace) -> Suite:
         return hprd_suite(args.limit)
     if name == "gmatch-test":
         return gmatch_test_suite(args.gmatch_test, args.limit)
+    if name == "dense-heavy":
+        return dense_heavy_suite(args.dense_heavy, args.limit)
     query_dir = args.query_dir or Path(tempfile.mkdtemp(prefix="distsm-peers-"))
     args.query_dir = query_dir
     return dense_suite(int(name.rsplit("-", 1)[1]), args.dense_count, args.seed, query_dir, args.limit)

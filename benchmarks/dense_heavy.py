@@ -1,0 +1,94 @@
+"""A heavy dense suite: dense random-walk queries of 16, 24 and 32 vertices chosen for 1e9-1e11 embeddings.
+
+    python -m benchmarks run dense-heavy --data gmatch-test/data.graph --dir heavy/ [--sizes 16 24 32]
+        [--per-size 4] [--candidates 30] [--min-count 1e9] [--max-count 1e11] [--cap 10] [--backend cupy]
+
+Draws dense (average degree >= 3) random-walk queries of each size from the data graph
+(:func:`benchmarks.generators.query_set`), counts each with distsm under ``--cap`` seconds, and keeps the first
+``--per-size`` whose count lies in ``[--min-count, --max-count]``.  The kept queries are written to
+``DIR/<size>/heavy_<size>_<i>.graph`` with ``DIR/manifest.json`` (data graph, and per query its file, size, edges,
+the selecting count and seconds); ``python -m benchmarks run peers --suites dense-heavy --dense-heavy DIR`` then
+times distsm against gMatch and EGSM on them, the counts cross-checked by a second path of distsm's.  The JSON
+result records every candidate drawn (count or capped) so the selection can be audited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import meta
+from distsm.vocabulary import BACKENDS
+
+MANIFEST = "manifest.json"
+
+
+def _count(data: Any, query: Any, backend: str, cap: float) -> tuple[int | None, float]:
+    """distsm's count of ``query`` and its seconds, or ``(None, cap)`` past ``cap`` seconds."""
+    import distsm
+
+    t = time.perf_counter()
+    try:
+        return distsm.count(data, query, backend=backend, timeout=cap), time.perf_counter() - t
+    except TimeoutError:
+        return None, cap
+
+
+def select(args: argparse.Namespace) -> dict[str, Any]:
+    """Draw, count and keep the queries (see the module docstring); returns the manifest and every candidate."""
+    import distsm
+    from benchmarks.generators import query_set
+
+    data = distsm.read_graph(args.data)
+    out = Path(args.dir)
+    kept: list[dict[str, Any]] = []
+    drawn: list[dict[str, Any]] = []
+    for size in args.sizes:
+        (out / str(size)).mkdir(parents=True, exist_ok=True)
+        found = 0
+        candidates = [q for kind, q in query_set(data, args.candidates, size, args.seed + size, kinds=("dense",))
+                      if kind == "dense"]
+        for i, q in enumerate(candidates):
+            if found == args.per_size:
+                break
+            count, seconds = _count(data, q, args.backend, args.cap)
+            chosen = count is not None and args.min_count <= count <= args.max_count
+            drawn.append({"size": size, "candidate": i, "edges": q.m, "count": count, "seconds": round(seconds, 4),
+                          "kept": chosen})
+            print(f"size {size} candidate {i}: count {count} in {seconds:.3f} s{' kept' if chosen else ''}",
+                  file=sys.stderr, flush=True)
+            if chosen:
+                path = out / str(size) / f"heavy_{size}_{found}.graph"
+                distsm.write_graph(q, path)
+                kept.append({"name": path.stem, "path": str(path.resolve()), "size": size, "edges": q.m,
+                             "count": count, "seconds": round(seconds, 4)})
+                found += 1
+    manifest = {"data": str(Path(args.data).resolve()), "queries": kept,
+                "selection": {k: getattr(args, k) for k in ("sizes", "per_size", "candidates", "min_count",
+                                                              "max_count", "cap", "seed", "backend")}}
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    return {"manifest": manifest, "drawn": drawn}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="benchmarks run dense-heavy", description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", required=True, help="data graph file (e.g. gMatch's test/data.graph)")
+    p.add_argument("--dir", required=True, help="where the kept queries and manifest.json are written")
+    p.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32])
+    p.add_argument("--per-size", type=int, default=4)
+    p.add_argument("--candidates", type=int, default=30, help="queries drawn per size at most")
+    p.add_argument("--min-count", type=float, default=1e9)
+    p.add_argument("--max-count", type=float, default=1e11)
+    p.add_argument("--cap", type=float, default=10.0, help="seconds a candidate's count may take")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", default="auto", choices=BACKENDS)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    result = select(args)
+    kept = result["manifest"]["queries"]
+    print(f"kept {len(kept)} queries: " + ", ".join(f"{q['name']} ({q['count']:.3g})" for q in kept))
+    print(f"wrote {meta.write('dense_heavy', result, args.out)}")
