@@ -337,8 +337,11 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
         for suite, res in r["suites"].items():
             if not res.get("complete", True):
                 ran = sorted({sys for q in res["queries"] for sys in q["systems"]})
-                lines += ["", f"**{suite}**: cut short; results so far for {', '.join(ran) or 'no system'} are in "
-                              "the result file, no summary.", ""]
+                lines += ["", f"**{suite}**: cut short; no summary; each query's results so far (status, count, "
+                              "seconds):", ""]
+                lines += _table(["query", *ran], [[q["name"], *(_status(q["systems"].get(sys)) for sys in ran)]
+                                                  for q in res["queries"]])
+                lines += [""] + ([f"Note: {r['note']}", ""] if "note" in r else [])
                 continue
             s = res["summary"]
             common = s["common"]
@@ -372,6 +375,15 @@ def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += _table(["setting", "summed seconds per repeat"],
                         [[setting, ", ".join(map(str, secs))] for setting, secs in r["summed_seconds"].items()])
         lines += [""]
+
+
+def _status(run: dict[str, Any] | None) -> str:
+    """One system's result on one query: status, count and seconds."""
+    if not run:
+        return "-"
+    seconds = run.get("seconds")
+    return " ".join(str(x) for x in (run.get("status"), run.get("count"),
+                                     None if seconds is None else round(seconds, 4)) if x is not None)
 
 
 def _device_compare(entries: list, lines: list[str], out_dir: Path) -> None:
