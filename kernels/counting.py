@@ -40,7 +40,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
 from distsm.kernels.ce_join import walk_core
 from distsm.kernels.count_plan import CountPlan, plan_count
-from distsm.kernels.engine import Control, check_pair, prepare, walk
+from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.placement import Lazy, Placement, Side, Trial
@@ -229,8 +229,8 @@ class Count:
         stats: dict[str, int] = {}
         budget = self.budget if trial is None else self.budget.trial(trial.chunk_entries(), query.n)
         counted = self.explain is not None or trial is not None
-        total = sum(int(c) for c in walk(runner, prepared, budget, True, stats=stats if counted else None,
-                                         control=self.control, trial=trial))
+        total = sum(int(c) for c in walk(runner, prepared, budget, True,
+                                         watch=Watch(stats if counted else None, self.control, trial)))
         if trial is not None and trial.stopped:
             self.clock.lap("trial join")
             if self.explain is not None:

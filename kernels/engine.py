@@ -111,38 +111,61 @@ def check_pair(data: Graph, query: Graph) -> None:
         raise ValueError("the query graph is not connected; match each connected component separately")
 
 
+@dataclass
+class Watch:
+    """Who follows a running join (:func:`walk`).
+
+    ``stats``, when given, accumulates ``"partial"`` (partial matches produced at every level, the work measure
+    PBE reports), ``"gathered"`` (adjacency entries read) and ``"level<i>"`` (rows produced whose last column is
+    ``plan.order[i]``).  ``control`` cancels the join between chunks and receives progress (see
+    :class:`Control`).  A ``trial`` (which needs ``stats``) ends the join early, with ``trial.stopped`` set, once it
+    has read more than its allowance of adjacency entries: the chunks then yielded are not the whole answer.
+    """
+
+    stats: dict[str, int] | None = None
+    control: Control | None = None
+    trial: Trial | None = None
+
+    def __post_init__(self) -> None:
+        if self.trial is not None and self.stats is None:
+            raise ValueError("a trial join measures what it reads: pass stats")
+
+    def halted(self) -> bool:
+        """Checked before every chunk: raises when cancelled; True once a trial has passed its allowance."""
+        if self.control is not None:
+            self.control.check()
+        if self.trial is not None and not self.trial.stopped:
+            assert self.stats is not None  # checked on construction
+            self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0))
+        return self.trial is not None and self.trial.stopped
+
+    def note(self, level: int, rows: int, read: int) -> None:
+        """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
+        if self.stats is not None:
+            for key, value in (("partial", rows), ("gathered", read), (f"level{level}", rows)):
+                self.stats[key] = self.stats.get(key, 0) + value
+
+
+#: Nobody follows the join.
+UNWATCHED = Watch()
+
+
 def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, count_only: bool,
-         spanning: Any = None, stats: dict[str, int] | None = None, adjacency: Any = None,
-         control: Control | None = None, trial: Trial | None = None) -> Iterator[Any]:
+         spanning: Any = None, adjacency: Any = None, watch: Watch = UNWATCHED) -> Iterator[Any]:
     """Yield, chunk by chunk, survivor counts (``count_only``) or device tables of complete matches.
 
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
-    when the plan filters by partition.  ``stats``, when given, accumulates ``"partial"`` (partial matches
-    produced at every level, the work measure PBE reports), ``"gathered"`` (adjacency entries read) and
-    ``"level<i>"`` (rows produced whose last column is ``plan.order[i]``).
-    ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose core is ``prepared.index``) serves
-    every level's adjacency in pieces gathered from host memory instead of the resident index.  ``control``
-    cancels the join between chunks and receives progress (see :class:`Control`).  A ``trial`` (which needs
-    ``stats``) ends the walk early, with ``trial.stopped`` set, once it has read more than its allowance of
-    adjacency entries: the chunks then yielded are not the whole answer.
+    when the plan filters by partition.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
+    core is ``prepared.index``) serves every level's adjacency in pieces gathered from host memory instead of the
+    resident index.  ``watch`` counts the join's work, cancels it or ends it as a trial (:class:`Watch`).
     """
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
         raise ValueError("a spanning search needs both a spanning plan and the partition assignment")
-    if trial is not None and stats is None:
-        raise ValueError("a trial join measures what it reads: pass stats")
     extra = {} if spanning is None else {"spanning": spanning}
     nq = len(plan.order)
     budgets = BudgetPlan.of(budget)
-
-    def halted() -> bool:
-        """Checked before every chunk: raises when cancelled; True once a trial has passed its allowance."""
-        if control is not None:
-            control.check()
-        if trial is not None and not trial.stopped:
-            assert stats is not None  # checked above
-            trial.stopped = trial.passed(stats.get("gathered", 0))
-        return trial is not None and trial.stopped
+    halted, note = watch.halted, watch.note
 
     def pieces(table: Any, step: Any) -> Iterator[tuple[Any, DataIndex]]:
         if adjacency is None:
@@ -187,22 +210,16 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
                 return
             b = min(a + chunk, total)
             out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
-            if stats is not None:
+            if watch.stats is not None:  # int() of a device count waits for the device: only when counted
                 note(level, int(out) if count_only and last else int(out.shape[0]), b - a)
             if last:
                 yield out
             elif out.shape[0]:
                 yield from descend(out, level + 1)
 
-    def note(level: int, rows: int, read: int) -> None:
-        """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
-        if stats is not None:
-            for key, value in (("partial", rows), ("gathered", read), (f"level{level}", rows)):
-                stats[key] = stats.get(key, 0) + value
-
     first = prepared.candidates[plan.order[0]]
     note(0, int(first.shape[0]), 0)
-    for a, b in first_level_chunks(int(first.shape[0]), budgets.chunk(nq, 1), control):
+    for a, b in first_level_chunks(int(first.shape[0]), budgets.chunk(nq, 1), watch.control):
         if halted():
             return
         yield from descend(first[a:b][:, None], 1)
@@ -218,7 +235,7 @@ def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOpti
     if prepared is None:
         return
     inv = prepared.plan.inverse_order
-    tables = walk(backend, prepared, budget, count_only=False, control=control)
+    tables = walk(backend, prepared, budget, count_only=False, watch=Watch(control=control))
     yield from take((backend.to_host(t)[:, inv].astype(np.int64) for t in tables), limit)
 
 

@@ -198,8 +198,8 @@ def inter_count(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantic
     if joined is None:
         return 0
     prepared, spanning = joined
-    found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, stats, graph.adjacency,
-                                            control))
+    found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, graph.adjacency,
+                                            engine.Watch(stats, control)))
     return found * (len(span.group.sequences) if span.group is not None else 1)
 
 
@@ -222,7 +222,8 @@ def _remapped_rows(backend: Backend, prepared: Any, budget: int | BudgetPlan, sp
     remaps = [np.argsort(np.asarray(seq.remap)) for seq in group.sequences] if group is not None else []
 
     def chunks() -> Iterator[np.ndarray]:
-        for table in engine.walk(backend, prepared, budget, False, spanning, adjacency=adjacency, control=control):
+        for table in engine.walk(backend, prepared, budget, False, spanning, adjacency,
+                                 engine.Watch(control=control)):
             rows = backend.to_host(table)[:, inv].astype(np.int64)
             if len(remaps) > 1:
                 yield from (rows[:, t_inv] for t_inv in remaps)
