@@ -61,9 +61,11 @@ new_kernels() {  # new_kernels DIR MARKER: one JSON line naming CuPy's kernels i
     | python3 -c "import json, sys; print(json.dumps({'step': 'kernels compiled after warmup', 'names': sys.stdin.read().split()}))"
 }
 {
-  export CUPY_CACHE_DIR="$WORK/cold-cache"
-  firsts cold
-  echo "{\"step\": \"cold\", \"kernel_files\": $(files "$CUPY_CACHE_DIR")}"
+  if [ "${SKIP_COLD:-0}" != 1 ]; then  # SKIP_COLD=1: only the warm-up and what it leaves out
+    export CUPY_CACHE_DIR="$WORK/cold-cache"
+    firsts cold
+    echo "{\"step\": \"cold\", \"kernel_files\": $(files "$CUPY_CACHE_DIR")}"
+  fi
   export CUPY_CACHE_DIR="$WORK/warm-cache"
   (cd "$WORK" && python3 -m distsm warmup --json >"$WORK/warmup.log" 2>"$WORK/warmup.err") || cat "$WORK/warmup.err" >&2
   python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({'step': 'warmup', 'seconds': round(r['seconds'], 2), 'kernel_files': r['compiled']}))" "$WORK/warmup.log"
