@@ -26,8 +26,9 @@ from distsm.graph import Graph
 from distsm.vocabulary import BackendName
 
 #: Vertices and average degree of the synthetic graphs: a sparse one for many query shapes, and a dense one on
-#: which a book of three triangles (an edge and three vertices adjacent to both) is heavy enough for its trial join
-#: to stop, so its trailing vertices are counted from intersections of two candidate sets.
+#: which a book of six triangles (an edge and six vertices adjacent to both) is heavy enough for even a GPU's trial
+#: join to stop (about 1e11 matches), so its trailing vertices are counted from intersections of two candidate
+#: sets, less the core's images of the same label.
 DENSE_VERTICES, DENSE_DEGREE = 1500, 24
 CLUSTERED_VERTICES, CLUSTERED_DEGREE = 400, 100
 
@@ -123,8 +124,8 @@ def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
             yield f"{kind} {name}", data, query, {}
             if name in ("triangle", "star6"):
                 yield f"{kind} {name} unique", data, query, {"unique": True}
-    book = Graph.from_edges(np.array([(0, 1), (0, 2), (1, 2), (0, 3), (1, 3), (0, 4), (1, 4)]), n=5)
-    yield "clustered book3", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
+    book = Graph.from_edges(np.array([(0, 1)] + [(end, page) for page in range(2, 8) for end in (0, 1)]), n=8)
+    yield "clustered book6", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
 
 
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
