@@ -18,8 +18,6 @@ import numpy as np
 from distsm.errors import GraphFormatError
 from distsm.formats._common import Records, lex
 
-_DIGITS = b"0123456789"
-_ALLOWED = _DIGITS + b" \t\r\n"
 _LIMIT = 10**18  # the lexer's limit: 18 digits
 
 
@@ -64,29 +62,83 @@ def int_table(data: bytes, path: str) -> tuple[list[np.ndarray], TableLines] | N
     """The columns (``int64``, non-negative) of a file of whole numbers, and where each row came from; None when
     the file holds anything :func:`lex` might read differently (see the module's description)."""
     body, first = _body(data)
-    if body == len(data) or data.translate(None, _ALLOWED) != data[:body].translate(None, _ALLOWED):
+    counts = _blank_counts(data, body) if body < len(data) else None
+    if counts is None:
         return None
-    if data.count(b"\r", body) and data.count(b"\r", body) != data.count(b"\r\n", body):
+    spaces, tabs, newlines, crs = counts
+    if crs and crs != data.count(b"\r\n", body):
         return None  # a lone CR ends a line for pandas but is a blank for the lexer
-    blanks = data.translate(None, _DIGITS)[len(data[:body].translate(None, _DIGITS)):]  # the body's blanks
-    spaces, tabs, newlines = blanks.count(b" "), blanks.count(b"\t"), blanks.count(b"\n")
-    # One kind of single separator parses faster than runs of blanks; a doubled one fails and falls back.
-    sep = "\t" if spaces == 0 else " " if tabs == 0 else r"\s+"
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(io.BytesIO(data), sep=sep, header=None, skiprows=first - 1, dtype=np.int64,
-                            quoting=csv.QUOTE_NONE, na_filter=False, engine="c", skip_blank_lines=True)
-    except (ValueError, OverflowError, pd.errors.EmptyDataError):
-        return None
-    cols = [np.ascontiguousarray(frame[c].to_numpy(np.int64)) for c in frame.columns]
-    del frame
-    if not cols or not _digits_match(cols, len(data) - body - len(blanks)):
+    cols = _parsed(data, body, first, " " if tabs == 0 else "\t" if spaces == 0 else None)
+    if not cols or not _digits_match(cols, len(data) - body - spaces - tabs - newlines - crs):
         return None
     rows = int(cols[0].shape[0])
     lines = newlines + (not data.endswith(b"\n"))
     consecutive = rows == lines
     return cols, TableLines(path, b"" if consecutive else data, first, consecutive)
+
+
+def _blank_counts(data: bytes, body: int) -> tuple[int, ...] | None:
+    """How many spaces, tabs, LFs and CRs ``data[body:]`` holds; None when it holds a byte that is neither one
+    of those nor a digit.
+
+    NumPy compares blocks that stay in cache, several times faster than ``bytes.count``; a find (``memchr``)
+    first skips the blanks a file does not use."""
+    present = [data.find(c, body) >= 0 for c in b" \t\n\r"]
+    view = np.frombuffer(data, np.uint8, offset=body)
+    counts, others = [0, 0, 0, 0], 0
+    for lo in range(0, view.size, 1 << 20):
+        block = view[lo:lo + (1 << 20)]
+        others += int(np.count_nonzero(block - np.uint8(48) > 9))  # not a digit (uint8 wraps below "0")
+        for j, c in enumerate(b" \t\n\r"):
+            if present[j]:
+                counts[j] += int(np.count_nonzero(block == c))
+    return tuple(counts) if others == sum(counts) else None
+
+
+def _parsed(data: bytes, body: int, first: int, sep: str | None) -> list[np.ndarray] | None:
+    """The ``int64`` columns of ``data[body:]`` (line ``first`` on) split at ``sep`` (None: runs of blanks), or
+    None when a field is not a number or the rows' field counts differ.  pyarrow parses on every core; pandas
+    serves runs of blanks (pyarrow splits at one character) and installs without pyarrow."""
+    if sep is not None:
+        try:
+            return _arrow_columns(data, body, sep)
+        except ImportError:
+            pass
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.BytesIO(data), sep=r"\s+" if sep is None else sep, header=None,
+                            skiprows=first - 1, dtype=np.int64, quoting=csv.QUOTE_NONE, na_filter=False, engine="c",
+                            skip_blank_lines=True)
+    except (ValueError, OverflowError, pd.errors.EmptyDataError):
+        return None
+    return [np.ascontiguousarray(frame.pop(c).to_numpy(np.int64)) for c in list(frame.columns)]
+
+
+def _arrow_columns(data: bytes, body: int, sep: str) -> list[np.ndarray] | None:
+    """:func:`_parsed` by pyarrow's multi-threaded CSV reader (ImportError: no pyarrow)."""
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    source = pa.BufferReader(pa.py_buffer(data)[body:])  # no copy of the file's bytes
+    end = data.find(b"\n", body)
+    ncols = data[body:len(data) if end < 0 else end].count(sep.encode()) + 1  # a row with another count fails
+    names = [f"c{j}" for j in range(ncols)]
+    try:
+        table = pc.read_csv(source, read_options=pc.ReadOptions(column_names=names),
+                            parse_options=pc.ParseOptions(delimiter=sep, quote_char=False, escape_char=False),
+                            convert_options=pc.ConvertOptions(column_types=dict.fromkeys(names, pa.int64())))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    cols = []
+    for name in names:
+        col = table.column(name)
+        if col.null_count:  # an empty field (a doubled or trailing separator): the lexer reads it otherwise
+            return None
+        cols.append(col.to_numpy())
+        del col
+        table = table.drop_columns([name])  # frees the column's Arrow buffers before the next copy
+    return cols
 
 
 def _digits_match(cols: list[np.ndarray], digit_bytes: int) -> bool:
@@ -97,8 +149,8 @@ def _digits_match(cols: list[np.ndarray], digit_bytes: int) -> bool:
         if c.size and int(c.min()) < 0 or top >= _LIMIT:
             return False
         total += c.size
-        power = 10
-        while power <= top:
-            total += int(np.count_nonzero(c >= power))
-            power *= 10
+        powers = [10**k for k in range(1, len(str(top)))]
+        for lo in range(0, c.size, 1 << 18):  # blocks: the comparisons' temporaries stay in cache
+            block = c[lo:lo + (1 << 18)]
+            total += sum(int(np.count_nonzero(block >= p)) for p in powers)
     return total == digit_bytes
