@@ -498,10 +498,10 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
 
 
 def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
-                    directed: bool) -> tuple[np.ndarray, int, int] | None:
+                    directed: bool) -> tuple[np.ndarray, int, int, int] | None:
     """Every adjacency entry packed into one int64, the row above bit ``shift`` and (effective label,
-    neighbour) below it with a neighbour's ``vbits`` lowest, sorted; ``(keys, shift, vbits)``, or None when an
-    entry does not fit 63 bits.
+    neighbour) below it with a neighbour's ``vbits`` lowest and then the label's ``lbits``, sorted; ``(keys,
+    shift, vbits, lbits)``, or None when an entry does not fit 63 bits.
 
     Sorting the keys themselves with NumPy's SIMD sort is several times faster than an argsort followed by
     gathers, or than a counting sort built from NumPy's stable (radix) argsorts.  ``shift`` is at least 32 so
@@ -527,16 +527,16 @@ def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray
     lo |= dst
     hi |= src
     key.sort()
-    return key, shift, vbits
+    return key, shift, vbits, lbits
 
 
-def _unpacked(n: int, key: np.ndarray, shift: int, vbits: int,
+def _unpacked(n: int, key: np.ndarray, shift: int, vbits: int, lbits: int,
               again: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The adjacency of :func:`_sorted_entries`' keys, without the keys at the sorted positions ``again``."""
     low = _entries(key, shift, again)
-    if shift == vbits:  # no labels: the entry is the neighbour (below 2**31, so the view reads it as int32)
+    if not lbits:  # the entry is the neighbour (below 2**31, so the view reads it as int32)
         neighbors = low.view(VERTEX_DTYPE) if low.dtype == np.uint32 else low.astype(VERTEX_DTYPE)
-        neighbor_labels = np.zeros(key.shape[0], LABEL_DTYPE)
+        neighbor_labels = np.zeros(neighbors.shape[0], LABEL_DTYPE)
     else:
         neighbors = (low & ((1 << vbits) - 1)).astype(VERTEX_DTYPE)
         neighbor_labels = (low >> vbits).astype(LABEL_DTYPE)
@@ -590,7 +590,7 @@ def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarra
         csr = None
     else:
         # All labels equal: a repeated edge repeats both its entries, so the sorted entries show every repeat.
-        key, shift, vbits = packed
+        key, shift, vbits, lbits = packed
         again = np.flatnonzero(key[1:] == key[:-1]) + 1
         keep = None
         if again.size:
@@ -598,7 +598,7 @@ def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarra
             row, nbr = ent >> shift, ent & ((1 << vbits) - 1)
             mine = ((ent >> vbits) & 1) == 0 if directed else row < nbr  # the entry in the source's row
             keep = _first_copies(src, dst, labels, n, row[mine] * n + nbr[mine], dedupe)
-        csr = _unpacked(n, key, shift, vbits, again if again.size else None)
+        csr = _unpacked(n, key, shift, vbits, lbits, again if again.size else None)
     if keep is not None:
         src, dst, labels = src[keep], dst[keep], labels[keep]  # boolean masks: a compress, faster than a gather
     return src, dst, labels, csr
