@@ -61,31 +61,47 @@ def first_appearance(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
 
 def _small_int_first_appearance(src: np.ndarray, dst: np.ndarray,
                                 top: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`first_appearance` of non-negative integers up to ``top``, through lookup tables of ``top + 1``.
+    """:func:`first_appearance` of non-negative integers up to ``top``, through a table of ``top + 1`` codes.
 
-    The edges are read in blocks; a table of the names seen so far leaves only a block's new names to order (by
-    a sort of those few), so the work is linear in the edges when most names recur, as in any graph with edges
-    to spare.  The codes are ``int32`` (a graph has fewer than ``2**31`` vertices): half the bytes to carry."""
-    seen = np.zeros(top + 1, bool)
-    found = []
+    The edges are read in blocks (interleaved in reading order, as ``intp``: NumPy gathers fastest by it); the
+    table gives the codes of the names seen before and leaves only a block's new names to number, in the order
+    :func:`_firsts` finds.  The work is linear in the edges when most names recur, as in any graph with edges
+    to spare.  Codes are ``int32`` (a graph has fewer than ``2**31`` vertices): half the bytes to carry."""
+    m = src.shape[0]
+    dtype = np.int32 if 2 * m <= np.iinfo(np.int32).max else np.int64  # more names than a graph may hold
+    # Code + 1, so that 0 (np.zeros: untouched pages cost no memory) means "not seen yet".
+    rank = np.zeros(top + 1, dtype)
+    out_src, out_dst = np.empty(m, dtype), np.empty(m, dtype)
     step = 1 << 16
-    pairs = np.empty(2 * step, src.dtype)
-    for lo in range(0, src.shape[0], step):
-        k = min(step, src.shape[0] - lo)
-        pairs[0:2 * k:2], pairs[1:2 * k:2] = src[lo:lo + k], dst[lo:lo + k]  # reading order: s[0], d[0], ...
-        names = pairs[:2 * k][np.flatnonzero(~seen[pairs[:2 * k]])]
-        if names.size == 0:
-            continue
-        _, at = np.unique(names, return_index=True)
-        names = names[np.sort(at)]
-        seen[names] = True
-        found.append(names)
-    del seen
-    names = np.concatenate(found).astype(np.int64)
-    # int32 unless there are more names than a graph may have vertices (then its own check names the count).
-    rank = np.empty(top + 1, np.int32 if names.size <= np.iinfo(np.int32).max else np.int64)
-    rank[names] = np.arange(names.size, dtype=rank.dtype)  # only these entries are read, or touched (RSS)
-    return rank[src], rank[dst], names
+    pairs = np.empty(2 * step, np.intp)
+    found, n = [], 0
+    for lo in range(0, m, step):
+        k = min(step, m - lo)
+        p = pairs[:2 * k]
+        p[0::2], p[1::2] = src[lo:lo + k], dst[lo:lo + k]
+        codes = rank[p]
+        new = np.flatnonzero(codes == 0)
+        if new.size:
+            names = p[_firsts(p, new)]
+            rank[names] = np.arange(n + 1, n + 1 + names.size, dtype=dtype)
+            n += names.size
+            found.append(names)
+            codes[new] = rank[p[new]]
+        np.subtract(codes[0::2], 1, out=out_src[lo:lo + k])
+        np.subtract(codes[1::2], 1, out=out_dst[lo:lo + k])
+    return out_src, out_dst, np.concatenate(found).astype(np.int64)
+
+
+def _firsts(p: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """The positions in ``new`` (ascending, below ``2**17``) where a name ``p[i]`` occurs first, ascending."""
+    # One SIMD sort of (name, position) keys: several times faster than np.unique's stable argsort.
+    comb = p[new] << 17
+    comb |= new
+    comb.sort()
+    head = np.empty(comb.size, bool)
+    head[0] = True
+    np.not_equal(comb[1:] >> 17, comb[:-1] >> 17, out=head[1:])
+    return np.sort(comb[head] & ((1 << 17) - 1))
 
 
 def label_codes(vertex_values: Any, edge_values: Any,

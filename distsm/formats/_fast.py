@@ -59,8 +59,9 @@ def _body(data: bytes) -> tuple[int, int]:
 
 
 def int_table(data: bytes, path: str) -> tuple[list[np.ndarray], TableLines] | None:
-    """The columns (``int64``, non-negative) of a file of whole numbers, and where each row came from; None when
-    the file holds anything :func:`lex` might read differently (see the module's description)."""
+    """The columns (non-negative; ``int32`` when pyarrow read them and every value fits, else ``int64``) of a
+    file of whole numbers, and where each row came from; None when the file holds anything :func:`lex` might
+    read differently (see the module's description)."""
     body, first = _body(data)
     counts = _blank_counts(data, body) if body < len(data) else None
     if counts is None:
@@ -81,22 +82,26 @@ def _blank_counts(data: bytes, body: int) -> tuple[int, ...] | None:
     """How many spaces, tabs, LFs and CRs ``data[body:]`` holds; None when it holds a byte that is neither one
     of those nor a digit.
 
-    NumPy compares blocks that stay in cache, several times faster than ``bytes.count``; a find (``memchr``)
-    first skips the blanks a file does not use."""
+    NumPy compares blocks that stay in cache, several times faster than ``bytes.count``.  A find (``memchr``)
+    first skips the blanks a file does not use, and the one separator a file uses is what remains of its
+    non-digits."""
     present = [data.find(c, body) >= 0 for c in b" \t\n\r"]
+    counted = [j for j in (1, 2, 3) if present[j]] if present[0] else [j for j in (2, 3) if present[j]]
     view = np.frombuffer(data, np.uint8, offset=body)
     counts, others = [0, 0, 0, 0], 0
     for lo in range(0, view.size, 1 << 20):
         block = view[lo:lo + (1 << 20)]
         others += int(np.count_nonzero(block - np.uint8(48) > 9))  # not a digit (uint8 wraps below "0")
-        for j, c in enumerate(b" \t\n\r"):
-            if present[j]:
-                counts[j] += int(np.count_nonzero(block == c))
+        for j in counted:
+            counts[j] += int(np.count_nonzero(block == b" \t\n\r"[j]))
+    rest = [j for j in (0, 1) if present[j] and j not in counted]  # at most one: the uncounted separator
+    if rest:
+        counts[rest[0]] = others - sum(counts)
     return tuple(counts) if others == sum(counts) else None
 
 
 def _parsed(data: bytes, body: int, first: int, sep: str | None) -> list[np.ndarray] | None:
-    """The ``int64`` columns of ``data[body:]`` (line ``first`` on) split at ``sep`` (None: runs of blanks), or
+    """The integer columns of ``data[body:]`` (line ``first`` on) split at ``sep`` (None: runs of blanks), or
     None when a field is not a number or the rows' field counts differ.  pyarrow parses on every core; pandas
     serves runs of blanks (pyarrow splits at one character) and installs without pyarrow."""
     if sep is not None:
@@ -120,16 +125,21 @@ def _arrow_columns(data: bytes, body: int, sep: str) -> list[np.ndarray] | None:
     import pyarrow as pa
     import pyarrow.csv as pc
 
-    source = pa.BufferReader(pa.py_buffer(data)[body:])  # no copy of the file's bytes
     end = data.find(b"\n", body)
     ncols = data[body:len(data) if end < 0 else end].count(sep.encode()) + 1  # a row with another count fails
     names = [f"c{j}" for j in range(ncols)]
-    try:
-        table = pc.read_csv(source, read_options=pc.ReadOptions(column_names=names),
-                            parse_options=pc.ParseOptions(delimiter=sep, quote_char=False, escape_char=False),
-                            convert_options=pc.ConvertOptions(column_types=dict.fromkeys(names, pa.int64())))
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
+    # int32 first: half the bytes for every pass that follows; a value int32 cannot hold fails the parse, and
+    # int64 reads it again (so does a malformed file, on its way to the lexer).
+    for kind in (pa.int32(), pa.int64()):
+        try:
+            table = pc.read_csv(pa.BufferReader(pa.py_buffer(data)[body:]),  # no copy of the file's bytes
+                                read_options=pc.ReadOptions(column_names=names),
+                                parse_options=pc.ParseOptions(delimiter=sep, quote_char=False, escape_char=False),
+                                convert_options=pc.ConvertOptions(column_types=dict.fromkeys(names, kind)))
+            break
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            if kind == pa.int64():
+                return None
     cols = []
     for name in names:
         col = table.column(name)
