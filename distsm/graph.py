@@ -29,6 +29,7 @@ LABEL_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 _MAX_ID = np.iinfo(VERTEX_DTYPE).max
 _MAX_EDGE_LABEL = (np.iinfo(LABEL_DTYPE).max - 1) // 2
+_PARALLEL_EDGES = 1 << 20  # from here on the adjacency's keys are sorted in two parts at once
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -526,7 +527,16 @@ def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray
         del eff
     lo |= dst
     hi |= src
-    key.sort()
+    if m < _PARALLEL_EDGES:
+        key.sort()
+    else:
+        # A selection (linear, in place) puts the m smallest keys first; the two halves then sort at once on two
+        # cores (NumPy's sort releases the GIL), and together they are sorted.
+        key.partition(m)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(np.ndarray.sort, (lo, hi)))
     return key, shift, vbits, lbits
 
 
