@@ -609,8 +609,11 @@ def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarra
             mine = ((ent >> vbits) & 1) == 0 if directed else row < nbr  # the entry in the source's row
             keep = _first_copies(src, dst, labels, n, row[mine] * n + nbr[mine], dedupe)
         csr = _unpacked(n, key, shift, vbits, lbits, again if again.size else None)
+        del key, packed  # before the edges are copied: the keys are the largest array
     if keep is not None:
-        src, dst, labels = src[keep], dst[keep], labels[keep]  # boolean masks: a compress, faster than a gather
+        src, dst = src[keep], dst[keep]  # boolean masks: a compress, faster than a gather
+        # Labels all equal (the usual unlabelled zeros) need no copy, only fewer of them.
+        labels = labels[:src.shape[0]] if uniform else labels[keep]
     return src, dst, labels, csr
 
 

@@ -148,6 +148,9 @@ def _arrow_columns(data: bytes, body: int, sep: str) -> list[np.ndarray] | None:
         cols.append(col.to_numpy())
         del col
         table = table.drop_columns([name])  # frees the column's Arrow buffers before the next copy
+    del table
+    # Arrow's pool keeps freed memory for reuse (RSS the size of the parse) while the graph is built: give it back.
+    pa.default_memory_pool().release_unused()
     return cols
 
 

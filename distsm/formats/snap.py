@@ -88,11 +88,11 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
     else:
         cols, lines = table
     del data, table
-    src, dst = cols[0], cols[1]
-    dsrc, ddst, original_ids = first_appearance(src, dst)
-    del src, dst
+    dsrc, ddst, original_ids = first_appearance(cols[0], cols[1])
+    labels = cols[2] if len(cols) == 3 else None
+    del cols  # the file's ids: only their codes are needed from here on
     try:
-        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=cols[2] if len(cols) == 3 else None,
+        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=labels,
                             vertex_labels=None, directed=directed, dedupe=dedupe, node_ids=original_ids,
                             source=p, where=lambda i: f"on line {lines.line_of(i)}")
     except GraphError as exc:
