@@ -1,4 +1,5 @@
-"""Fast reading of whole-number tables (private): pandas' C parser where it reads exactly what :func:`lex` would.
+"""Fast reading of whole-number tables (private): pyarrow's multi-threaded CSV reader (pandas' C parser without
+pyarrow, or for runs of blanks) where it reads exactly what :func:`lex` would.
 
 :func:`int_table` accepts only files it can prove it reads the same as the lexer: after the leading blank and
 ``#`` comment lines, nothing but ASCII digits, spaces, tabs and line ends (``\\n``, ``\\r\\n``); every line the same
@@ -68,7 +69,7 @@ def int_table(data: bytes, path: str) -> tuple[list[np.ndarray], TableLines] | N
         return None
     spaces, tabs, newlines, crs = counts
     if crs and crs != data.count(b"\r\n", body):
-        return None  # a lone CR ends a line for pandas but is a blank for the lexer
+        return None  # a lone CR ends a line for the CSV readers but is a blank for the lexer
     cols = _parsed(data, body, first, " " if tabs == 0 else "\t" if spaces == 0 else None)
     if not cols or not _digits_match(cols, len(data) - body - spaces - tabs - newlines - crs):
         return None

@@ -21,9 +21,10 @@ networkx's ``read_edgelist`` merges them too); ``dedupe=True`` merges them silen
 them, naming the line.  In an undirected list (the default) ``u v`` and ``v u`` are the same edge.  A repeat
 with a different label is always an error.
 
-Files of plain numbers are parsed by pandas' C parser; anything it might read differently from the format's own
-lexer (comments after the first data line, signs, other characters) is read by the lexer instead, which names
-the line and the problem of a malformed file.
+Files of plain numbers are parsed by pyarrow's multi-threaded CSV reader (pandas' C parser without pyarrow, or
+when a file mixes spaces and tabs); anything it might read differently from the format's own lexer (comments
+after the first data line, signs, other characters) is read by the lexer instead, which names the line and the
+problem of a malformed file.
 
 The format has no vertex records, so **isolated vertices are lost** when writing (a vertex appears only
 through its edges), and so are vertex labels (the writer warns when any is not 0).  After a write/read round
