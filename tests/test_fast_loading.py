@@ -92,6 +92,7 @@ def test_fast_path_is_taken_on_plain_files_only():
     assert _fast.int_table(b"# h\n1\t2\n3\t4\n", "a") is not None
     assert _fast.int_table(b"1 2\r\n3 4\r\n", "a") is not None
     for text in (b"1 2\n# later\n3 4\n", b"1 2\n+3 4\n", b"1 2\n3\r4\n", b"0000000000000000001 2\n",
+                 b"1\t2\n-0\t3\n", b"1\t2\n1\t3\x0b\n",
                  b"1 2\n3 4 5\n", b""):
         assert _fast.int_table(text, "a") is None, text
 
