@@ -2,8 +2,8 @@
 from a DataFrame, against pandas' and pyarrow's CSV readers parsing the same file, in one run.
 
 Each reader runs ``--repeats`` times in this process (best and all times recorded); the peak memory of
-``distsm.read_graph`` is the peak RSS of a child process that only imports distsm and reads the file, next to the
-bytes of the graph's arrays.
+``distsm.read_graph`` is the peak RSS of a child process that only imports distsm and reads the file once, next to
+the bytes of the graph's arrays and the seconds of that one (cold) read.
 
     python -m benchmarks run loading --edges 10000000 --vertices 1000000
 """
@@ -54,17 +54,18 @@ def _peak_rss() -> int:
 
 
 def child(path: str) -> None:
-    """Read the file with distsm and print the peak RSS and the graph's array bytes (the child side)."""
+    """Read the file with distsm and print the peak RSS, the graph's array bytes and the seconds the read took,
+    pyarrow's import included (the child side)."""
     import pandas  # noqa: F401  (imported before the baseline: the reader uses it)
 
     import distsm
 
     base = _peak_rss()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), Timer() as t:
         warnings.simplefilter("ignore")
         g = distsm.read_graph(path)
     print(json.dumps({"peak_rss_bytes": _peak_rss(), "rss_after_import_bytes": base,
-                      "graph_bytes": graph_bytes(g), "m": g.m, "n": g.n}))
+                      "graph_bytes": graph_bytes(g), "m": g.m, "n": g.n, "read_s": round(t.seconds, 2)}))
 
 
 def _best(fn, repeats: int) -> tuple[float, list[float], Any]:

@@ -29,6 +29,7 @@ LABEL_DTYPE = np.int32
 OFFSET_DTYPE = np.int64
 _MAX_ID = np.iinfo(VERTEX_DTYPE).max
 _MAX_EDGE_LABEL = (np.iinfo(LABEL_DTYPE).max - 1) // 2
+_PARALLEL_EDGES = 1 << 20  # from here on the adjacency's keys are sorted in two parts at once
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -49,12 +50,12 @@ def _as_int_array(values: Any, name: str, length: int | None = None) -> np.ndarr
         raise GraphError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:
         raise GraphError(f"{name} has {arr.shape[0]} entries, expected {length}")
-    neg = np.flatnonzero(arr < 0)
-    if neg.size:
-        i = int(neg[0])
+    if arr.size and arr.min() < 0:  # a minimum needs no temporary array: millions of edges pass here
+        i = int(np.flatnonzero(arr < 0)[0])
         raise GraphError(f"{name}[{i}] = {int(arr[i])} is negative", edge_index=i if name.startswith("edge") else None,
                          vertex_index=i if name == "vertex_labels" else None)
-    return arr.astype(np.int64, copy=False)
+    # int32 stays: readers number vertices in int32, and half the bytes halve the passes that follow.
+    return arr if arr.dtype == np.int32 else arr.astype(np.int64, copy=False)
 
 
 class Graph:
@@ -138,7 +139,8 @@ class Graph:
         src = _as_int_array(src, "edge source")
         dst = _as_int_array(dst, "edge target", src.shape[0])
         m = src.shape[0]
-        labels = np.zeros(m, np.int64) if edge_labels is None else _as_int_array(edge_labels, "edge_labels", m)
+        # np.zeros: pages never written take no memory (an unlabelled graph's labels are only read).
+        labels = np.zeros(m, LABEL_DTYPE) if edge_labels is None else _as_int_array(edge_labels, "edge_labels", m)
         if labels.size and labels.max() > _MAX_EDGE_LABEL:
             i = int(np.argmax(labels))
             raise GraphError(f"edge label {int(labels[i])} is too large (max {_MAX_EDGE_LABEL})", edge_index=i)
@@ -157,9 +159,8 @@ class Graph:
             i = int(np.argmax(vlab))
             raise GraphError(f"vertex label {int(vlab[i])} is too large (max {np.iinfo(LABEL_DTYPE).max})",
                              vertex_index=i)
-        bad = np.flatnonzero((src >= n) | (dst >= n))
-        if bad.size:
-            i = int(bad[0])
+        if m and max(int(src.max()), int(dst.max())) >= n:
+            i = int(np.flatnonzero((src >= n) | (dst >= n))[0])
             raise GraphError(f"edge {int(src[i])}-{int(dst[i])} names a vertex outside 0..{n - 1}", edge_index=i)
         loops = np.flatnonzero(src == dst)
         if loops.size:
@@ -498,22 +499,25 @@ def _csr(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
 
 
 def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
-                    directed: bool) -> tuple[np.ndarray, int, int] | None:
-    """Every adjacency entry packed into one int64 (row, effective label, neighbour), sorted, with the bits of
-    a vertex and of a label; None when an entry does not fit 63 bits.
+                    directed: bool) -> tuple[np.ndarray, int, int, int] | None:
+    """Every adjacency entry packed into one int64, the row above bit ``shift`` and (effective label,
+    neighbour) below it with a neighbour's ``vbits`` lowest and then the label's ``lbits``, sorted; ``(keys,
+    shift, vbits, lbits)``, or None when an entry does not fit 63 bits.
 
     Sorting the keys themselves with NumPy's SIMD sort is several times faster than an argsort followed by
-    gathers, or than a counting sort built from NumPy's stable (radix) argsorts."""
+    gathers, or than a counting sort built from NumPy's stable (radix) argsorts.  ``shift`` is at least 32 so
+    that the low 32 bits alone are an entry (see :func:`_unpacked`)."""
     m = int(src.shape[0])
     top = 2 * int(labels.max(initial=0)) + 1 if directed else int(labels.max(initial=0))
     vbits = max(n - 1, 1).bit_length()
     lbits = top.bit_length()
-    if 2 * vbits + lbits > 63:
+    shift = max(32, vbits + lbits)
+    if vbits + shift > 63:
         return None
     key = np.empty(2 * m, np.int64)
     lo, hi = key[:m], key[m:]
-    np.left_shift(src, vbits + lbits, out=lo, dtype=np.int64)
-    np.left_shift(dst, vbits + lbits, out=hi, dtype=np.int64)
+    np.left_shift(src, shift, out=lo, dtype=np.int64)
+    np.left_shift(dst, shift, out=hi, dtype=np.int64)
     if lbits:
         eff = np.left_shift(labels.astype(np.int64), vbits + int(directed))
         lo |= eff
@@ -523,20 +527,53 @@ def _sorted_entries(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray
         del eff
     lo |= dst
     hi |= src
-    key.sort()
-    return key, vbits, lbits
-
-
-def _unpacked(n: int, key: np.ndarray, vbits: int, lbits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The adjacency of :func:`_sorted_entries`' keys."""
-    neighbors = (key & ((1 << vbits) - 1)).astype(VERTEX_DTYPE)
-    if lbits:
-        neighbor_labels = ((key >> vbits) & ((1 << lbits) - 1)).astype(LABEL_DTYPE)
+    if m < _PARALLEL_EDGES:
+        key.sort()
     else:
-        neighbor_labels = np.zeros(key.shape[0], LABEL_DTYPE)
+        # A selection (linear, in place) puts the m smallest keys first; the two halves then sort at once on two
+        # cores (NumPy's sort releases the GIL), and together they are sorted.
+        key.partition(m)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(np.ndarray.sort, (lo, hi)))
+    return key, shift, vbits, lbits
+
+
+def _unpacked(n: int, key: np.ndarray, shift: int, vbits: int, lbits: int,
+              again: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The adjacency of :func:`_sorted_entries`' keys, without the keys at the sorted positions ``again``."""
+    low = _entries(key, shift, again)
+    if not lbits:  # the entry is the neighbour (below 2**31, so the view reads it as int32)
+        neighbors = low.view(VERTEX_DTYPE) if low.dtype == np.uint32 else low.astype(VERTEX_DTYPE)
+        neighbor_labels = np.zeros(neighbors.shape[0], LABEL_DTYPE)
+    else:
+        neighbors = (low & ((1 << vbits) - 1)).astype(VERTEX_DTYPE)
+        neighbor_labels = (low >> vbits).astype(LABEL_DTYPE)
+    del low
     # Rows are runs of the sorted keys: their starts come from binary searches, without a 2m-entry temporary.
-    indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << (vbits + lbits)).astype(OFFSET_DTYPE)
+    indptr = np.searchsorted(key, np.arange(n + 1, dtype=np.int64) << shift).astype(OFFSET_DTYPE)
+    if again is not None:
+        indptr -= np.searchsorted(again, indptr)  # the repeats removed before each row's start
     return indptr, neighbors, neighbor_labels
+
+
+def _entries(key: np.ndarray, shift: int, again: np.ndarray | None) -> np.ndarray:
+    """The low ``shift`` bits of the keys but those at the positions ``again``: ``uint32`` when ``shift == 32``
+    (a wrapping cast: one pass, no int64 temporary), else ``int64``."""
+    dtype = np.uint32 if shift == 32 else np.int64
+    if again is None or again.size > 4096:  # many repeats: a mask is cheaper than a copy per run between them
+        low = key.astype(np.uint32) if shift == 32 else key & ((1 << shift) - 1)
+        return low if again is None else np.delete(low, again)
+    out = np.empty(key.shape[0] - again.size, dtype)
+    starts, ends = np.concatenate([[0], again + 1]), np.concatenate([again, [key.shape[0]]])
+    for j, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):  # the runs between repeats, cast once
+        part = out[a - j:b - j]
+        if shift == 32:
+            np.copyto(part, key[a:b], casting="unsafe")
+        else:
+            np.bitwise_and(key[a:b], (1 << shift) - 1, out=part)
+    return out
 
 
 def _csr_lexsort(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarray,
@@ -563,42 +600,48 @@ def _without_repeats(n: int, src: np.ndarray, dst: np.ndarray, labels: np.ndarra
         csr = None
     else:
         # All labels equal: a repeated edge repeats both its entries, so the sorted entries show every repeat.
-        key, vbits, lbits = packed
+        key, shift, vbits, lbits = packed
         again = np.flatnonzero(key[1:] == key[:-1]) + 1
         keep = None
         if again.size:
             ent = key[again]
-            row, nbr = ent >> (vbits + lbits), ent & ((1 << vbits) - 1)
+            row, nbr = ent >> shift, ent & ((1 << vbits) - 1)
             mine = ((ent >> vbits) & 1) == 0 if directed else row < nbr  # the entry in the source's row
             keep = _first_copies(src, dst, labels, n, row[mine] * n + nbr[mine], dedupe)
-            key = np.delete(key, again)
-        csr = _unpacked(n, key, vbits, lbits)
+        csr = _unpacked(n, key, shift, vbits, lbits, again if again.size else None)
+        del key, packed  # before the edges are copied: the keys are the largest array
     if keep is not None:
-        src, dst, labels = src[keep], dst[keep], labels[keep]
+        src, dst = src[keep], dst[keep]  # boolean masks: a compress, faster than a gather
+        # Labels all equal (the usual unlabelled zeros) need no copy, only fewer of them.
+        labels = labels[:src.shape[0]] if uniform else labels[keep]
     return src, dst, labels, csr
 
 
 def _duplicate_filter(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int,
                       dedupe: bool) -> np.ndarray | None:
-    """Indices of edges to keep after removing repeats, or None when there are none; raises per policy."""
+    """Which edges to keep (a mask) after removing repeats, or None when there are none; raises per policy."""
     if src.size == 0:
         return None
-    ordered = np.sort(src * n + dst)
+    ordered = np.sort(src.astype(np.int64) * n + dst)
     again = ordered[1:] == ordered[:-1]
     return _first_copies(src, dst, labels, n, ordered[1:][again], dedupe) if again.any() else None
 
 
 def _first_copies(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int, repeated: np.ndarray,
                   dedupe: bool) -> np.ndarray:
-    """Indices of the edges to keep, given the sorted keys ``src * n + dst`` that occur more than once; raises a
+    """Which edges to keep (a boolean mask), given the sorted keys ``src * n + dst`` that occur more than once; raises a
     :class:`GraphError` naming the first repeat (without ``dedupe``) or the first repeat with another label."""
     import pandas as pd  # only graphs with repeated edges need it (``import distsm`` stays light)
 
-    key = src * n + dst
-    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.
-    cand = np.flatnonzero(pd.Series(key, copy=False).isin(repeated).to_numpy())  # a hash lookup: linear
-    ck = key[cand]
-    del key
+    # Only the edges whose key repeats need the stable (input-order) treatment below; usually few of all.  A
+    # table of the repeated keys' sources finds them in one gather, then a hash lookup (linear) keeps the exact.
+    sources = np.zeros(n, bool)
+    sources[repeated // n] = True
+    cand = np.flatnonzero(sources[src])
+    del sources
+    ck = src[cand].astype(np.int64) * n + dst[cand]
+    exact = pd.Series(ck, copy=False).isin(repeated).to_numpy()
+    cand, ck = cand[exact], ck[exact]
     order = np.argsort(ck, kind="stable")
     sk = ck[order]
     rep = np.flatnonzero(sk[1:] == sk[:-1]) + 1
@@ -614,7 +657,7 @@ def _first_copies(src: np.ndarray, dst: np.ndarray, labels: np.ndarray, n: int, 
         raise GraphError(f"edge {int(src[i])}-{int(dst[i])} is repeated with a different label", edge_index=i)
     keep = np.ones(src.size, bool)
     keep[later] = False
-    return np.flatnonzero(keep)
+    return keep
 
 
 def graph_fingerprint(graph: Graph) -> str:

@@ -71,10 +71,28 @@ def test_fast_path_reads_what_the_lexer_reads(tmp_path_factory, text, directed, 
     assert fast_warnings == slow_warnings
 
 
+@pytest.mark.parametrize("text", [b"# h\n1\t2\n3\t4\n\n5\t60\n", b"1 2 7\r\n3 4 8\r\n", b"1 2\n3\t4\n",
+                                  b"4000000000 1\n2 3\n"])
+def test_pandas_reads_what_pyarrow_reads(monkeypatch, text):
+    # Without pyarrow (an optional dependency) pandas' C parser reads the same columns and lines.
+    arrow = _fast.int_table(text, "a")
+
+    def no_pyarrow(*args):
+        raise ImportError("no pyarrow")
+
+    monkeypatch.setattr(_fast, "_arrow_columns", no_pyarrow)
+    plain = _fast.int_table(text, "a")
+    assert arrow is not None and plain is not None
+    assert [c.tolist() for c in arrow[0]] == [c.tolist() for c in plain[0]]
+    rows = len(plain[0][0])
+    assert [arrow[1].line_of(i) for i in range(rows)] == [plain[1].line_of(i) for i in range(rows)]
+
+
 def test_fast_path_is_taken_on_plain_files_only():
     assert _fast.int_table(b"# h\n1\t2\n3\t4\n", "a") is not None
     assert _fast.int_table(b"1 2\r\n3 4\r\n", "a") is not None
     for text in (b"1 2\n# later\n3 4\n", b"1 2\n+3 4\n", b"1 2\n3\r4\n", b"0000000000000000001 2\n",
+                 b"1\t2\n-0\t3\n", b"1\t2\n1\t3\x0b\n",
                  b"1 2\n3 4 5\n", b""):
         assert _fast.int_table(text, "a") is None, text
 

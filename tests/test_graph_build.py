@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis_settings import scaled
 
 from distsm import Graph, GraphError
+from distsm import graph as graph_module
 
 
 @st.composite
@@ -53,6 +54,19 @@ def _kept(pairs, labels, directed: bool) -> tuple[list[int], int | None, str | N
 @given(edge_lists())
 @scaled(150)
 def test_adjacency_and_dedupe_match_python(case):
+    _check_against_python(case)
+
+
+@given(edge_lists())
+@scaled(100)
+def test_adjacency_sorted_in_two_parts_matches_python(case):
+    # Large graphs sort their entries as two halves at once (after a selection splits them): force that path.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(graph_module, "_PARALLEL_EDGES", 1)
+        _check_against_python(case)
+
+
+def _check_against_python(case):
     n, pairs, labels, directed = case
     kept, bad, problem = _kept(pairs, labels, directed)
     if len(kept) < len(pairs):

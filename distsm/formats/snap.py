@@ -21,9 +21,10 @@ networkx's ``read_edgelist`` merges them too); ``dedupe=True`` merges them silen
 them, naming the line.  In an undirected list (the default) ``u v`` and ``v u`` are the same edge.  A repeat
 with a different label is always an error.
 
-Files of plain numbers are parsed by pandas' C parser; anything it might read differently from the format's own
-lexer (comments after the first data line, signs, other characters) is read by the lexer instead, which names
-the line and the problem of a malformed file.
+Files of plain numbers are parsed by pyarrow's multi-threaded CSV reader (pandas' C parser without pyarrow, or
+when a file mixes spaces and tabs); anything it might read differently from the format's own lexer (comments
+after the first data line, signs, other characters) is read by the lexer instead, which names the line and the
+problem of a malformed file.
 
 The format has no vertex records, so **isolated vertices are lost** when writing (a vertex appears only
 through its edges), and so are vertex labels (the writer warns when any is not 0).  After a write/read round
@@ -88,11 +89,11 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
     else:
         cols, lines = table
     del data, table
-    src, dst = cols[0], cols[1]
-    dsrc, ddst, original_ids = first_appearance(src, dst)
-    del src, dst
+    dsrc, ddst, original_ids = first_appearance(cols[0], cols[1])
+    labels = cols[2] if len(cols) == 3 else None
+    del cols  # the file's ids: only their codes are needed from here on
     try:
-        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=cols[2] if len(cols) == 3 else None,
+        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=labels,
                             vertex_labels=None, directed=directed, dedupe=dedupe, node_ids=original_ids,
                             source=p, where=lambda i: f"on line {lines.line_of(i)}")
     except GraphError as exc:
