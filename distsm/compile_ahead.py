@@ -128,21 +128,6 @@ def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
     yield "clustered book6", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
 
 
-def _grouping(backend: Any) -> None:
-    """The trailing count's grouping of a table's rows by two or more core columns, and its masks of same-label
-    images (a reduction over boolean rows, ``nonzero``, boolean and/copy), on a table of the size it groups: on a
-    GPU the counts above did not reach them (their trial joins finish or their trailing vertices hang off one core
-    vertex), while gMatch's suite does."""
-    from distsm.kernels.trailing import contiguous_groups
-
-    xp = backend.xp
-    keys = xp.asarray(np.repeat(np.arange(1 << 15, dtype=np.int32), 4).reshape(-1, 2))
-    groups, first = contiguous_groups(xp, keys)
-    hit = xp.ones(keys.shape[0], dtype=bool)
-    hit &= keys[:, 1] > 0
-    assert int(first.shape[0]) == 1 << 15 and int(groups[-1]) == (1 << 15) - 1 and bool(hit[-1])
-
-
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves every kernel a count launches in CuPy's on-disk kernel cache.
@@ -150,7 +135,6 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     Raises :class:`distsm.BackendUnavailableError` when ``backend`` is ``"cupy"`` and no GPU is present, and
     AssertionError if a count differs between the backends (a defect to report)."""
     from distsm.api import count, match
-    from distsm.kernels import get_backend
 
     t = time.perf_counter()
     cache = kernel_cache_dir()
@@ -166,7 +150,6 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     for name, data, query, kw in list(_cases())[:3]:
         rows = match(data, query, backend=backend, limit=1000, **kw)
         assert rows.shape[0] == min(1000, report.counts[name]), name
-    _grouping(get_backend(backend))
     report.seconds = time.perf_counter() - t
     report.compiled = _cached_files(cache) - before
     return report
