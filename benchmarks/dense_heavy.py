@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import meta
+from benchmarks import common, meta
 from distsm.vocabulary import BACKENDS
 
 MANIFEST = "manifest.json"
@@ -84,7 +84,7 @@ def _write_manifest(args: argparse.Namespace, kept: list[dict[str, Any]]) -> dic
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="benchmarks run dense-heavy", description=__doc__.split("\n\n")[0])
+    p = common.parser(__doc__, "dense_heavy")
     p.add_argument("--data", required=True, help="data graph file (e.g. gMatch's test/data.graph)")
     p.add_argument("--dir", required=True, help="where the kept queries and manifest.json are written")
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32])
@@ -96,7 +96,6 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cap", type=float, default=10.0, help="seconds a candidate's count may take")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", default="auto", choices=BACKENDS)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     result = select(args)
     kept = result["manifest"]["queries"]

@@ -237,7 +237,9 @@ def test_a_suite_cut_short_keeps_what_it_measured(tmp_path):
     (tmp_path / "results").mkdir()
     (tmp_path / "results" / "peers.json").write_text(json.dumps(result))
     text = build(tmp_path / "results", tmp_path / "README.md").read_text()
-    assert "**hprd**: cut short; results so far for distsm are in the result file" in text
+    assert "**hprd**: cut short; no summary; each query's results so far" in text
+    first = saved[0]["queries"][0]
+    assert f"| {first['name']} | ok {first['systems']['distsm']['count']} " in text
 
 
 def test_sigterm_saves_what_ran_and_leaves_no_process_behind(tmp_path):
