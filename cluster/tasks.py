@@ -93,7 +93,7 @@ class WorkerSite(WorkerPlugin):
     def teardown(self, worker: Any) -> None:
         """Drop every part, index and filter this matcher loaded and give the device memory back."""
         self.residency.release()
-        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget)
+        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget, site=self.residency.site)
         self.plans = PlanCache()
         gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
         release_device_memory(self.backend)

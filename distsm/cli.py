@@ -233,10 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
 
-    w = sub.add_parser("warmup", help="compile every GPU kernel a count launches into CuPy's kernel cache",
-                       description="Run a fixed set of small counts that take every GPU path, each checked against "
-                                   "the CPU backend, so that CuPy's on-disk kernel cache holds every kernel and no "
-                                   "later process pays the compile time.  Run once per machine or image.")
+    w = sub.add_parser("warmup", help="compile the engine's GPU kernels into CuPy's kernel cache ahead of use",
+                       description="Run a fixed set of small counts that take the engine's GPU paths, each checked "
+                                   "against the CPU backend, so that CuPy's on-disk kernel cache holds their kernels "
+                                   "and later processes do not pay the compile time.  Run once per machine or image.")
     w.add_argument("--backend", default="cupy", choices=BACKENDS)
     w.add_argument("--json", action="store_true", help="one JSON object")
     return parser

@@ -37,7 +37,7 @@ from distsm.cluster.start import ClusterError, connect
 from distsm.graph import Graph
 from distsm.kernels import get_backend
 from distsm.kernels.candidate_edges import scan_entries
-from distsm.plan.distribution import Directions, Sites, as_whole, by_estimate, decide, whole_plan
+from distsm.plan.distribution import Directions, Sites, by_estimate, decide, shaped, whole_plan
 from distsm.plan.execute import QueryResult, jobs, whole_graph_join
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter, start_candidates
@@ -301,7 +301,8 @@ class Matcher:
         job_futures: list[Any] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
-        decided = [decide(q, sem, directions, self.sites) for q in graphs]
+        sites = self.sites
+        decided = [decide(q, sem, directions, sites) for q in graphs]
         planned = [self._plan_query(q, sem, directions.strategy, d is not None and d.measured)
                    for q, d in zip(graphs, decided)]
         total = sum(w for _, _, w, _ in planned)
@@ -312,9 +313,8 @@ class Matcher:
         with span(f"distsm-batch-{batch_id}"):
             for name, q, (plan, cands, work, plan_s), scan, priority, decision in zip(
                     names, graphs, planned, scans, longest_first(scans), decided):
-                decision = decision or by_estimate(work, total, len(graphs), self.sites)
-                if not decision.measured:
-                    plan = plan if decision.how == "sliced" else as_whole(plan)
+                decision = decision or by_estimate(work, total, len(graphs), sites)
+                plan = shaped(plan, decision)
                 plans[name] = {**plan.summary(), "partitions": self.k, "distribution": decision.how,
                                "priority": priority}
                 if not decision.measured:

@@ -23,7 +23,7 @@ from distsm.kernels import engine
 from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.partition.spec import Partitioning
-from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, as_whole, decide, whole_plan
+from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, decide, shaped, whole_plan
 from distsm.plan.execute import (Job, PlanCache, QueryResult, job_rows, jobs, merge, run_job, whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
@@ -117,8 +117,7 @@ class PartitionedMatcher:
         if decision.measured:
             engine.check_pair(self.data, query)
             return whole_plan(query), decision
-        plan = self.plan(query, sem, directions)
-        return (plan if decision.how == "sliced" else as_whole(plan)), decision
+        return shaped(self.plan(query, sem, directions), decision), decision
 
     def _jobs(self, plan: InterPartitionPlan, decision: Decision) -> list[Job]:
         return jobs(plan, self.k, self.cross_edge_count) if decision.how == "sliced" else whole_query_jobs()

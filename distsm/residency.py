@@ -152,7 +152,8 @@ class Residency:
 
     @property
     def out_of_core(self) -> bool:
-        return self.whole_graph() is not None and self.mode != "device"
+        self.whole_graph()  # decides the mode
+        return self.mode != "device"
 
     def split(self) -> DeviceSplit:
         assert self.budget is not None  # out of core a budget is known before any part is loaded
@@ -212,11 +213,11 @@ class Residency:
         share (:class:`DeviceSplit`) of the site's device budget.  ``device_budget`` (this process: the count's own
         budget) replaces the site's, and the parts and gathered pieces held are fitted to it."""
         if device_budget is not None:
-            self.whole_graph()  # the mode follows the site's own budget, not one count's
+            gathered = self.whole_graph()[2]  # the mode follows the site's own budget, not one count's
             with self._lock:
                 self.budget = device_budget
-                if self._whole is not None and self._whole[2] is not None:
-                    self._fit_gathered(self._whole[2])
+                if gathered is not None:
+                    self._fit_gathered(gathered)
                 self._evict(0)
         if not self.out_of_core:
             return budget

@@ -112,7 +112,10 @@ def whole_plan(query: Graph) -> InterPartitionPlan:
                               "its counting plan shows it heavy")
 
 
-def as_whole(plan: InterPartitionPlan) -> InterPartitionPlan:
-    """``plan`` run whole on one site: one global join over the whole graph."""
+def shaped(plan: InterPartitionPlan, decision: Decision) -> InterPartitionPlan:
+    """The plan a query runs once ``decision`` is taken: ``plan`` itself when sliced (or when its site measures it,
+    ``plan`` then being :func:`whole_plan`), else ``plan`` run whole on one site as one global join."""
+    if decision.measured or decision.how == "sliced":
+        return plan
     return replace(plan, strategy=Strategy.GLOBAL,
                    reason=f"{plan.reason}; sent whole to one site: one join over the whole graph")
