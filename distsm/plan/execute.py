@@ -439,6 +439,14 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | Bu
                  4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), heavy)
 
 
+def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
+                   control: engine.Control | None = None, split_work: float | None = None) -> list[JobResult]:
+    """Count several queries whole on ``site`` (each one's single job of :func:`whole_query_jobs`), in query order:
+    the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`)."""
+    [work] = whole_query_jobs()
+    return [run_job(site, work, q, sem, budget, control=control, split_work=split_work) for q in queries]
+
+
 def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
     """One ``int64[rows, columns]`` array of row chunks (empty when there are none)."""
     rows = list(chunks)
