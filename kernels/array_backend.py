@@ -20,7 +20,7 @@ from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.query_plan import QueryPlan, Step
-from distsm.kernels.records import Allowed, Descent, Spanning
+from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
 from distsm.kernels.signature import packed, signatures
 
 if TYPE_CHECKING:
@@ -483,6 +483,13 @@ class ArrayBackend:
         out[:, :ncols] = table.take(rowid, axis=0)
         out[:, ncols] = cand
         return out
+
+    # ------------------------------------------------------------------ counting
+    def trailing_totals(self, program: TrailingProgram, table: Any) -> TrailingTotals | None:
+        """The completions of every row of ``table`` (core matches) under ``program`` in one fused pass (see
+        :class:`~distsm.kernels.records.TrailingTotals`), or None where the backend has no such pass for it: at
+        array level the trailing count is :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
+        return None
 
 
 class NumpyBackend(ArrayBackend):

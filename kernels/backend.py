@@ -16,7 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from distsm.graph import Graph
-    from distsm.kernels.records import Allowed, Descent, Spanning
+    from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
 
@@ -66,3 +66,4 @@ class Backend(Protocol):
                 cap: int, spanning: Spanning | None = None) -> Descent | None: ...
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...
+    def trailing_totals(self, program: TrailingProgram, table: Any) -> TrailingTotals | None: ...

@@ -68,3 +68,33 @@ class Spanning:
             earlier = (key < prime_key) | ((key == prime_key) & (j < prime.edge_index))
             keep &= ~((part[other] != part[cand]) & earlier)
         return keep
+
+
+@dataclass(frozen=True)
+class TrailingProgram:
+    """A plan's trailing count as a fused pass reads it (built by :func:`distsm.kernels.trailing.trailing_program`).
+
+    ``words`` (int32, host) is the program whose layout ``kernels/trailing.py`` documents; ``arcs`` holds per arc
+    slot the arc's run ``offsets`` (int64) and ``values``, and the ``lookup`` that finds a source's position: its
+    position map (int32 over the data vertices) where ``positions``, else its sorted candidates.  ``links`` is the
+    trailing vertices' links in all and ``largest_group`` the most vertices of one group (the limits a kernel
+    checks)."""
+
+    words: np.ndarray
+    arcs: tuple[tuple[Any, Any, Any], ...]
+    positions: bool
+    links: int
+    largest_group: int
+
+
+@dataclass(frozen=True)
+class TrailingTotals:
+    """A fused trailing count of a table: for the rows ``[cuts[i], cuts[i + 1])``, ``totals[i]`` is the sum of
+    their completions computed in int64 and ``bounds[i]`` the sum of their bounds (prod over label groups of
+    ``|g|! * prod_j |S_j|``, in float64), so ``totals[i]`` is exact where ``bounds[i]`` is below 2^62 (every
+    product and partial sum is bounded by it); ``entries`` is the run entries the pass walked.  Host arrays."""
+
+    cuts: np.ndarray     # int64[ranges + 1]
+    totals: np.ndarray   # int64[ranges]
+    bounds: np.ndarray   # float64[ranges]
+    entries: int

@@ -13,10 +13,17 @@ Sets are materialised as sorted keys ``row * n + vertex``, so an intersection is
 the smaller set and a size per row is one ``bincount``.  Everything is array-level code over the backend's
 ``xp``; rows are processed in chunks whose entries fit the memory budget.  Counts are exact: per-row products are
 computed in int64 only where a bound shows they cannot overflow, else in Python integers.
+
+A backend may instead count a whole table in one fused pass over a :func:`trailing_program`
+(:meth:`Backend.trailing_totals`: the CuPy backend's ``kernels/cuda/trailing.cu`` walks each row's runs and
+materialises nothing).  It returns per range of rows an int64 total and the sum of the rows' bounds; ranges whose
+bounds reach :data:`SAFE_BOUND` may have overflowed and are recounted here by the array code, so the result stays
+exact.  NumPy has no fused pass: this array code is its implementation.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -28,29 +35,57 @@ from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_lengths
 from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
+from distsm.kernels.records import TrailingProgram
 
-_SAFE = float(1 << 62)
+#: Sums of per-row bounds below this are computed in int64 (the bound covers every product and partial sum).
+SAFE_BOUND = float(1 << 62)
 
 
 class TrailingCounter:
-    """Counts the completions of core-match tables under one :class:`CountPlan` (see the module docstring)."""
+    """Counts the completions of core-match tables under one :class:`CountPlan` (see the module docstring).
+
+    ``safe`` is the sum of per-row bounds under which products are computed in int64 (tests lower it to
+    exercise the exact fallbacks).  ``entries`` is the work measure explain reports: the set entries the array
+    code materialised plus the run entries a fused pass walked; ``fused_rows`` counts the rows a fused pass
+    counted."""
 
     def __init__(self, backend: Backend, plan: CountPlan, ce: CandidateEdges, *, homomorphism: bool,
-                 budget: int):
+                 budget: int, safe: float = SAFE_BOUND):
         self.backend, self.plan, self.ce = backend, plan, ce
         self.homomorphism = homomorphism
+        self.safe = safe
         self.cap = max(budget // CORE_ENTRY_BYTES, 1024)
         self.terms = [partitions(g) for g in plan.groups]
         self.blocks = sorted(blocks_needed(plan.groups), key=len)
-        self.entries = 0   # set entries materialised so far (the work measure explain reports)
+        self.entries = 0
+        self.fused_rows = 0
+        self.program = trailing_program(plan, ce, homomorphism)
         self._per_candidate: dict[tuple[int, ...], Any] = {}
 
     def count(self, table: Any, control: Any = None) -> int:
-        """Completions of every row of ``table`` (columns in core order), summed (a Python int)."""
-        xp = self.backend.xp
+        """Completions of every row of ``table`` (columns in core order), summed (a Python int): by the backend's
+        fused pass where it has one, the ranges whose int64 sums may have overflowed recounted exactly."""
         rows = int(table.shape[0])
         if not rows:
             return 0
+        if control is not None:
+            control.check()
+        fused = self.backend.trailing_totals(self.program, table)
+        if fused is None:
+            return self.count_arrays(table, control)
+        self.entries += fused.entries
+        safe = fused.bounds < self.safe
+        total = int(fused.totals[safe].astype(object).sum())
+        for i in np.flatnonzero(~safe):
+            a, b = int(fused.cuts[i]), int(fused.cuts[i + 1])
+            total += self.count_arrays(table[a:b], control)
+        self.fused_rows += rows - int(np.sum(np.diff(fused.cuts)[~safe]))
+        return total
+
+    def count_arrays(self, table: Any, control: Any = None) -> int:
+        """:meth:`count` by the array code on any backend, in chunks whose set entries fit the budget."""
+        xp = self.backend.xp
+        rows = int(table.shape[0])
         work = xp.zeros(rows, dtype=xp.int64)
         for ext in self.plan.trailing:
             work += run_lengths(xp, self.ce, table, *ext.links[0])[1]
@@ -121,7 +156,7 @@ class TrailingCounter:
     def _raw_set(self, sub: Any, ext: Extension) -> tuple[Any, Any]:
         """``(row, vertex)`` pairs of ``ext``'s raw set (its links, before injectivity) for each row of ``sub``."""
         row, x = extension_set(self.backend, self.ce, sub, ext, injective=False)
-        self.entries += int(x.shape[0])
+        self.entries += int(x.shape[0])   # set entries materialised
         return row, x
 
     def _contains(self, table: Any, row: Any, ext: Extension, x: Any) -> Any:
@@ -147,7 +182,7 @@ class TrailingCounter:
             bound *= math.factorial(len(members))
             for j in members:
                 bound *= sizes[j].astype(xp.float64)
-        exact_int64 = float(xp.sum(bound)) < _SAFE if bound.shape[0] else True
+        exact_int64 = float(xp.sum(bound)) < self.safe if bound.shape[0] else True
         if exact_int64:
             value = xp.ones(bound.shape[0], dtype=xp.int64)
             for g_terms in terms:
@@ -184,3 +219,42 @@ def contiguous_groups(xp: Any, keys: Any) -> tuple[Any, Any]:
     if rows > 1:
         change[1:] = (keys[1:] != keys[:-1]).any(axis=1)
     return xp.cumsum(change) - 1, xp.flatnonzero(change)
+
+
+def trailing_program(plan: CountPlan, ce: CandidateEdges, homomorphism: bool) -> TrailingProgram:
+    """``plan``'s trailing count over ``ce`` as a fused pass reads it (see :class:`TrailingProgram`).
+
+    Words (int32): ``[length, T, G, start of entry 0 .. T + G - 1, entries...]``: first one entry per trailing
+    vertex, ``[first link id, links, (column, arc slot) per link, distinct columns, the columns...]`` (link ids
+    number all links in order), then one per label group, ``[k, k!, its trailing vertices, terms, (coefficient,
+    blocks, each block as a mask over the group's positions) per term]`` with the terms of :func:`partitions`.
+    A homomorphism has one group per trailing vertex and no distinct columns (its count multiplies set sizes)."""
+    trailing = plan.trailing
+    slot: dict[tuple[int, int, int], int] = {}
+    for ext in trailing:
+        for _, arc_key in ext.links:
+            slot.setdefault(arc_key, len(slot))
+    groups = [(j,) for j in range(len(trailing))] if homomorphism else [tuple(g) for g in plan.groups]
+    entries: list[list[int]] = []
+    first = 0
+    for ext in trailing:
+        dist = () if homomorphism else ext.distinct_cols
+        words = [first, len(ext.links)]
+        for col, arc_key in ext.links:
+            words += [int(col), slot[arc_key]]
+        entries.append(words + [len(dist), *map(int, dist)])
+        first += len(ext.links)
+    for g in groups:
+        place = {j: i for i, j in enumerate(g)}
+        terms = partitions(g)
+        words = [len(g), math.factorial(len(g)), *g, len(terms)]
+        for coef, blocks in terms:
+            words += [coef, len(blocks), *(sum(1 << place[j] for j in b) for b in blocks)]
+        entries.append(words)
+    starts = itertools.accumulate((len(w) for w in entries[:-1]), initial=3 + len(entries))
+    words = [0, len(trailing), len(groups), *starts, *itertools.chain.from_iterable(entries)]
+    words[0] = len(words)
+    positions = ce.positions is not None
+    arcs = tuple((ce.arcs[k].offsets, ce.arcs[k].values,
+                  ce.positions[k[0]] if ce.positions is not None else ce.candidates[k[0]]) for k in slot)
+    return TrailingProgram(np.asarray(words, dtype=np.int32), arcs, positions, first, max(map(len, groups), default=0))

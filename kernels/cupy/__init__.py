@@ -27,9 +27,10 @@ from distsm.kernels.cupy.descent import DescentOps
 from distsm.kernels.cupy.filter import FilterOps
 from distsm.kernels.cupy.index import GpuIndex
 from distsm.kernels.cupy.staging import staging_selftest
+from distsm.kernels.cupy.trailing import TrailingOps
 
 
-class CupyBackend(FilterOps, DescentOps):
+class CupyBackend(TrailingOps, FilterOps, DescentOps):
     """Backend on one CUDA device through CuPy (``xp = cupy``)."""
 
 

@@ -63,11 +63,24 @@ _i32, _i64, _u32, _u64 = np.int32, np.int64, np.uint32, np.uint64
 
 
 @dataclass(frozen=True)
+class Module:
+    """A CUDA source file and its NVRTC options."""
+
+    path: Path
+    options: tuple[str, ...]
+
+
+#: ``join.cu``, the module of every kernel not described otherwise.
+JOIN_MODULE = Module(KERNEL_PATH, COMPILE_OPTIONS)
+
+
+@dataclass(frozen=True)
 class Kernel:
-    """A ``join.cu`` kernel: its name and arguments in signature order."""
+    """A kernel of ``module``: its name and arguments in signature order."""
 
     name: str
     args: tuple[Arg, ...]
+    module: Module = JOIN_MODULE
 
     def __post_init__(self) -> None:
         # (name, scalar type or None, pointee dtype or None) per argument, so that a launch does no lookups.
@@ -161,20 +174,22 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
 
 
 class Launcher:
-    """``join.cu`` compiled by NVRTC on first use, and launches of its kernels with named arguments."""
+    """Modules compiled by NVRTC on first use, and launches of their kernels with named arguments."""
 
     def __init__(self) -> None:
-        self._module: Any = None
+        self._modules: dict[Module, Any] = {}
         self._functions: dict[str, Any] = {}
 
     def function(self, kernel: Kernel) -> Any:
         f = self._functions.get(kernel.name)
         if f is None:
-            if self._module is None:
+            module = self._modules.get(kernel.module)
+            if module is None:
                 import cupy
 
-                self._module = cupy.RawModule(code=KERNEL_PATH.read_text(), options=COMPILE_OPTIONS)
-            f = self._module.get_function(kernel.name)
+                module = cupy.RawModule(code=kernel.module.path.read_text(), options=kernel.module.options)
+                self._modules[kernel.module] = module
+            f = module.get_function(kernel.name)
             self._functions[kernel.name] = f
         return f
 
@@ -189,3 +204,27 @@ class Launcher:
     def launch(self, kernel: Kernel, grid: int, block: int, /, **values: Any) -> None:
         """``grid`` blocks of ``block`` threads (positional, so that no kernel argument name can clash)."""
         self.function(kernel)((grid,), (block,), kernel.pack(values))
+
+
+# ------------------------------------------------------------------ trailing.cu (the fused trailing count)
+TRAILING_PATH = KERNEL_PATH.with_name("trailing.cu")
+TRAILING_BLOCK = 256       # threads per block: a thread per core row, the block's rows a contiguous range
+TRAILING_BLOCKS = 8192     # blocks at most: the granularity at which an int64 overflow is recounted exactly
+TRAILING_MAX_LINKS = 32    # links of all trailing vertices together (each row keeps its runs' bounds)
+TRAILING_MAX_GROUP = 5     # vertices of one label group (a histogram of 2^5 membership masks per row)
+TRAILING_PROG_MAX = 2048   # program words in shared memory
+
+#: ``-D`` definitions of the constants ``trailing.cu`` shares with Python.
+TRAILING_DEFINES: dict[str, str] = {
+    "DSM_TR_BLOCK": str(TRAILING_BLOCK),
+    "DSM_TR_MAX_LINKS": str(TRAILING_MAX_LINKS),
+    "DSM_TR_MAX_GROUP": str(TRAILING_MAX_GROUP),
+    "DSM_TR_PROG_MAX": str(TRAILING_PROG_MAX),
+}
+TRAILING_MODULE = Module(TRAILING_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in TRAILING_DEFINES.items())))
+TRAILING_COUNT = Kernel("trailing_count", (
+    _p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), Arg("rows_per_block", _i64), _p("prog", _i32),
+    _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64), _p("block_bound", np.float64),
+    _p("block_entries", _i64)), TRAILING_MODULE)
+#: Every kernel of ``trailing.cu``, by name.
+TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT,)}

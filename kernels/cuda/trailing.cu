@@ -1,0 +1,186 @@
+// distsm's fused trailing count (loaded by kernels/cupy/launch.py through cupy.RawModule, compiled by NVRTC).
+//
+// For every row of a table of core matches (int32, row-major, columns in core order) it computes what
+// kernels/trailing.py's TrailingCounter computes with arrays: each trailing vertex j's set S_j (its first link's
+// candidate-edge run, kept where every other link's run holds the entry, minus the core images in its distinct
+// columns), the sizes of the intersections the inclusion-exclusion terms of each label group need, and the row's
+// completions: the product over groups of sum_P coef(P) prod_{B in P} |intersection of B|.  Nothing is written
+// per row: each block sums its rows and writes one total, one bound and one entry count (see trailing_count).
+//
+// Intersections of a group (members m_0 < ... < m_{k-1}, k <= DSM_TR_MAX_GROUP) come from one walk of each
+// member's set: an element x of S_{m_i} is probed in the later members' sets only, and h[mask] counts the x of
+// S_{m_i} whose membership among m_i..m_{k-1} is mask (lowest bit i).  |intersection of block B| is then the sum
+// of h[F] over the F that contain B and have B's lowest bit: a superset sum that adds bits above the lowest only.
+// Runs are sorted, so a probe is a binary search of one run.
+//
+// Program (int32, copied to shared memory):
+//   [length, T, G, offset of trailing entry 0..T-1, offset of group entry 0..G-1, entries...]
+//   trailing entry: [first link id, nlinks, (col, arc)*nlinks, ndist, distinct cols*ndist]
+//   group entry:    [k, k!, members*k, nterms, (coef, nblocks, block masks*nblocks)*nterms]
+// Arcs (int64, 4 words each, copied to shared memory): addresses of the arc's offsets (int64) and values (int32),
+// the address of its source's position map (int32[n]; size word -1) or sorted int32 candidates (size word their
+// number), and that size word.  Homomorphisms are programs with one group per trailing vertex and no distinct
+// columns.
+
+// Constants shared with Python are defined there once (kernels/cupy/launch.py, TRAILING_DEFINES).
+#if !defined(DSM_TR_BLOCK) || !defined(DSM_TR_MAX_LINKS) || !defined(DSM_TR_MAX_GROUP) || !defined(DSM_TR_PROG_MAX)
+#error "trailing.cu needs -D definitions of its shared constants (kernels/cupy/launch.py, TRAILING_DEFINES)"
+#endif
+#if DSM_TR_BLOCK % 32 != 0 || DSM_TR_BLOCK > 1024
+#error "DSM_TR_BLOCK must be a multiple of 32 and at most 1024"
+#endif
+#if DSM_TR_MAX_GROUP > 5
+#error "DSM_TR_MAX_GROUP above 5 needs a larger mask histogram"
+#endif
+
+#define DSM_TR_FULL_MASK 0xffffffffu
+
+// Position of candidate v of an arc's source in its candidates: a map read or a binary search.
+__device__ __forceinline__ long long tr_position(const long long* arc, int v) {
+    const int* lookup = reinterpret_cast<const int*>(arc[2]);
+    long long size = arc[3];
+    if (size < 0) return lookup[v];
+    long long lo = 0, hi = size;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (lookup[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Is x in the sorted slice values[lo, hi)?
+__device__ __forceinline__ bool tr_contains(const int* values, long long lo, long long hi, int x) {
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        int y = values[mid];
+        if (y == x) return true;
+        if (y < x) lo = mid + 1; else hi = mid;
+    }
+    return false;
+}
+
+// Is x, an entry of a run of trailing vertex t's link `skip` (-1: of none), in S_t?  Every other link's run must
+// hold it, and it must differ from the images in t's distinct columns.
+__device__ __forceinline__ bool tr_in_set(const int* prog, const long long* arcs, int t, int skip, int x,
+                                          const int* row, const long long* lo, const long long* hi) {
+    const int* e = prog + prog[3 + t];
+    int first = e[0], nlinks = e[1];
+    for (int l = 0; l < nlinks; ++l) {
+        if (l == skip) continue;
+        const int* values = reinterpret_cast<const int*>(arcs[4 * e[3 + 2 * l] + 1]);
+        if (!tr_contains(values, lo[first + l], hi[first + l], x)) return false;
+    }
+    const int* dist = e + 2 + 2 * nlinks;
+    for (int d = 0; d < dist[0]; ++d)
+        if (row[dist[1 + d]] == x) return false;
+    return true;
+}
+
+// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of table):
+//   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
+//                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
+//   block_bound[b]   the sum of the rows' bounds (double),
+//   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
+//                    a row's first empty set).
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count(const int* __restrict__ table, int ncols, long long nrows, long long rows_per_block,
+               const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+               long long* __restrict__ block_total, double* __restrict__ block_bound,
+               long long* __restrict__ block_entries) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    __shared__ long long red_total[DSM_TR_BLOCK / 32], red_entries[DSM_TR_BLOCK / 32];
+    __shared__ double red_bound[DSM_TR_BLOCK / 32];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    const int T = sprog[1], G = sprog[2];
+
+    long long total = 0, entries = 0;
+    double bound = 0.0;
+    long long r0 = (long long)blockIdx.x * rows_per_block;
+    long long r1 = min(r0 + rows_per_block, nrows);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    int h[1 << DSM_TR_MAX_GROUP];
+    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+        const int* row = table + r * ncols;
+        for (int t = 0; t < T; ++t) {
+            const int* e = sprog + sprog[3 + t];
+            for (int l = 0; l < e[1]; ++l) {
+                const long long* arc = sarcs + 4 * e[3 + 2 * l];
+                const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
+                long long p = tr_position(arc, row[e[2 + 2 * l]]);
+                lo[e[0] + l] = offsets[p];
+                hi[e[0] + l] = offsets[p + 1];
+            }
+        }
+        long long value = 1;
+        double row_bound = 1.0;
+        for (int g = 0; g < G && value; ++g) {
+            const int* ge = sprog + sprog[3 + T + g];
+            const int k = ge[0], full = 1 << k;
+            const int* members = ge + 2;
+            for (int f = 0; f < full; ++f) h[f] = 0;
+            for (int i = 0; i < k; ++i) {
+                const int t = members[i];
+                const int* e = sprog + sprog[3 + t];
+                const int first = e[0];
+                const int* values = reinterpret_cast<const int*>(sarcs[4 * e[3] + 1]);
+                int found = 0;
+                entries += hi[first] - lo[first];
+                for (long long p = lo[first]; p < hi[first]; ++p) {
+                    int x = values[p];
+                    if (!tr_in_set(sprog, sarcs, t, 0, x, row, lo, hi)) continue;
+                    int mask = 1 << i;
+                    for (int m = i + 1; m < k; ++m)
+                        if (tr_in_set(sprog, sarcs, members[m], -1, x, row, lo, hi)) mask |= 1 << m;
+                    ++h[mask];
+                    ++found;
+                }
+                if (!found) { value = 0; break; }
+            }
+            if (!value) { row_bound = 0.0; break; }
+            // Superset sums over the bits above each mask's lowest: h[B] becomes |intersection of block B|.
+            for (int b = 1; b < k; ++b)
+                for (int f = 1; f < full; ++f)
+                    if (!(f >> b & 1) && (f & ((1 << b) - 1))) h[f] += h[f | 1 << b];
+            const int* term = members + k;
+            const int nterms = *term++;
+            long long acc = 0;
+            for (int s = 0; s < nterms; ++s) {
+                long long prod = term[0];
+                for (int b = 0; b < term[1]; ++b) prod *= h[term[2 + b]];
+                acc += prod;
+                term += 2 + term[1];
+            }
+            double group_bound = (double)ge[1];
+            for (int i = 0; i < k; ++i) group_bound *= (double)h[1 << i];
+            row_bound *= group_bound;
+            value *= acc;
+        }
+        total += value;
+        bound += row_bound;
+    }
+    for (int d = 16; d > 0; d >>= 1) {
+        total += __shfl_down_sync(DSM_TR_FULL_MASK, total, d);
+        entries += __shfl_down_sync(DSM_TR_FULL_MASK, entries, d);
+        bound += __shfl_down_sync(DSM_TR_FULL_MASK, bound, d);
+    }
+    const int warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        red_total[warp] = total;
+        red_entries[warp] = entries;
+        red_bound[warp] = bound;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+            total += red_total[w];
+            entries += red_entries[w];
+            bound += red_bound[w];
+        }
+        block_total[blockIdx.x] = total;
+        block_bound[blockIdx.x] = bound;
+        block_entries[blockIdx.x] = entries;
+    }
+}

@@ -1,0 +1,134 @@
+"""The fused trailing count (``kernels/cuda/trailing.cu``) against the NumPy trailing counter and networkx.
+
+Queries are random trees (the core) with up to six pendant trailing vertices, each linked to one to three core
+vertices, so label groups of one to five same-label trailing vertices, core columns of the trailing label
+(distinct columns) and multi-link trailing vertices all occur; homomorphisms, position maps and their binary
+search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis_settings import scaled
+from oracles import brute_force, networkx_matches, random_graph
+
+from distsm.graph import Graph
+from distsm.kernels import candidate_edges, counting, get_backend
+from distsm.kernels.ce_join import walk_core
+from distsm.kernels.count_plan import plan_count
+from distsm.kernels.cupy import launch
+from distsm.kernels.explain import Explanation
+from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.sampling import Sampler
+from distsm.kernels.trailing import SAFE_BOUND, TrailingCounter
+
+NUMPY = get_backend("numpy")
+C_TYPES = {"int": np.int32, "long long": np.int64, "double": np.float64}
+
+
+def test_the_kernel_is_described_in_signature_order_and_its_constants_come_from_python():
+    src = launch.TRAILING_PATH.read_text()
+    found = {}
+    for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\(\w+\)\s*)?(\w+)\((.*?)\)\s*\{', src,
+                         re.S):
+        args = []
+        for part in m.group(2).split(","):
+            words = part.replace("__restrict__", " ").replace("const", " ").replace("*", " ").split()
+            args.append((words[-1], C_TYPES[" ".join(words[:-1])], "*" in part))
+        found[m.group(1)] = args
+    assert sorted(found) == sorted(launch.TRAILING_KERNELS)
+    for name, kernel in launch.TRAILING_KERNELS.items():
+        assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
+        assert kernel.module is launch.TRAILING_MODULE
+    for name in launch.TRAILING_DEFINES:
+        assert not re.search(rf"#define\s+{name}\b", src) and f"defined({name})" in src, name
+
+
+def tree_with_leaves(rng: np.random.Generator, directed: bool, core: int, leaves: int,
+                     labels: int) -> tuple[Graph, list[int]]:
+    """A random tree of ``core`` vertices and ``leaves`` pendant vertices, each adjacent to one to three of them
+    (at most five leaves share label 0, the rest take label 1); returns the query and its leaves."""
+    edges = [(int(rng.integers(0, v)), v) for v in range(1, core)]
+    vertex_labels = [int(rng.integers(0, labels)) for _ in range(core)]
+    for i in range(leaves):
+        leaf = core + i
+        for c in rng.choice(core, size=int(rng.integers(1, min(core, 3) + 1)), replace=False):
+            edges.append((int(c), leaf) if rng.random() < 0.5 or not directed else (leaf, int(c)))
+        vertex_labels.append(0 if i < 5 else 1)
+    return Graph.from_edges(edges, n=core + leaves, vertex_labels=vertex_labels, directed=directed), \
+        list(range(core, core + leaves))
+
+
+def planned_tables(seed: int, homomorphism: bool, positions: bool):
+    """A random case's candidate-edge index, its plan with the leaves trailing, and its core tables (NumPy), or
+    None when refinement leaves a query vertex without candidates."""
+    rng = np.random.default_rng(seed)
+    directed = bool(rng.random() < 0.3)
+    data = random_graph(rng, int(rng.integers(20, 60)), float(rng.uniform(0.15, 0.45)), 2, 1, directed)
+    query, leaves = tree_with_leaves(rng, directed, int(rng.integers(2, 6)), int(rng.integers(1, 7)), 2)
+    idx = NUMPY.index(data)
+    cands = NUMPY.candidates(idx, query, homomorphism=homomorphism)
+    if min(int(c.shape[0]) for c in cands) == 0:
+        return None
+    ce = candidate_edges.build(NUMPY, idx, query, cands, lookup_bytes=(1 << 30) if positions else 0)
+    sizes = [int(c.shape[0]) for c in ce.candidates]
+    if min(sizes) == 0:
+        return None
+    assert (ce.positions is not None) == positions
+    plan = plan_count(query, Sampler(NUMPY, query, ce, homomorphism=homomorphism), sizes, homomorphism,
+                      frozenset(leaves))
+    tables = list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 16, not homomorphism))
+    return data, query, ce, plan, tables
+
+
+@pytest.mark.gpu
+@scaled(25)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(),
+       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]))
+def test_fused_totals_equal_the_numpy_counter(seed, homomorphism, positions, safe):
+    case = planned_tables(seed, homomorphism, positions)
+    if case is None:
+        return
+    _, _, ce, plan, tables = case
+    cupy_backend = get_backend("cupy")
+    device = TrailingCounter(cupy_backend, plan, ce.to(cupy_backend.xp.asarray), homomorphism=homomorphism,
+                             budget=1 << 24, safe=safe)
+    for table in tables:
+        reference = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=1 << 24)
+        expected = reference.count(table)
+        before = device.fused_rows
+        assert device.count(cupy_backend.xp.asarray(table)) == expected
+        # The array code on the device agrees too (the benchmark's baseline).
+        assert device.count_arrays(cupy_backend.xp.asarray(table)) == expected
+        fused = device.fused_rows - before
+        if safe == SAFE_BOUND:
+            assert fused == table.shape[0]  # small counts: every range is exact in int64
+        elif safe == 1.0 and expected:
+            assert fused < table.shape[0]   # a range with a completion has a bound >= 1: recounted exactly
+    assert device.entries > 0 or not tables
+
+
+@pytest.mark.gpu
+@scaled(8)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans())
+def test_whole_counts_on_the_gpu_trailing_path_equal_the_oracles(seed, homomorphism):
+    rng = np.random.default_rng(seed)
+    directed = bool(rng.random() < 0.3)
+    # Brute force enumerates every map of the query's vertices: small homomorphism cases only.
+    n, leaves = (int(rng.integers(5, 8)), int(rng.integers(1, 3))) if homomorphism else \
+        (int(rng.integers(8, 16)), int(rng.integers(1, 5)))
+    data = random_graph(rng, n, float(rng.uniform(0.2, 0.5)), 2, 1, directed)
+    query, _ = tree_with_leaves(rng, directed, int(rng.integers(2, 4)), leaves, 2)
+    report = Explanation()
+    got = counting.count(get_backend("cupy"), data, query, MatchOptions(homomorphism=homomorphism),
+                         budget=1 << 24, path="trailing", explain=report)
+    if homomorphism:
+        assert got == len(brute_force(data, query, homomorphism=True))
+    else:
+        assert got == len(networkx_matches(data, query))
+    assert report.path in ("trailing", "filter")
