@@ -15,6 +15,20 @@ from distsm.kernels.query_plan import QueryPlan
 DESCENT_RESULT_WORDS = PROG_MAX // 2   # int64 words of descend_small's result (a staging slot's program area)
 
 
+def descent_words(plan: QueryPlan, progs: list[np.ndarray]) -> list[np.ndarray] | None:
+    """The descent kernels' level table and step programs of ``plan`` (``desc`` in ``join.cu``), as int32 pieces
+    to concatenate (callers packing many plans concatenate once); ``progs`` are the steps' programs in order.  None
+    when a program is longer than the kernels' shared memory holds (``PROG_MAX`` words)."""
+    head: list[int] = []
+    at = 4 * len(progs)
+    for j, (step, p) in enumerate(zip(plan.steps, progs)):
+        if p.shape[0] > PROG_MAX:
+            return None
+        head += (step.first_col, step.first_label, at, j)
+        at += p.shape[0]
+    return [np.asarray(head, dtype=np.int32), *progs]
+
+
 class DescentOps(JoinOps):
     """:meth:`descend` runs the HPRD queries end to end in one launch, and hands a level too large to fuse back to
     the level-by-level path with its workload already computed."""
@@ -72,15 +86,10 @@ class DescentOps(JoinOps):
         ent = self._descents.get(plan)
         if ent is not None and ent[0] == key:
             return ent[2]
-        progs = [self._program(step, device=False, spanning=spanning) for step in plan.steps]
-        if any(p.shape[0] > PROG_MAX for p in progs):
+        pieces = descent_words(plan, [self._program(step, device=False, spanning=spanning) for step in plan.steps])
+        if pieces is None:
             return None
-        head = np.zeros(4 * len(progs), dtype=np.int32)
-        at = head.shape[0]
-        for j, (step, p) in enumerate(zip(plan.steps, progs)):
-            head[4 * j:4 * j + 4] = (step.first_col, step.first_label, at, j)
-            at += p.shape[0]
-        words = np.concatenate([head, *progs]) if progs else head
+        words = np.concatenate(pieces)
         held = [bits[step.vertex] for step in plan.steps]
         addrs = np.asarray([b.data.ptr for b in held], dtype=np.uint64)
         value = (self.xp.asarray(words), self.xp.asarray(addrs))
