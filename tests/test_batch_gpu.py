@@ -253,36 +253,36 @@ def test_pack_lays_out_what_descend_batch_reads():
     rng = np.random.default_rng(9)
     data = random_graph(rng, 25, 0.3, 2, 2, False)
     idx = REF.index(data)
-    runs, tables, pieces, addrs, res_at, progs_of = [], [], [], [], [0], []
+    runs, tables, addrs, desc, desc_at, res_at, progs_of = [], [], [], [], [], [0], []
     for i in range(12):
         query = random_connected_query(rng, data, int(rng.integers(2, 8)), 0.4, 2, 2)
         p = engine.prepare(REF, idx, query, MatchOptions())
         if p is None:
             continue
-        progs = [np.concatenate([[k], rng.integers(-5, 50, k - 1)]).astype(np.int32)
-                 for k in rng.integers(2, 30, len(p.plan.steps))]
+        progs = [[int(k), *rng.integers(-5, 50, k - 1).tolist()] for k in rng.integers(2, 30, len(p.plan.steps))]
         words = descent_words(p.plan, progs)
         assert words is not None
         nq = len(p.plan.order)
         runs.append((i, nq, int(rng.integers(0, 1 << 40))))
         tables.append(_Table(int(rng.integers(1 << 20, 1 << 47)), int(rng.integers(1, 100))))
-        pieces += words
         addrs.append([int(x) for x in rng.integers(1 << 20, 1 << 47, nq - 1)])
+        desc_at.append(len(desc))
+        desc += words
         res_at.append(res_at[-1] + 4 + 2 * nq)
         progs_of.append((p.plan, progs))
     assert len(runs) > 3
-    head, progs_at = _pack(runs, tables, pieces, addrs, res_at)
+    head, progs_at = _pack(runs, tables, addrs, desc, desc_at, res_at)
     assert head.dtype == np.int64 and head[0] == 0
     program_words = head[progs_at:].view(np.int32)
     for q, ((_, nq, allow), table, a, (plan, progs)) in enumerate(zip(runs, tables, addrs, progs_of)):
         h = head[1 + BATCH_HEAD * q:1 + BATCH_HEAD * (q + 1)]
         assert (h[0], h[1], h[2], h[5], h[6]) == (table.data.ptr, table.shape[0], nq, res_at[q], allow)
         assert head[h[4]:h[4] + nq - 1].view(np.uint64).tolist() == a
-        desc = program_words[h[3]:]
+        words = program_words[h[3]:]
         for j, (step, prog) in enumerate(zip(plan.steps, progs)):
-            first_col, first_label, at, bit = desc[4 * j:4 * j + 4]
+            first_col, first_label, at, bit = words[4 * j:4 * j + 4]
             assert (first_col, first_label, bit) == (step.first_col, step.first_label, j)
-            assert np.array_equal(desc[at:at + prog.shape[0]], prog)
+            assert words[at:at + len(prog)].tolist() == prog
 
 
 def test_descent_words_refuse_a_program_longer_than_shared_memory():
@@ -290,11 +290,11 @@ def test_descent_words_refuse_a_program_longer_than_shared_memory():
     data = random_graph(rng, 10, 0.5, 1, 1, False)
     p = engine.prepare(REF, data, Graph.from_edges(np.array([[0, 1], [1, 2]]), n=3), MatchOptions())
     assert p is not None
-    short = np.asarray([3, 0, 0], np.int32)
-    assert descent_words(p.plan, [short, short]) is not None
-    long = np.zeros(PROG_MAX + 1, np.int32)
-    long[0] = long.shape[0]
-    assert descent_words(p.plan, [short, long]) is None
+    short = [3, 0, 0]
+    s0, s1 = p.plan.steps
+    assert descent_words(p.plan, [short, short]) == [s0.first_col, s0.first_label, 8, 0, s1.first_col, s1.first_label,
+                                                     11, 1, *short, *short]
+    assert descent_words(p.plan, [short, [PROG_MAX + 1] + [0] * PROG_MAX]) is None
 
 
 # ---------------------------------------------------------------------------------------------------- HPRD

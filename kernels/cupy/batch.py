@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cupy.descent import descent_words
-from distsm.kernels.cupy.join import JoinOps
+from distsm.kernels.cupy.join import JoinOps, program_words
 from distsm.kernels.cupy.launch import BATCH_BLOCK, BATCH_HEAD, DESCEND_BATCH
 
-#: Blocks of BATCH_BLOCK threads that one SM keeps resident in descend_batch (its registers allow more): a grid
-#: larger than this many per SM only waits for free SMs, and each block holds its own scratch tables.
-BATCH_BLOCKS_PER_SM = 4
+#: Blocks of BATCH_BLOCK threads one SM can hold (2048 threads on Hopper): a larger grid only waits for free SMs,
+#: where each block would hold its own scratch tables; a block takes queries until none is left.
+BATCH_BLOCKS_PER_SM = 2048 // BATCH_BLOCK
 #: The scratch tables of a batch take at most this share of the memory budget (fewer blocks then run the batch).
 BATCH_SCRATCH_SHARE = 4
 
@@ -44,7 +44,7 @@ class BatchOps(JoinOps):
         if any(p.plan.needs_partition for p in prepared):
             raise ValueError("a spanning plan needs the partition: count it with walk")
         rows = self.options.small_limit
-        runs, tables, pieces, addrs, res_at = [], [], [], [], [0]
+        runs, tables, addrs, desc, desc_at, res_at = [], [], [], [], [], [0]
         for i, (p, allow) in enumerate(zip(prepared, allowance)):
             first = p.candidates[p.plan.order[0]]
             if len(p.plan.order) == 1:  # no level to extend: every candidate is a match, nothing is read
@@ -52,17 +52,18 @@ class BatchOps(JoinOps):
                 continue
             if first.shape[0] > rows:
                 continue
-            words = descent_words(p.plan, [self._program(step, device=False) for step in p.plan.steps])
+            words = descent_words(p.plan, [program_words(step) for step in p.plan.steps])
             if words is None:
                 continue
             runs.append((i, len(p.plan.order), int(allow)))
             tables.append(self._as_table(first))
-            pieces += words
             addrs.append([p.bits[step.vertex].data.ptr for step in p.plan.steps])
+            desc_at.append(len(desc))
+            desc += words
             res_at.append(res_at[-1] + 4 + 2 * len(p.plan.order))
         if not runs:
             return out
-        head, progs_at = _pack(runs, tables, pieces, addrs, res_at)
+        head, progs_at = _pack(runs, tables, addrs, desc, desc_at, res_at)
         nq_max = max(nq for _, nq, _ in runs)
         grid = self._batch_grid(len(runs), rows, nq_max)
         xp = self.xp
@@ -87,30 +88,26 @@ class BatchOps(JoinOps):
         return int(max(1, min(queries, BATCH_BLOCKS_PER_SM * self._sm_count(), fit)))
 
 
-def _pack(runs: list[tuple[int, int, int]], tables: list[Any], pieces: list[np.ndarray], addrs: list[list[int]],
-          res_at: list[int]) -> tuple[np.ndarray, int]:
-    """``descend_batch``'s ``head`` (int64) and the offset of its program words: the work counter, a header of
-    ``BATCH_HEAD`` words per query (start table address, its rows, query size, offset of its level table among the
-    program words, offset of its bitset addresses in ``head``, offset of its result, allowance), the bitset
-    addresses, then the level tables and programs (int32, two to a word)."""
+def _pack(runs: list[tuple[int, int, int]], tables: list[Any], addrs: list[list[int]], desc: list[int],
+          desc_at: list[int], res_at: list[int]) -> tuple[np.ndarray, int]:
+    """``descend_batch``'s ``head`` (int64) and the offset of its program words in it: the work counter, a header
+    of ``BATCH_HEAD`` words per query (start table address, its rows, query size, offset ``desc_at`` of its level
+    table and programs among the program words, offset of its bitset addresses in ``head``, offset ``res_at`` of
+    its result, allowance), the bitset addresses, then the program words ``desc`` (int32, two to a word)."""
     q = len(runs)
-    desc = np.concatenate(pieces)
-    if desc.shape[0] % 2:
-        desc = np.append(desc, np.int32(0))
     nsteps = np.asarray([nq - 1 for _, nq, _ in runs], dtype=np.int64)
     addrs_at = 1 + BATCH_HEAD * q
     progs_at = addrs_at + int(nsteps.sum())
-    # Each query's pieces are its level table (4 words a step) and one program per step, in pieces' order.
-    desc_len = np.fromiter((p.shape[0] for p in pieces), dtype=np.int64, count=len(pieces))
-    per_query = np.add.reduceat(desc_len, np.concatenate([[0], np.cumsum(nsteps + 1)[:-1]]))
     header = np.empty((q, BATCH_HEAD), dtype=np.int64)
     header[:, 0] = [t.data.ptr for t in tables]
     header[:, 1] = [t.shape[0] for t in tables]
     header[:, 2] = nsteps + 1
-    header[:, 3] = np.cumsum(per_query) - per_query
+    header[:, 3] = desc_at
     header[:, 4] = addrs_at + np.cumsum(nsteps) - nsteps
-    header[:, 5] = res_at[:-1]
+    header[:, 5] = res_at[:q]
     header[:, 6] = [allow for _, _, allow in runs]
-    flat_addrs = np.asarray([a for row in addrs for a in row], dtype=np.uint64).view(np.int64)
-    head = np.concatenate([np.zeros(1, np.int64), header.reshape(-1), flat_addrs, desc.view(np.int64)])
-    return head, progs_at
+    words = np.zeros(progs_at + (len(desc) + 1) // 2, dtype=np.int64)
+    words[1:addrs_at] = header.reshape(-1)
+    words[addrs_at:progs_at] = np.asarray([a for row in addrs for a in row], dtype=np.uint64).view(np.int64)
+    words[progs_at:].view(np.int32)[:len(desc)] = desc
+    return words, progs_at

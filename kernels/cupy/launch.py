@@ -29,7 +29,7 @@ TIER_CHECKS = 32
 PROG_MAX = 2048        # program words the single-block kernels keep in shared memory
 BATCH_HEAD = 7         # int64 words of a query's header in descend_batch
 FILTER_HEAD = 5        # int64 words of a query's header in filter_batch
-BATCH_BLOCK = 256      # threads of a block of the batched kernels (one query per block)
+BATCH_BLOCK = 1024     # threads of a block of the batched kernels (one query per block; measured best of 128-1024)
 
 #: ``-D`` definitions of the constants ``join.cu`` shares with Python.
 DEFINES: dict[str, str] = {
