@@ -44,7 +44,9 @@ class BatchOps(JoinOps):
         if any(p.plan.needs_partition for p in prepared):
             raise ValueError("a spanning plan needs the partition: count it with walk")
         rows = self.options.small_limit
-        runs, tables, addrs, desc, desc_at, res_at = [], [], [], [], [], [0]
+        runs: list[tuple[int, int, int]] = []
+        tables, addrs, desc_at, res_at = [], [], [], [0]
+        desc: list[int] = []
         for i, (p, allow) in enumerate(zip(prepared, allowance)):
             first = p.candidates[p.plan.order[0]]
             if len(p.plan.order) == 1:  # no level to extend: every candidate is a match, nothing is read
