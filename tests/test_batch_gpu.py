@@ -212,7 +212,7 @@ def test_candidates_many_equals_one_query_at_a_time(gpu, small_limit, seed, n, p
     small_limit(small)
     gidx, ridx = gpu.index(data), REF.index(data)
     many = gpu.candidates_many(gidx, queries, homomorphism)
-    assert len(many) == len(queries)
+    assert len(many) == len(queries) and gpu.candidates_many(gidx, [], homomorphism) == []
     everyone = np.arange(data.n)
     for query, cands in zip(queries, many):
         want = REF.candidates(ridx, query, homomorphism=homomorphism)

@@ -60,6 +60,8 @@ class FilterOps(IndexOps):
         pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a block per
         query), with one upload of their query signatures and pools and one copy of the candidate counts back.
         Launches are split so that the bitsets of one take at most a quarter of the memory budget."""
+        if not queries:
+            return []
         xp = self.xp
         idx = self.as_gpu_index(idx)
         infos = query_info(idx, queries, homomorphism)
