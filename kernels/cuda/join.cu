@@ -288,13 +288,11 @@ __device__ __forceinline__ int dsm_filter_item(long long i, const int* by_label,
     return v;
 }
 
-// One block: filter, compact in order, per-vertex counts and all candidate bitsets in one launch.
-extern "C" __global__ void filter_small(const int* __restrict__ by_label, const long long* __restrict__ qinfo, int nq,
-                                        const unsigned int* __restrict__ sig, long long n,
-                                        const long long* __restrict__ degrees, int check_deg, long long items,
-                                        int* __restrict__ out, long long* __restrict__ seg_counts,
-                                        unsigned int* __restrict__ words, long long nwords) {
-    __shared__ long long sh[32];
+// One block (every thread calls it): filter, compact in order, per-vertex counts and all candidate bitsets.
+__device__ __forceinline__ void dsm_block_filter(const int* by_label, const long long* qinfo, int nq,
+                                                 const unsigned int* sig, long long n, const long long* degrees,
+                                                 int check_deg, long long items, int* out, long long* seg_counts,
+                                                 unsigned int* words, long long nwords, long long* sh) {
     for (long long k = threadIdx.x; k < (long long)nq * nwords; k += blockDim.x) words[k] = 0u;
     for (long long k = threadIdx.x; k < nq; k += blockDim.x) seg_counts[k] = 0;
     __syncthreads();
@@ -312,6 +310,33 @@ extern "C" __global__ void filter_small(const int* __restrict__ by_label, const 
         }
         running += tot;
     }
+}
+
+// One block: one query's filter in one launch (see dsm_block_filter).
+extern "C" __global__ void filter_small(const int* __restrict__ by_label, const long long* __restrict__ qinfo, int nq,
+                                        const unsigned int* __restrict__ sig, long long n,
+                                        const long long* __restrict__ degrees, int check_deg, long long items,
+                                        int* __restrict__ out, long long* __restrict__ seg_counts,
+                                        unsigned int* __restrict__ words, long long nwords) {
+    __shared__ long long sh[32];
+    dsm_block_filter(by_label, qinfo, nq, sig, n, degrees, check_deg, items, out, seg_counts, words, nwords, sh);
+}
+
+// One block per query: the filters of a batch of queries in one launch.  Query b's header, at
+// head[DSM_FILTER_HEAD * b]: the offset of its qinfo in head, its size nq, its items, the offset of its first item
+// in out and that of its first query vertex among the batch's (its seg_counts, and its bitsets of nwords words each).
+#if !defined(DSM_FILTER_HEAD)
+#error "join.cu needs -D DSM_FILTER_HEAD (kernels/cupy/launch.py, DEFINES)"
+#endif
+extern "C" __global__ void filter_batch(const int* __restrict__ by_label, const long long* __restrict__ head,
+                                        const unsigned int* __restrict__ sig, long long n,
+                                        const long long* __restrict__ degrees, int check_deg, int* __restrict__ out,
+                                        long long* __restrict__ seg_counts, unsigned int* __restrict__ words,
+                                        long long nwords) {
+    __shared__ long long sh[32];
+    const long long* h = head + DSM_FILTER_HEAD * (long long)blockIdx.x;
+    dsm_block_filter(by_label, head + h[0], (int)h[1], sig, n, degrees, check_deg, h[2], out + h[3], seg_counts + h[4],
+                     words + h[4] * nwords, nwords, sh);
 }
 
 extern "C" __global__ void filter_flags(const int* __restrict__ by_label, const long long* __restrict__ qinfo, int nq,
@@ -442,7 +467,8 @@ extern "C" __global__ void workload_delta(long long* __restrict__ starts, const 
 
 // One block (every thread calls it): entries [a, a+m) probed against the step program sprog (in shared memory);
 // survivors written in entry order to out (ncols+1 columns) when write; returns their number to every thread.
-__device__ __forceinline__ long long dsm_block_extend(long long a, long long m, bool write, int* out,
+// out holds limit rows: a write that would pass it stops at the end of that round (the result then exceeds limit).
+__device__ __forceinline__ long long dsm_block_extend(long long a, long long m, bool write, long long limit, int* out,
                                                       const int* table, int ncols, const long long* offsets,
                                                       long long nrows, const long long* delta, const int* nbr,
                                                       const long long* indptr, const long long* run_start,
@@ -462,13 +488,14 @@ __device__ __forceinline__ long long dsm_block_extend(long long a, long long m, 
                              pcsr, gmask, L, pair_keys, n, bits, part, sprog, &row);
         long long tot;
         long long excl = dsm_block_scan<long long>(cand >= 0 ? 1 : 0, &tot, sh);
-        if (cand >= 0 && write) {
+        if (cand >= 0 && write && running + excl < limit) {
             int* dst = out + (running + excl) * oc;
             const int* src = table + row * (long long)ncols;
             for (int c = 0; c < ncols; ++c) dst[c] = src[c];
             dst[ncols] = cand;
         }
         running += tot;
+        if (write && running > limit) break;  // block-uniform: every thread leaves in the same round
     }
     return running;
 }
@@ -483,7 +510,7 @@ extern "C" __global__ void extend_small(DSM_PROBE_ARGS, long long a, long long m
     int plen = prog[0];
     for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
     __syncthreads();
-    long long running = dsm_block_extend(a, m, !count_only, out, table, ncols, offsets, nrows, delta, nbr, indptr,
+    long long running = dsm_block_extend(a, m, !count_only, m, out, table, ncols, offsets, nrows, delta, nbr, indptr,
                                          run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part,
                                          sprog, sh);
     if (threadIdx.x == 0) *count = running;
@@ -492,16 +519,93 @@ extern "C" __global__ void extend_small(DSM_PROBE_ARGS, long long a, long long m
 // ------------------------------------------------------------------------------------------------ fused descent
 // One block runs levels level0 .. nq-1 of a join whose tables stay small: per level the workload (row runs and
 // their prefix sum into offsets/delta) and then the extension with in-order compaction, ping-ponging between
-// two scratch tables of cap rows.  One launch and one host round trip for the whole descent, where the
-// level-by-level path takes two per level.  A level whose output space exceeds cap entries stops the descent
-// before its extension; offsets/delta then hold that level's workload, so the host resumes it without
-// computing it again.
+// two scratch tables.  One launch and one host round trip for the whole descent, where the level-by-level path
+// takes two per level.  A level stops the descent, with offsets/delta holding its workload and its table intact
+// (so the host may resume it without computing it again), when its output space exceeds cap entries, when the
+// entries read by the descent would then exceed allow, or when its survivors outgrow the scratch tables.
 //
 // desc (int32): per level l in [1, nq), at 4 * (l - 1): first_col, first_label, offset in desc of the level's
 // step program, index of its candidate bitset in bits_list (device addresses).  res (int64; may be
 // page-locked host memory): [0] the level reached (nq: finished), [1] rows of the table at that level (finished:
 // the matches), [2] stopped: that level's output space, [3] where that table lives (0: table0, 1: buf0,
 // 2: buf1); then per level l at 4 + 2l: its output space and its survivors.  Tables at level l have l columns.
+
+#define DSM_NO_LIMIT 0x7fffffffffffffffll
+
+// A descent's scratch: two tables of rows x (query size) int32, one level's workload of rows int64 each.
+struct DsmScratch {
+    int* buf0;
+    int* buf1;
+    long long* offsets;
+    long long* delta;
+    long long rows;
+};
+
+// One block (every thread calls it, with shared sprog[DSM_PROG_MAX] and sh[32]): the descent described above.
+__device__ __forceinline__ void dsm_block_descend(const int* table0, long long nrows0, int level0, int nq,
+                                                  const int* desc, const unsigned long long* bits_list,
+                                                  int count_only, long long cap, long long allow, DsmScratch s,
+                                                  const int* nbr, const long long* indptr,
+                                                  const long long* run_start, const long long* run_end,
+                                                  const long long* run_keys, const unsigned long long* pcsr,
+                                                  long long gmask, int L, const long long* pair_keys, long long n,
+                                                  const int* part, long long* res, int* sprog, long long* sh) {
+    // offsets, delta and the scratch tables are written and read by this block: no __restrict__ (no
+    // non-coherent loads); __syncthreads() orders the writes before other threads' reads.
+    const int* cur = table0;
+    int where = 0;
+    long long nrows = nrows0, read = 0;
+    for (int level = level0; level < nq; ++level) {
+        const int* d = desc + 4 * (level - 1);
+        int ncols = level;
+        long long m = dsm_block_workload(cur, ncols, nrows, d[0], d[1], L, run_keys, pcsr, gmask, run_start, run_end,
+                                         s.offsets, s.delta, sh);
+        long long running = 0;
+        bool write = !(count_only && level == nq - 1);
+        int* nxt = (where == 1) ? s.buf1 : s.buf0;
+        bool fits = m <= cap && read + m <= allow;
+        if (fits) {
+            const int* prog = desc + d[2];
+            int plen = prog[0];
+            for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
+            __syncthreads();
+            const unsigned int* bits = (const unsigned int*)bits_list[d[3]];
+            running = dsm_block_extend(0, m, write, s.rows, nxt, cur, ncols, s.offsets, nrows, s.delta, nbr, indptr,
+                                       run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part, sprog,
+                                       sh);
+            fits = !(write && running > s.rows);
+        }
+        if (!fits) {
+            if (threadIdx.x == 0) {
+                res[0] = level;
+                res[1] = nrows;
+                res[2] = m;
+                res[3] = where;
+            }
+            return;
+        }
+        if (threadIdx.x == 0) {
+            res[4 + 2 * level] = m;
+            res[5 + 2 * level] = running;
+        }
+        __syncthreads();  // the new table is complete before it is read, sprog is free for the next program
+        read += m;
+        where = (where == 1) ? 2 : 1;
+        if (level == nq - 1 || running == 0) {
+            if (threadIdx.x == 0) {
+                res[0] = nq;
+                res[1] = running;
+                res[2] = 0;
+                res[3] = write ? where : 0;
+            }
+            return;
+        }
+        cur = nxt;
+        nrows = running;
+    }
+}
+
+// One block: the descent of one table (scratch tables of cap rows, so only cap stops it).
 extern "C" __global__ void descend_small(const int* __restrict__ table0, long long nrows0, int level0, int nq,
                                          const int* __restrict__ desc,
                                          const unsigned long long* __restrict__ bits_list, int count_only,
@@ -516,52 +620,48 @@ extern "C" __global__ void descend_small(const int* __restrict__ table0, long lo
                                          const int* __restrict__ part, long long* res) {
     __shared__ long long sh[32];
     __shared__ int sprog[DSM_PROG_MAX];
-    // offsets, delta and the scratch tables are written and read by this block: no __restrict__ (no
-    // non-coherent loads); __syncthreads() orders the writes before other threads' reads.
-    const int* cur = table0;
-    int where = 0;
-    long long nrows = nrows0;
-    for (int level = level0; level < nq; ++level) {
-        const int* d = desc + 4 * (level - 1);
-        int ncols = level;
-        long long m = dsm_block_workload(cur, ncols, nrows, d[0], d[1], L, run_keys, pcsr, gmask, run_start, run_end,
-                                         offsets, delta, sh);
-        if (m > cap) {
-            if (threadIdx.x == 0) {
-                res[0] = level;
-                res[1] = nrows;
-                res[2] = m;
-                res[3] = where;
-            }
-            return;
-        }
-        const int* prog = desc + d[2];
-        int plen = prog[0];
-        for (int k = threadIdx.x; k < plen; k += blockDim.x) sprog[k] = prog[k];
+    DsmScratch s = {buf0, buf1, offsets, delta, cap};
+    dsm_block_descend(table0, nrows0, level0, nq, desc, bits_list, count_only, cap, DSM_NO_LIMIT, s, nbr, indptr,
+                      run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, part, res, sprog, sh);
+}
+
+// Many blocks: the counts of a batch of queries, each a descent from level 1 by one block.  A block takes the
+// next query from the counter head[0] (zero at launch) until none is left, so any grid size covers the batch; block
+// b uses the scratch tables bufs[2 * b * table_words ..] (table_words = rows x the batch's largest query) and the
+// workload work[2 * b * rows ..].  Query q's header, at head[1 + DSM_BATCH_HEAD * q]: the address of its start
+// table (its candidates of the first query vertex, one column), their number, the query size, the offset of its
+// level table and programs (desc, as in descend_small) in the int32 words from head + progs_at, the offset in head
+// of its bitset addresses, the offset in res of its result (descend_small's layout) and the entries its descent may
+// read (allow): DSM_BATCH_HEAD words, a size shared with Python.
+#if !defined(DSM_BATCH_HEAD)
+#error "join.cu needs -D DSM_BATCH_HEAD (kernels/cupy/launch.py, DEFINES)"
+#endif
+extern "C" __global__ void descend_batch(long long* head, long long nqueries, long long progs_at, long long rows,
+                                         long long table_words, int* bufs, long long* work,
+                                         const int* __restrict__ nbr, const long long* __restrict__ indptr,
+                                         const long long* __restrict__ run_start,
+                                         const long long* __restrict__ run_end,
+                                         const long long* __restrict__ run_keys,
+                                         const unsigned long long* __restrict__ pcsr, long long gmask, int L,
+                                         const long long* __restrict__ pair_keys, long long n, long long* res) {
+    __shared__ long long sh[32];
+    __shared__ int sprog[DSM_PROG_MAX];
+    __shared__ long long next;
+    int* mine = bufs + 2 * (long long)blockIdx.x * table_words;
+    long long* wk = work + 2 * (long long)blockIdx.x * rows;
+    DsmScratch s = {mine, mine + table_words, wk, wk + rows, rows};
+    const int* progs = (const int*)(head + progs_at);
+    for (;;) {
+        if (threadIdx.x == 0) next = (long long)atomicAdd((unsigned long long*)head, 1ull);
         __syncthreads();
-        const unsigned int* bits = (const unsigned int*)bits_list[d[3]];
-        bool write = !(count_only && level == nq - 1);
-        int* nxt = (where == 1) ? buf1 : buf0;
-        long long running = dsm_block_extend(0, m, write, nxt, cur, ncols, offsets, nrows, delta, nbr, indptr,
-                                             run_start, run_end, run_keys, pcsr, gmask, L, pair_keys, n, bits, part,
-                                             sprog, sh);
-        if (threadIdx.x == 0) {
-            res[4 + 2 * level] = m;
-            res[5 + 2 * level] = running;
-        }
-        __syncthreads();  // the new table is complete before it is read, sprog is free for the next program
-        where = (where == 1) ? 2 : 1;
-        if (level == nq - 1 || running == 0) {
-            if (threadIdx.x == 0) {
-                res[0] = nq;
-                res[1] = running;
-                res[2] = 0;
-                res[3] = write ? where : 0;
-            }
-            return;
-        }
-        cur = nxt;
-        nrows = running;
+        long long q = next;
+        __syncthreads();  // every thread has read next before thread 0 takes the following query
+        if (q >= nqueries) return;
+        const long long* h = head + 1 + DSM_BATCH_HEAD * q;
+        // Plans without spanning filters: the partition is never read (part = nullptr).
+        dsm_block_descend((const int*)h[0], h[1], 1, (int)h[2], progs + h[3], (const unsigned long long*)(head + h[4]),
+                          1, DSM_NO_LIMIT, h[6], s, nbr, indptr, run_start, run_end, run_keys, pcsr, gmask, L,
+                          pair_keys, n, nullptr, res + h[5], sprog, sh);
     }
 }
 

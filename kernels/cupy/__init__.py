@@ -14,6 +14,7 @@ One module per concern, each a layer of :class:`CupyBackend`:
 * :mod:`.filter`: candidates and their bitsets in one launch against the column-major signature table.
 * :mod:`.join`: workloads and the extend paths (fused single block, entry-parallel, tiered by row workload).
 * :mod:`.descent`: the fused descent, every level that fits one block in one launch.
+* :mod:`.batch`: the fused descents of many prepared queries in one launch, a block per query.
 
 Every device array comes from CuPy's default memory pool and is released when the query's objects die
 (per-step programs and precomputed bitsets are tied to the lifetime of the plan step / candidate array through
@@ -23,6 +24,7 @@ the backend does (:func:`distsm.kernels.get_backend` is the one place that does)
 
 from __future__ import annotations
 
+from distsm.kernels.cupy.batch import BatchOps
 from distsm.kernels.cupy.descent import DescentOps
 from distsm.kernels.cupy.filter import FilterOps
 from distsm.kernels.cupy.index import GpuIndex
@@ -30,7 +32,7 @@ from distsm.kernels.cupy.staging import staging_selftest
 from distsm.kernels.cupy.trailing import TrailingOps
 
 
-class CupyBackend(TrailingOps, FilterOps, DescentOps):
+class CupyBackend(TrailingOps, FilterOps, DescentOps, BatchOps):
     """Backend on one CUDA device through CuPy (``xp = cupy``)."""
 
 

@@ -7,12 +7,28 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.records import Descent
-from distsm.kernels.cupy.join import JoinOps
+from distsm.kernels.cupy.join import JoinOps, program_words
 from distsm.kernels.cupy.launch import DESCEND_SMALL, PROG_MAX
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import QueryPlan
 
 DESCENT_RESULT_WORDS = PROG_MAX // 2   # int64 words of descend_small's result (a staging slot's program area)
+
+
+def descent_words(plan: QueryPlan, progs: list[list[int]]) -> list[int] | None:
+    """The descent kernels' level table and step programs of ``plan`` (``desc`` in ``join.cu``); ``progs`` are the
+    steps' programs (:func:`~.join.program_words`) in order.  None when a program is longer than the kernels'
+    shared memory holds (``PROG_MAX`` words)."""
+    head: list[int] = []
+    body: list[int] = []
+    at = 4 * len(progs)
+    for j, (step, p) in enumerate(zip(plan.steps, progs)):
+        if len(p) > PROG_MAX:
+            return None
+        head += (step.first_col, step.first_label, at, j)
+        at += len(p)
+        body += p
+    return head + body
 
 
 class DescentOps(JoinOps):
@@ -72,18 +88,12 @@ class DescentOps(JoinOps):
         ent = self._descents.get(plan)
         if ent is not None and ent[0] == key:
             return ent[2]
-        progs = [self._program(step, device=False, spanning=spanning) for step in plan.steps]
-        if any(p.shape[0] > PROG_MAX for p in progs):
+        words = descent_words(plan, [program_words(step, spanning) for step in plan.steps])
+        if words is None:
             return None
-        head = np.zeros(4 * len(progs), dtype=np.int32)
-        at = head.shape[0]
-        for j, (step, p) in enumerate(zip(plan.steps, progs)):
-            head[4 * j:4 * j + 4] = (step.first_col, step.first_label, at, j)
-            at += p.shape[0]
-        words = np.concatenate([head, *progs]) if progs else head
         held = [bits[step.vertex] for step in plan.steps]
         addrs = np.asarray([b.data.ptr for b in held], dtype=np.uint64)
-        value = (self.xp.asarray(words), self.xp.asarray(addrs))
+        value = (self.xp.asarray(np.asarray(words, dtype=np.int32)), self.xp.asarray(addrs))
         # The bitsets are held with their addresses: an id in the key is never reused while the entry lives.
         self._descents.put(plan, (key, held, value))
         return value

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -11,36 +11,25 @@ from distsm.graph import Graph
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.records import Allowed
 from distsm.kernels.cupy.index import IndexOps
-from distsm.kernels.cupy.launch import BITSET_SET, FILTER_FLAGS, FILTER_SCATTER, FILTER_SMALL
+from distsm.kernels.cupy.launch import (BATCH_BLOCK, BITSET_SET, FILTER_BATCH, FILTER_FLAGS, FILTER_HEAD,
+                                        FILTER_SCATTER, FILTER_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.signature import signatures
 
 
 class FilterOps(IndexOps):
     """:meth:`candidates` filters every query vertex's label pool in one launch, compacts survivors in order and
-    builds all candidate bitsets at the same time; :meth:`bitset` returns those (or builds one)."""
+    builds all candidate bitsets at the same time (:meth:`candidates_many`: for many queries in one launch);
+    :meth:`bitset` returns those (or builds one)."""
 
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
                    restrict: Mapping[int, Allowed] | None = None) -> list[Any]:
         xp = self.xp
         idx = self.as_gpu_index(idx)
         nq = query.n
-        qrows = np.repeat(np.arange(nq), query.degrees)
-        qnbr = np.asarray(query.neighbors, np.int64)
-        qsig = signatures(np, nq, qrows, np.asarray(query.neighbor_labels), query.vertex_labels[qnbr],
-                          presence_only=homomorphism)
-        lo = np.zeros(nq, np.int64)
-        sizes = np.zeros(nq, np.int64)
-        for u in range(nq):
-            a, b = idx.label_bounds.get(int(query.vertex_labels[u]), (0, 0))
-            lo[u], sizes[u] = a, b - a
-        ioff = np.zeros(nq + 1, np.int64)
-        np.cumsum(sizes, out=ioff[1:])
-        items = int(ioff[-1])
+        qinfo, items = query_info(idx, [query], homomorphism)[0]
         if items == 0:
             return [xp.zeros(0, dtype=self.vertex_dtype) for _ in range(nq)]
-        qinfo = np.concatenate([lo, ioff, np.asarray(query.degrees, np.int64),
-                                np.asarray(qsig, np.int64).reshape(-1)])
         dq = xp.asarray(qinfo)
         nwords = (idx.n + 31) // 32
         out = xp.empty(items, dtype=xp.int32)
@@ -61,17 +50,79 @@ class FilterOps(IndexOps):
             self.kernels.grid(FILTER_SCATTER, items, **head, items=items, flags=flags, scan=scan, out=out,
                               seg_counts=seg_counts, words=words, nwords=nwords)
             del flags, scan
+        cands = self._split(out, self.to_host(seg_counts), words)
+        for u, allowed in (restrict or {}).items():
+            cands[u] = restricted(xp, cands[u], allowed)
+        return cands
+
+    def candidates_many(self, idx: DataIndex, queries: Sequence[Graph], homomorphism: bool) -> list[list[Any]]:
+        """:meth:`candidates` of every query (no restriction), the same arrays; the filters of queries whose label
+        pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a block per
+        query), with one upload of their query signatures and pools and one copy of the candidate counts back.
+        Launches are split so that the bitsets of one take at most a quarter of the memory budget."""
+        if not queries:
+            return []
+        xp = self.xp
+        idx = self.as_gpu_index(idx)
+        infos = query_info(idx, queries, homomorphism)
+        out: list[list[Any]] = []
+        groups: list[list[int]] = [[]]
+        held, room = 0, max(self.default_budget() // 4, 1)
+        bitset_bytes = 4 * ((idx.n + 31) // 32)
+        for i, (query, (_, items)) in enumerate(zip(queries, infos)):
+            if items == 0:
+                out.append([xp.zeros(0, dtype=self.vertex_dtype) for _ in range(query.n)])
+            elif items > self.options.small_limit:
+                out.append(self.candidates(idx, query, homomorphism=homomorphism))
+            else:
+                out.append([])
+                if groups[-1] and held + bitset_bytes * query.n > room:
+                    groups.append([])
+                    held = 0
+                groups[-1].append(i)
+                held += bitset_bytes * query.n
+        for group in groups:
+            if group:
+                found = self._filter_batch(idx, [queries[i] for i in group], [infos[i] for i in group], homomorphism)
+                for i, cands in zip(group, found):
+                    out[i] = cands
+        return out
+
+    def _filter_batch(self, idx: Any, queries: list[Graph], infos: list[tuple[np.ndarray, int]],
+                      homomorphism: bool) -> list[list[Any]]:
+        """The candidates of ``queries`` (with their :func:`query_info`) by one ``filter_batch`` launch."""
+        xp = self.xp
+        nq = np.asarray([q.n for q in queries], dtype=np.int64)
+        items = np.asarray([n for _, n in infos], dtype=np.int64)
+        qlen = np.asarray([a.shape[0] for a, _ in infos], dtype=np.int64)
+        header = np.empty((len(queries), FILTER_HEAD), dtype=np.int64)
+        header[:, 0] = FILTER_HEAD * len(queries) + np.cumsum(qlen) - qlen
+        header[:, 1] = nq
+        header[:, 2] = items
+        header[:, 3] = np.cumsum(items) - items
+        header[:, 4] = np.cumsum(nq) - nq
+        head = xp.asarray(np.concatenate([header.reshape(-1), *(a for a, _ in infos)]))
+        nwords = (idx.n + 31) // 32
+        out = xp.empty(int(items.sum()), dtype=xp.int32)
+        seg_counts = xp.empty(int(nq.sum()), dtype=xp.int64)
+        words = xp.empty((int(nq.sum()), nwords), dtype=xp.uint32)
+        self.kernels.launch(FILTER_BATCH, len(queries), BATCH_BLOCK, by_label=idx.by_label, head=head, sig=idx.sig,
+                            n=idx.n, degrees=idx.degrees, check_deg=0 if homomorphism else 1, out=out,
+                            seg_counts=seg_counts, words=words, nwords=nwords)
         counts = self.to_host(seg_counts)
+        return [self._split(out[first:first + size], counts[v0:v0 + n], words[v0:v0 + n])
+                for _, n, size, first, v0 in header.tolist()]
+
+    def _split(self, out: Any, counts: np.ndarray, words: Any) -> list[Any]:
+        """The filter's compacted output ``out`` cut into each query vertex's candidates (``counts`` of them, in
+        order), each with its bitset (row of ``words``) registered for :meth:`bitset`."""
         cands = []
         start = 0
-        for u in range(nq):
-            c = int(counts[u])
+        for u, c in enumerate(counts.tolist()):
             arr = out[start:start + c]
             start += c
             self._bitsets.put(arr, words[u])  # not weak-referenceable: bitset() builds it on demand
             cands.append(arr)
-        for u, allowed in (restrict or {}).items():
-            cands[u] = restricted(xp, cands[u], allowed)
         return cands
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
@@ -84,3 +135,26 @@ class FilterOps(IndexOps):
         if m.shape[0]:
             self.kernels.grid(BITSET_SET, m.shape[0], members=m, m=m.shape[0], words=words)
         return words
+
+
+def query_info(idx: Any, queries: Sequence[Graph], homomorphism: bool) -> list[tuple[np.ndarray, int]]:
+    """``(qinfo, items)`` of each query for the filter kernels (int64 ``[lo[nq] | ioff[nq+1] | qdeg[nq] |
+    qsig[SIG_WORDS * nq]]``, see ``join.cu``; ``items`` the size of its label pools), the signatures of all queries
+    computed together (a query vertex's signature depends on its own adjacency only)."""
+    sizes = np.asarray([q.n for q in queries], dtype=np.int64)
+    degrees = np.concatenate([np.asarray(q.degrees, np.int64) for q in queries])
+    labels = np.concatenate([np.asarray(q.vertex_labels, np.int64) for q in queries])
+    total = int(sizes.sum())
+    qsig = signatures(np, total, np.arange(total).repeat(degrees),
+                      np.concatenate([np.asarray(q.neighbor_labels) for q in queries]),
+                      np.concatenate([q.vertex_labels[np.asarray(q.neighbors, np.int64)] for q in queries]),
+                      presence_only=homomorphism)
+    bounds = np.asarray([idx.label_bounds.get(lab, (0, 0)) for lab in labels.tolist()], dtype=np.int64).reshape(-1, 2)
+    lo, pool = bounds[:, 0], bounds[:, 1] - bounds[:, 0]
+    out = []
+    for a, b in zip((np.cumsum(sizes) - sizes).tolist(), np.cumsum(sizes).tolist()):
+        ioff = np.zeros(b - a + 1, np.int64)
+        np.cumsum(pool[a:b], out=ioff[1:])
+        out.append((np.concatenate([lo[a:b], ioff, degrees[a:b], np.asarray(qsig[:, a:b], np.int64).reshape(-1)]),
+                    int(ioff[-1])))
+    return out

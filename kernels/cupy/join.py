@@ -3,6 +3,7 @@ entry-parallel, tiered by row workload)."""
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,26 @@ from distsm.kernels.cupy.launch import (BLOCK, EXTEND_COUNT, EXTEND_FLAGS, EXTEN
                                         WORKLOAD_COUNTS, WORKLOAD_DELTA, WORKLOAD_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
+
+
+def program_words(step: Step, spanning: Any = None) -> list[int]:
+    """The step's checks as the kernels' step program (the layout at the top of ``join.cu``), with the spanning
+    filter's words when ``spanning`` (a :class:`~distsm.kernels.records.Spanning`) is given."""
+    # One list display: a batch builds thousands of programs on the host.
+    gt, lt, distinct = step.greater_than, step.less_than, step.distinct_cols
+    checks, pairs = step.checks, step.pair_checks
+    prog = [0, len(gt), *gt, len(lt), *lt, len(distinct), *distinct, len(checks), *chain.from_iterable(checks),
+            len(pairs), *chain.from_iterable(pairs)]
+    if spanning is None:
+        prog.append(0)
+    else:
+        prime = spanning.prime
+        prog.extend((1, int(step.cross_first), int(step.first_col), int(step.require_spanning),
+                     -1 if prime is None else int(prime.edge_index), int(bool(prime and prime.directed)),
+                     len(step.dup_checks)))
+        prog.extend(chain.from_iterable(step.dup_checks))
+    prog[0] = len(prog)
+    return prog
 
 
 class JoinOps(IndexOps):
@@ -28,25 +49,7 @@ class JoinOps(IndexOps):
         the lifetime of ``step`` (a step is always run with, or always without, its spanning filter)."""
         ent = self._progs.get(step)
         if ent is None:
-            prog: list[int] = [0]
-            for cols in (step.greater_than, step.less_than, step.distinct_cols):
-                prog.append(len(cols))
-                prog.extend(int(c) for c in cols)
-            for pairs in (step.checks, step.pair_checks):
-                prog.append(len(pairs))
-                for c, x in pairs:
-                    prog.extend((int(c), int(x)))
-            if spanning is None:
-                prog.append(0)
-            else:
-                prime = spanning.prime
-                prog.extend((1, int(step.cross_first), int(step.first_col), int(step.require_spanning),
-                             -1 if prime is None else int(prime.edge_index), int(bool(prime and prime.directed)),
-                             len(step.dup_checks)))
-                for col, code, j in step.dup_checks:
-                    prog.extend((int(col), int(code), int(j)))
-            prog[0] = len(prog)
-            ent = self._progs.put(step, [np.asarray(prog, dtype=np.int32), None])
+            ent = self._progs.put(step, [np.array(program_words(step, spanning), dtype=np.int32), None])
         if not device:
             return ent[0]
         if ent[1] is None:

@@ -27,6 +27,9 @@ EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
 TIER_COLS = 64         # larger steps stay entry-parallel (extend_tiered keeps a row in shared memory)
 TIER_CHECKS = 32
 PROG_MAX = 2048        # program words the single-block kernels keep in shared memory
+BATCH_HEAD = 7         # int64 words of a query's header in descend_batch
+FILTER_HEAD = 5        # int64 words of a query's header in filter_batch
+BATCH_BLOCK = 1024     # threads of a block of the batched kernels (one query per block; measured best of 128-1024)
 
 #: ``-D`` definitions of the constants ``join.cu`` shares with Python.
 DEFINES: dict[str, str] = {
@@ -37,6 +40,8 @@ DEFINES: dict[str, str] = {
     "DSM_TIER_COLS": str(TIER_COLS),
     "DSM_TIER_CHECKS": str(TIER_CHECKS),
     "DSM_BLOCK": str(BLOCK),
+    "DSM_BATCH_HEAD": str(BATCH_HEAD),
+    "DSM_FILTER_HEAD": str(FILTER_HEAD),
 }
 #: NVRTC options of ``join.cu`` (nvcc takes the same ``-D`` flags for a compile check).
 COMPILE_OPTIONS: tuple[str, ...] = ("--std=c++17", *(f"-D{k}={v}" for k, v in DEFINES.items()))
@@ -152,6 +157,16 @@ DESCEND_SMALL = Kernel("descend_small", (
     _p("offsets", _i64), _p("delta", _i64), _p("nbr", _i32), _p("indptr", _i64), _p("run_start", _i64),
     _p("run_end", _i64), _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), Arg("L", _i32),
     _p("pair_keys", _i64), Arg("n", _i64), _p("part", _i32), _p("res", _i64)))
+#: The graph arguments of the descent kernels (the probe's, without the table, the step and the partition).
+_DESCENT_GRAPH = (_p("nbr", _i32), _p("indptr", _i64), _p("run_start", _i64), _p("run_end", _i64),
+                  _p("run_keys", _i64), _p("pcsr", _u64), Arg("gmask", _i64), Arg("L", _i32), _p("pair_keys", _i64),
+                  Arg("n", _i64))
+DESCEND_BATCH = Kernel("descend_batch", (
+    _p("head", _i64), Arg("nqueries", _i64), Arg("progs_at", _i64), Arg("rows", _i64), Arg("table_words", _i64),
+    _p("bufs", _i32), _p("work", _i64)) + _DESCENT_GRAPH + (_p("res", _i64),))
+FILTER_BATCH = Kernel("filter_batch", (
+    _p("by_label", _i32), _p("head", _i64), _p("sig", _u32), Arg("n", _i64), _p("degrees", _i64),
+    Arg("check_deg", _i32), _p("out", _i32), _p("seg_counts", _i64), _p("words", _u32), Arg("nwords", _i64)))
 EXTEND_FLAGS = Kernel("extend_flags", PROBE_ARGS + (Arg("a", _i64), Arg("m", _i64), _p("cand_out", _i32),
                                                     _p("flags", _i32)))
 EXTEND_WRITE = Kernel("extend_write", (
@@ -170,7 +185,7 @@ STAGING_ECHO = Kernel("staging_echo", (_p("src", _i32), _p("dst", _i64)))
 KERNELS: dict[str, Kernel] = {k.name: k for k in (
     PCSR_BUILD, PCSR_LOOKUP, FILTER_SMALL, FILTER_FLAGS, FILTER_SCATTER, BITSET_SET, WORKLOAD_SMALL,
     WORKLOAD_COUNTS, WORKLOAD_DELTA, EXTEND_SMALL, DESCEND_SMALL, EXTEND_FLAGS, EXTEND_WRITE, EXTEND_COUNT,
-    EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO)}
+    EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO, DESCEND_BATCH, FILTER_BATCH)}
 
 
 class Launcher:
