@@ -269,7 +269,7 @@ class Count:
         # The index and the candidates stay resident: the join and the count share what is left of the budget.
         parts = self.budget.after_index(on_host.nbytes, on_host_only)
         sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
-                          walks=parts.walks)
+                          walks=parts.walks, control=self.control)
         plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
                           start)
         runner = self.placement.count_side(plan.cost, index)

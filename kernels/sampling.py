@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,14 +27,19 @@ from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
 from distsm.kernels.order import query_adjacency
 
+if TYPE_CHECKING:
+    from distsm.kernels.engine import Control
+
 
 
 class Sampler:
     """Sampled level estimates of join orders of one query over its :class:`CandidateEdges`."""
 
     def __init__(self, backend: Backend, query: Graph, ce: CandidateEdges, *, homomorphism: bool,
-                 walks: int = MAX_WALKS, seed: int = 0):
+                 walks: int = MAX_WALKS, seed: int = 0, control: Control | None = None):
         self.backend, self.query, self.ce = backend, query, ce
+        # Large queries are sampled for seconds: a cancelled count stops at the next evaluation.
+        self.control = control
         self.homomorphism = homomorphism
         self.walks = walks
         self.seed = seed
@@ -87,7 +92,7 @@ class Sampler:
             for u in sorted(core - set(cols)):
                 if not any(w in cols for w, _ in self.adj[u]):
                     continue
-                self.evaluations += 1
+                self._evaluated()
                 scored, found = self._scores.get((prefix, u)), None
                 if scored is None:
                     ext, first_mean = self.extension(table, cols, u)
@@ -128,6 +133,11 @@ class Sampler:
                     cols[u] = len(cols)
         return out
 
+    def _evaluated(self) -> None:
+        self.evaluations += 1
+        if self.control is not None:
+            self.control.check()
+
     def _walks_after(self, prefix: tuple[int, ...], rng: np.random.Generator, make: Callable[[], Any]) -> Any:
         """The walks after the order prefix ``prefix``: ``make()`` (which draws from ``rng``) the first time,
         later the same walks, with ``rng`` put back where ``make`` left it."""
@@ -164,6 +174,8 @@ class Sampler:
         """Estimated work per core match of counting the trailing ``vertices`` (set entries read and probed,
         block intersections of each label group, per-row terms) and their :class:`Extension` s."""
         work, out, exts = 0.0, [], {}
+        if self.control is not None:
+            self.control.check()
         for j in vertices:
             ext, mean = self.extension(table, cols, j)
             links = len(ext.links)

@@ -678,3 +678,30 @@ def test_split_work_finds_only_heavy_plans_heavy():
     # A query that finishes in its trial join is never split.
     edge = Graph.from_edges([(0, 1)], n=2, vertex_labels=[0, 0])
     assert whole(data, edge, sem, 1 << 26, split_work=0.0) == 2 * data.m
+
+
+def test_a_cancelled_count_stops_while_its_plan_is_sampled():
+    """Sampling the orders of a large query takes seconds: the count's control is polled at every evaluation, so
+    a count cancelled then stops there instead of after planning (and a count not cancelled samples as before)."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.engine import Control, JoinCancelled
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(3, 40, 0.2, 2, 1, False, 6, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    assert min(int(c.shape[0]) for c in ce.candidates) > 0
+    everything = frozenset(range(query.n))
+    polls = []
+
+    def cancelled() -> bool:
+        polls.append(1)
+        return len(polls) > 2
+
+    sampler = Sampler(NUMPY, query, ce, homomorphism=False, control=Control(cancelled=cancelled))
+    with pytest.raises(JoinCancelled):
+        sampler.core_order(everything, 0)
+    assert sampler.evaluations == 3
+    free = Sampler(NUMPY, query, ce, homomorphism=False, control=Control(cancelled=lambda: False))
+    assert free.core_order(everything, 0).order == Sampler(NUMPY, query, ce, homomorphism=False).core_order(
+        everything, 0).order
