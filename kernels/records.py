@@ -70,7 +70,7 @@ class Spanning:
         return keep
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity (backends cache uploads per program)
 class TrailingProgram:
     """A plan's trailing count as a fused pass reads it (built by :func:`distsm.kernels.trailing.trailing_program`).
 

@@ -18,6 +18,10 @@ candidate-edge index of a few MB that stays in L2, so 63M rows make about 1.5e10
 sector rate (about 1.7e11 32-byte sectors/s), and the table itself (63M x 10 x 4 bytes = 2.5 GB) reads in about
 1 ms at 3 TB/s.  Nothing is written per row.  Bitmaps with popcounts would pay off only for runs of hundreds of
 entries; rows with short runs would leave most of a warp idle in a warp-per-row shape.
+
+Measured on an H100 (benchmarks/device_trailing.sh, benchmarks/results/device_trailing_h100.json): heavy_16_0's
+trailing count took 0.021 s fused (1.1e9 run entries walked) against 1.59 s for the array code on the same tables,
+inside the estimate; its whole count took 0.195 s.
 """
 
 from __future__ import annotations
