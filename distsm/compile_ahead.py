@@ -8,14 +8,14 @@ container or CI job that cache is empty, and the first heavy queries pay the com
 together take the engine's GPU paths (the filter, the trial joins, candidate-edge refinement and sampling,
 the core join with its kernel variants, trailing counts, the general join in one and in several chunks, listings,
 every semantics, directed and undirected graphs, and the out-of-core reads of partitioned search) and checks
-their answers against the CPU backend.  A trailing count on the device runs the fused kernel of ``trailing.cu``
-(one module, no variants), so any of the warm-up's trailing counts on the device compiles it.  Not yet everything:
+their answers against the CPU backend. A trailing count on the device runs the fused kernel of ``trailing.cu`` (one
+module, no variants), so any of the warm-up's trailing counts on the device compiles it. Not yet everything:
 measured on an H100 (benchmarks/device_trailing.sh with WARMUP_CHECK=1), a fresh process counting gMatch's suite and
 three dense 16-vertex queries after a warm-up compiled no ``trailing.cu`` and none of the array-level trailing
 count's boolean and reduction kernels, but still CuPy's ``cupy_copy__int64_int32``, ``cupy_copy__int64_int64`` and
-``cupy_take`` (likely core tables of int64 ids: an index refined on the host and joined on the device).  The batched light stage's kernels
-(``filter_batch``, ``descend_batch``) are part of ``join.cu``, which NVRTC compiles as one module: measured on an
-H100, HPRD's 200 queries as one batch in a fresh process after a warm-up compiled nothing.
+``cupy_take`` (likely core tables of int64 ids: an index refined on the host and joined on the device). The batched
+light stage's kernels (``filter_batch``, ``descend_batch``) are part of ``join.cu``, which NVRTC compiles as one
+module: measured on an H100, HPRD's 200 queries as one batch in a fresh process after a warm-up compiled nothing.
 """
 
 from __future__ import annotations
