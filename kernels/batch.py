@@ -1,0 +1,349 @@
+"""Counting a batch of light queries together: one filter, cheap plans, and one level-synchronous join.
+
+A light query (HPRD's, most of a small-query batch) costs far more in per-query Python and per-call overhead than in
+array work: its general join touches a few hundred adjacency entries through a few dozen array calls per level.
+Counting the queries of a batch one at a time pays that overhead per query; here it is paid per batch.
+
+* **Filter**: every query vertex of the batch is filtered in one pass, as a vertex of the disjoint union of the
+  queries (:meth:`~distsm.kernels.array_backend.ArrayBackend.candidates_of`).
+* **Plan**: each query is planned as :func:`~distsm.kernels.engine.prepare` plans it (same order, same steps), but
+  without candidate sets over the data vertices (:class:`~distsm.kernels.engine.PreparedQuery` builds them only
+  when a per-query join asks).
+* **Join** (:func:`join_counts`, the array-level
+  :meth:`~distsm.kernels.array_backend.ArrayBackend.count_prepared`): one partial-match table holds the rows of
+  every query, each row tagged with its query; level ``i`` extends every row by its query's step ``i``.  The
+  steps' parameters (:class:`~distsm.kernels.query_plan.Step`: first edge, edge checks, injectivity, symmetry and
+  induced checks) are packed into arrays indexed by query, padded with -1 where a query has fewer checks of a kind,
+  so one level costs a fixed number of array calls however many queries it carries.  Candidate membership is one
+  binary search in the sorted keys ``set * n + vertex`` of every query vertex's candidates.  Rows of queries that
+  reach their last level are counted with one ``bincount`` and dropped.
+* **Allowance**: each query may read ``allowance[i]`` adjacency entries (the first edges' runs, as a trial join
+  measures them).  Before a level is expanded, a query whose entries read pass its allowance is dropped with the
+  answer None, to be counted alone by the per-query stages (:class:`~distsm.kernels.counting.Count`), which may
+  find it heavy.  So a level's output space never exceeds the summed allowances, and :func:`count_light` runs
+  the batch in groups whose allowances (and first-level tables) fit the memory budget.
+
+Answers equal the per-query general join's: same candidates, same steps, same tests, only evaluated together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from distsm.config import engine_options
+from distsm.graph import Graph
+from distsm.kernels.array_backend import member
+from distsm.kernels.budget import BudgetPlan, join_entry_bytes
+from distsm.kernels.engine import Control, PreparedQuery
+from distsm.kernels.index import DataIndex
+from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
+
+if TYPE_CHECKING:
+    from distsm.kernels.array_backend import ArrayBackend
+    from distsm.kernels.backend import Backend
+
+
+@dataclass(frozen=True)
+class Slots:
+    """One kind of per-step check, packed for a batch: ``cols[level - 1, slot, query]`` is a column the check reads
+    (-1: no such check), ``values`` the check's label or required count in the same layout, and ``used[level - 1]``
+    the slots any query uses at that level."""
+
+    cols: Any
+    values: Any
+    used: list[int]
+
+
+@dataclass(frozen=True)
+class Programs:
+    """The steps of a batch's plans as arrays indexed by ``[level - 1, query]`` (see the module docstring)."""
+
+    first_col: Any
+    first_label: Any
+    member_set: Any      # the candidate set (query's first set + vertex) the new vertex must belong to
+    last: Any            # bool: the level completes the query
+    checks: Slots        # new vertex in N(row[col], label)
+    greater: Slots       # new vertex > row[col]
+    less: Slots          # new vertex < row[col]
+    distinct: Slots      # new vertex != row[col]
+    pairs: Slots         # adjacency entries between row[col] and the new vertex == value
+
+
+def pack(xp: Any, plans: Sequence[QueryPlan], set_base: Sequence[int]) -> Programs:
+    """The :class:`Programs` of ``plans`` on ``xp`` (``set_base[q]``: the set id of query ``q``'s vertex 0)."""
+    nq = len(plans)
+    levels = max(len(p.order) for p in plans) - 1
+    first: list[tuple[int, int, int, int, int, bool]] = []
+    kinds: dict[str, list[tuple[int, int, int, int, int]]] = {k: [] for k in ("checks", "greater", "less",
+                                                                            "distinct", "pairs")}
+    checks, greater, less = kinds["checks"].append, kinds["greater"].append, kinds["less"].append
+    distinct, pairs = kinds["distinct"].append, kinds["pairs"].append
+    for q, plan in enumerate(plans):
+        base, final = set_base[q], len(plan.steps) - 1
+        for i, step in enumerate(plan.steps):
+            first.append((i, q, step.first_col, step.first_label, base + step.vertex, i == final))
+            for j, (col, label) in enumerate(step.checks):
+                checks((i, j, q, col, label))
+            for j, col in enumerate(step.greater_than):
+                greater((i, j, q, col, 0))
+            for j, col in enumerate(step.less_than):
+                less((i, j, q, col, 0))
+            for j, col in enumerate(step.distinct_cols):
+                distinct((i, j, q, col, 0))
+            for j, (col, need) in enumerate(step.pair_checks):
+                pairs((i, j, q, col, need))
+    f = np.array(first, dtype=np.int64).reshape(-1, 6)
+    first_col = np.zeros((levels, nq), np.int64)
+    first_label = np.full((levels, nq), -1, np.int64)
+    member_set = np.zeros((levels, nq), np.int64)
+    last = np.zeros((levels, nq), bool)
+    first_col[f[:, 0], f[:, 1]] = f[:, 2]
+    first_label[f[:, 0], f[:, 1]] = f[:, 3]
+    member_set[f[:, 0], f[:, 1]] = f[:, 4]
+    last[f[:, 0], f[:, 1]] = f[:, 5].astype(bool)
+
+    def slots(rows: list[tuple[int, int, int, int, int]]) -> Slots:
+        a: np.ndarray = np.array(rows, dtype=np.int64).reshape(-1, 5)
+        width = int(a[:, 1].max()) + 1 if a.shape[0] else 0
+        cols = np.full((levels, width, nq), -1, np.int64)
+        values = np.zeros((levels, width, nq), np.int64)
+        cols[a[:, 0], a[:, 1], a[:, 2]] = a[:, 3]
+        values[a[:, 0], a[:, 1], a[:, 2]] = a[:, 4]
+        used = np.zeros(levels, np.int64)
+        np.maximum.at(used, a[:, 0], a[:, 1] + 1)
+        return Slots(xp.asarray(cols), xp.asarray(values), used.tolist())
+
+    return Programs(xp.asarray(first_col), xp.asarray(first_label), xp.asarray(member_set), xp.asarray(last),
+                    *(slots(kinds[k]) for k in ("checks", "greater", "less", "distinct", "pairs")))
+
+
+def runs(xp: Any, idx: DataIndex, v: Any, label: Any) -> tuple[Any, Any, Any, Any]:
+    """``(start, end, run id, found)`` of the runs ``N(v[i], label[i])`` (per-element labels; a label the data
+    graph does not use, or -1, finds no run and gives an empty one)."""
+    if idx.num_labels == 1:
+        found = label == 0
+        s = idx.run_start.take(v)
+        return s, xp.where(found, idx.run_end.take(v), s), v, found
+    nl = idx.num_labels
+    valid = (label >= 0) & (label < nl)
+    key = v * nl + xp.where(valid, label, 0)
+    pos = xp.minimum(xp.searchsorted(idx.run_keys, key), idx.run_keys.shape[0] - 1)
+    found = (idx.run_keys.take(pos) == key) & valid
+    s = xp.where(found, idx.run_start.take(pos), 0)
+    t = xp.where(found, idx.run_end.take(pos), 0)
+    return s, t, pos, found
+
+
+#: Candidate sets of a batch whose bits (sets times data vertices) number at most this are tested as one bitset (one
+#: gather per test, 32 MiB at most); more are tested by binary search in their sorted keys (several times slower).
+SET_BITS = 1 << 28
+
+
+def set_bits(xp: Any, keys: Any, nbits: int) -> Any:
+    """A ``uint32`` bitset of ``nbits`` bits (as :func:`~distsm.kernels.array_backend.member` reads it) with the
+    distinct bit numbers ``keys`` set: distinct bits of a word sum to their OR, and float64 holds 32-bit sums
+    exactly (one ``bincount``, on either array module)."""
+    bit = xp.left_shift(xp.uint32(1), (keys & 31).astype(xp.uint32)).astype(xp.float64)
+    return xp.bincount(keys >> 5, weights=bit, minlength=(nbits + 31) // 32).astype(xp.uint32)
+
+
+def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
+                allowance: Sequence[int]) -> list[int | None]:
+    """The general join's count of each of ``prepared`` (all on one index), joined together level by level; None
+    for a query that would read more than ``allowance[i]`` adjacency entries (see the module docstring).  Uses
+    array-level calls of ``backend.xp`` only."""
+    if len(allowance) != len(prepared):
+        raise ValueError("one allowance per prepared query")
+    if not prepared:
+        return []
+    idx = prepared[0].index
+    if any(p.index is not idx for p in prepared):
+        raise ValueError("a batch's queries must be prepared on one index")
+    if any(p.plan.needs_partition for p in prepared):
+        raise ValueError("a spanning search cannot be counted in a batch")
+    xp, n = backend.xp, idx.n
+    nq = len(prepared)
+    sizes = [len(p.plan.order) for p in prepared]
+    set_base = np.cumsum(sizes) - sizes
+    cands = [c for p in prepared for c in p.candidates]
+    csize = np.array([int(c.shape[0]) for c in cands], dtype=np.int64)
+    if not csize.all():
+        raise ValueError("a prepared query has a vertex without candidates")
+    # Sorted keys of every candidate set: the sets are numbered in order and each one is sorted.
+    keys = xp.concatenate(cands).astype(xp.int64) + xp.repeat(xp.arange(len(cands), dtype=xp.int64) * n,
+                                                              xp.asarray(csize))
+    member_of = partial(member, xp, set_bits(xp, keys, len(cands) * n)) if len(cands) * n <= SET_BITS \
+        else partial(backend._contains, keys)
+    counts = np.zeros(nq, dtype=np.int64)
+    firsts = set_base + np.array([p.plan.order[0] for p in prepared])
+    fsize = np.where(np.array(sizes) > 1, csize[firsts], 0)
+    counts[np.array(sizes) == 1] = csize[firsts[np.array(sizes) == 1]]
+    if fsize.sum() == 0:
+        return list(counts.tolist())
+    table = xp.concatenate([p.candidates[p.plan.order[0]] for p, k in zip(prepared, fsize.tolist()) if k])
+    table = table.astype(xp.int64)[:, None]
+    qid = xp.repeat(xp.arange(nq, dtype=xp.int64), xp.asarray(fsize))
+    prog = pack(xp, [p.plan for p in prepared], set_base.tolist())
+    allow = xp.asarray(np.asarray(allowance, dtype=np.float64))
+    read = xp.zeros(nq, dtype=xp.float64)
+    alive = xp.ones(nq, dtype=bool)
+    found = xp.zeros(nq, dtype=xp.int64)
+    nbr = idx.nbr
+    for level in range(1, max(sizes)):
+        if not table.shape[0]:
+            break
+        i = level - 1
+        flat = table.reshape(-1)
+        base = xp.arange(table.shape[0], dtype=xp.int64) * level
+        s, t, _, _ = runs(xp, idx, flat.take(base + prog.first_col[i].take(qid)), prog.first_label[i].take(qid))
+        c = t - s
+        read += xp.bincount(qid, weights=c, minlength=nq)
+        over = alive & (read > allow)
+        if bool(over.any()):
+            alive &= ~over
+            keep = alive.take(qid)
+            table, qid, s, c = table[keep], qid[keep], s[keep], c[keep]
+            flat = table.reshape(-1)
+        inclusive = xp.cumsum(c)
+        total = int(inclusive[-1]) if inclusive.shape[0] else 0
+        if not total:
+            break
+        rowid = xp.repeat(xp.arange(table.shape[0], dtype=xp.int64), c)
+        cand = nbr[xp.arange(total, dtype=xp.int64) + (s + c - inclusive).take(rowid)].astype(xp.int64)
+        qe = qid.take(rowid)
+        keep = member_of(prog.member_set[i].take(qe) * n + cand)
+        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
+        rowid, cand, qe = _column_tests(xp, prog, i, flat, level, rowid, cand, qe)
+        rowid, cand, qe = _edge_tests(backend, idx, prog, i, flat, level, rowid, cand, qe)
+        done = prog.last[i].take(qe)
+        found += xp.bincount(qe[done], minlength=nq)
+        more = ~done
+        rowid, cand, qid = rowid[more], cand[more], qe[more]
+        out = xp.empty((cand.shape[0], level + 1), dtype=xp.int64)
+        out[:, :level] = table.take(rowid, axis=0)
+        out[:, level] = cand
+        table = out
+    counts += backend.to_host(found)
+    ok = backend.to_host(alive).tolist()
+    return [int(k) if live else None for k, live in zip(counts.tolist(), ok)]
+
+
+def _column_tests(xp: Any, prog: Programs, i: int, flat: Any, width: int, rowid: Any, cand: Any,
+                  qe: Any) -> tuple[Any, Any, Any]:
+    """The entries that pass level ``i + 1``'s comparisons with earlier columns (symmetry breaking, injectivity);
+    a slot a query does not use compares with a value every vertex passes."""
+    keep = None
+    for slots, op, free in ((prog.greater, xp.greater, -1), (prog.less, xp.less, np.iinfo(np.int64).max),
+                            (prog.distinct, xp.not_equal, -1)):
+        for j in range(slots.used[i]):
+            col = slots.cols[i, j].take(qe)
+            other = xp.where(col < 0, free, flat.take(rowid * width + xp.maximum(col, 0)))
+            ok = op(cand, other)
+            keep = ok if keep is None else keep & ok
+    if keep is None:
+        return rowid, cand, qe
+    return rowid[keep], cand[keep], qe[keep]
+
+
+def _edge_tests(backend: ArrayBackend, idx: DataIndex, prog: Programs, i: int, flat: Any, width: int, rowid: Any,
+                cand: Any, qe: Any) -> tuple[Any, Any, Any]:
+    """The entries that pass level ``i + 1``'s edge checks (new vertex in ``N(row[col], label)``) and, induced,
+    its entry-count checks; each slot filters the survivors of the previous one."""
+    xp, n = backend.xp, idx.n
+    for j in range(prog.checks.used[i]):
+        if not cand.shape[0]:
+            break
+        col = prog.checks.cols[i, j].take(qe)
+        x = flat.take(rowid * width + xp.maximum(col, 0))
+        _, _, run, found = runs(xp, idx, x, prog.checks.values[i, j].take(qe))
+        hit = backend._contains(idx.entry_keys, run * n + cand) & found if idx.entry_keys.shape[0] else found & False
+        keep = hit | (col < 0)
+        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
+    for j in range(prog.pairs.used[i]):
+        if not cand.shape[0]:
+            break
+        col = prog.pairs.cols[i, j].take(qe)
+        x = flat.take(rowid * width + xp.maximum(col, 0))
+        keep = (backend.pair_count(idx, x, cand) == prog.pairs.values[i, j].take(qe)) | (col < 0)
+        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
+    return rowid, cand, qe
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The queries of a batch and how each is counted: ``options`` for all, ``less_than`` symmetry-breaking pairs
+    per query (empty: none), ``allowance`` adjacency entries per query (None: ``distsm.engine.trial-entries``
+    per query vertex, the least allowance of a per-query trial join)."""
+
+    queries: Sequence[Graph]
+    options: MatchOptions
+    less_than: Sequence[tuple[tuple[int, int], ...]] | None = None
+    allowance: Sequence[int] | None = None
+
+    def allowances(self) -> list[int]:
+        if self.allowance is not None:
+            return list(self.allowance)
+        per_vertex = engine_options().trial_entries
+        return [per_vertex * q.n for q in self.queries]
+
+
+def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | BudgetPlan, *,
+                control: Control | None = None) -> list[int | None]:
+    """Count every query of ``batch`` on ``index`` whose general join is light, together; None for the others
+    (a join past its allowance, or one whose share of the batch alone would not fit ``budget``), which the caller
+    counts alone.  ``control`` cancels between groups.  See the module docstring."""
+    queries = list(batch.queries)
+    less = list(batch.less_than) if batch.less_than is not None else [()] * len(queries)
+    allow = batch.allowances()
+    if not len(less) == len(allow) == len(queries):
+        raise ValueError("less_than and allowance need one entry per query")
+    out: list[int | None] = [None] * len(queries)
+    if not queries:
+        return out
+    cands = backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism)
+    bitset = partial(backend.bitset, index)
+    plans: list[tuple[int, PreparedQuery]] = []
+    for k, (q, c) in enumerate(zip(queries, cands)):
+        sizes = [int(a.shape[0]) for a in c]
+        if min(sizes) == 0:
+            out[k] = 0
+            continue
+        plan = build_plan(q, sizes, index.label_entries, index.n, batch.options, less[k])
+        plans.append((k, PreparedQuery(index, plan, c, bitset)))
+    limit = BudgetPlan.of(budget).total
+    group: list[tuple[int, PreparedQuery]] = []
+    held = 0
+    for k, p in plans:
+        need = need_bytes(p, allow[k])
+        if need > limit:
+            continue
+        if held + need > limit:
+            _run(backend, group, allow, out, control)
+            group, held = [], 0
+        group.append((k, p))
+        held += need
+    _run(backend, group, allow, out, control)
+    return out
+
+
+def need_bytes(prepared: PreparedQuery, allowance: int) -> int:
+    """The most bytes one query of a batch may hold at once: its first level's rows and no more output entries than
+    its allowance, each at most a general-join entry of its width."""
+    first = int(prepared.candidates[prepared.plan.order[0]].shape[0])
+    return (first + allowance) * join_entry_bytes(len(prepared.plan.order))
+
+
+def _run(backend: Backend, group: list[tuple[int, PreparedQuery]], allow: list[int], out: list[int | None],
+         control: Control | None) -> None:
+    if not group:
+        return
+    if control is not None:
+        control.check()
+    found = backend.count_prepared([p for _, p in group], [allow[k] for k, _ in group])
+    for (k, _), value in zip(group, found):
+        out[k] = value
