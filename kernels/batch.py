@@ -20,15 +20,17 @@ Counting the queries of a batch one at a time pays that overhead per query; here
 * **Allowance**: each query may read ``allowance[i]`` adjacency entries (the first edges' runs, as a trial join
   measures them).  Before a level is expanded, a query whose entries read pass its allowance is dropped with the
   answer None, to be counted alone by the per-query stages (:class:`~distsm.kernels.counting.Count`), which may
-  find it heavy.  So a level's output space never exceeds the summed allowances, and :func:`count_light` runs
-  the batch in groups whose allowances (and first-level tables) fit the memory budget.
+  find it heavy.  So a level's output space never exceeds the summed allowances.  :func:`count_light` first runs
+  the whole batch at once with every allowance cut by one factor so that together they fit the memory budget
+  (light queries read far less than their allowance), then the queries that passed their cut allowance again
+  with their own, in groups that fit the budget.
 
 Answers equal the per-query general join's: same candidates, same steps, same tests, only evaluated together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -78,48 +80,40 @@ def pack(xp: Any, plans: Sequence[QueryPlan], set_base: Sequence[int]) -> Progra
     """The :class:`Programs` of ``plans`` on ``xp`` (``set_base[q]``: the set id of query ``q``'s vertex 0)."""
     nq = len(plans)
     levels = max(len(p.order) for p in plans) - 1
-    first: list[tuple[int, int, int, int, int, bool]] = []
-    kinds: dict[str, list[tuple[int, int, int, int, int]]] = {k: [] for k in ("checks", "greater", "less",
-                                                                            "distinct", "pairs")}
-    checks, greater, less = kinds["checks"].append, kinds["greater"].append, kinds["less"].append
-    distinct, pairs = kinds["distinct"].append, kinds["pairs"].append
-    for q, plan in enumerate(plans):
-        base, final = set_base[q], len(plan.steps) - 1
-        for i, step in enumerate(plan.steps):
-            first.append((i, q, step.first_col, step.first_label, base + step.vertex, i == final))
-            for j, (col, label) in enumerate(step.checks):
-                checks((i, j, q, col, label))
-            for j, col in enumerate(step.greater_than):
-                greater((i, j, q, col, 0))
-            for j, col in enumerate(step.less_than):
-                less((i, j, q, col, 0))
-            for j, col in enumerate(step.distinct_cols):
-                distinct((i, j, q, col, 0))
-            for j, (col, need) in enumerate(step.pair_checks):
-                pairs((i, j, q, col, need))
-    f = np.array(first, dtype=np.int64).reshape(-1, 6)
+    # Every step of the batch in one list (query-major), with its level and query: one pass per field.
+    steps = [step for p in plans for step in p.steps]
+    nsteps = np.array([len(p.steps) for p in plans], dtype=np.int64)
+    query = np.repeat(np.arange(nq), nsteps)
+    level = np.arange(len(steps)) - np.repeat(np.cumsum(nsteps) - nsteps, nsteps)
     first_col = np.zeros((levels, nq), np.int64)
     first_label = np.full((levels, nq), -1, np.int64)
     member_set = np.zeros((levels, nq), np.int64)
     last = np.zeros((levels, nq), bool)
-    first_col[f[:, 0], f[:, 1]] = f[:, 2]
-    first_label[f[:, 0], f[:, 1]] = f[:, 3]
-    member_set[f[:, 0], f[:, 1]] = f[:, 4]
-    last[f[:, 0], f[:, 1]] = f[:, 5].astype(bool)
+    first_col[level, query] = [s.first_col for s in steps]
+    first_label[level, query] = [s.first_label for s in steps]
+    member_set[level, query] = np.asarray([s.vertex for s in steps]) + np.asarray(set_base)[query]
+    last[nsteps[nsteps > 0] - 1, np.flatnonzero(nsteps)] = True
 
-    def slots(rows: list[tuple[int, int, int, int, int]]) -> Slots:
-        a: np.ndarray = np.array(rows, dtype=np.int64).reshape(-1, 5)
+    def slots(rows: list[tuple[int, int, int, int]]) -> Slots:
+        """``rows``: (step, slot, column, value) of one kind of check."""
+        a: np.ndarray = np.array(rows, dtype=np.int64).reshape(-1, 4)
         width = int(a[:, 1].max()) + 1 if a.shape[0] else 0
         cols = np.full((levels, width, nq), -1, np.int64)
         values = np.zeros((levels, width, nq), np.int64)
-        cols[a[:, 0], a[:, 1], a[:, 2]] = a[:, 3]
-        values[a[:, 0], a[:, 1], a[:, 2]] = a[:, 4]
+        at = (level[a[:, 0]], a[:, 1], query[a[:, 0]])
+        cols[at] = a[:, 2]
+        values[at] = a[:, 3]
         used = np.zeros(levels, np.int64)
-        np.maximum.at(used, a[:, 0], a[:, 1] + 1)
+        np.maximum.at(used, at[0], a[:, 1] + 1)
         return Slots(xp.asarray(cols), xp.asarray(values), used.tolist())
 
+    def columns(field: str) -> Slots:
+        return slots([(t, j, col, 0) for t, s in enumerate(steps) for j, col in enumerate(getattr(s, field))])
+
     return Programs(xp.asarray(first_col), xp.asarray(first_label), xp.asarray(member_set), xp.asarray(last),
-                    *(slots(kinds[k]) for k in ("checks", "greater", "less", "distinct", "pairs")))
+                    slots([(t, j, col, e) for t, s in enumerate(steps) for j, (col, e) in enumerate(s.checks)]),
+                    columns("greater_than"), columns("less_than"), columns("distinct_cols"),
+                    slots([(t, j, col, k) for t, s in enumerate(steps) for j, (col, k) in enumerate(s.pair_checks)]))
 
 
 def runs(xp: Any, idx: DataIndex, v: Any, label: Any) -> tuple[Any, Any, Any, Any]:
@@ -139,17 +133,29 @@ def runs(xp: Any, idx: DataIndex, v: Any, label: Any) -> tuple[Any, Any, Any, An
     return s, t, pos, found
 
 
-#: Candidate sets of a batch whose bits (sets times data vertices) number at most this are tested as one bitset (one
-#: gather per test, 32 MiB at most); more are tested by binary search in their sorted keys (several times slower).
+#: How a batch tests membership in its candidate sets, by their cells (sets times data vertices): up to
+#: ``SET_MASK`` cells one bool mask (one gather per test, 64 MiB at most), up to ``SET_BITS`` one bitset (a gather
+#: and a few bit operations, 32 MiB at most), past that a binary search in the sets' sorted keys (several times
+#: slower than either, but no memory beyond the keys).
+SET_MASK = 1 << 26
 SET_BITS = 1 << 28
 
 
-def set_bits(xp: Any, keys: Any, nbits: int) -> Any:
-    """A ``uint32`` bitset of ``nbits`` bits (as :func:`~distsm.kernels.array_backend.member` reads it) with the
-    distinct bit numbers ``keys`` set: distinct bits of a word sum to their OR, and float64 holds 32-bit sums
-    exactly (one ``bincount``, on either array module)."""
-    bit = xp.left_shift(xp.uint32(1), (keys & 31).astype(xp.uint32)).astype(xp.float64)
-    return xp.bincount(keys >> 5, weights=bit, minlength=(nbits + 31) // 32).astype(xp.uint32)
+def membership(backend: ArrayBackend, keys: Any, cells: int) -> Callable[[Any], Any]:
+    """The test ``key in keys`` (``keys``: sorted distinct ``set * n + vertex`` of every candidate set, ``cells``
+    possible keys) as a function of a key array returning a mask (see :data:`SET_MASK`)."""
+    xp = backend.xp
+    if cells <= SET_MASK:
+        mask = xp.zeros(cells, dtype=bool)
+        mask[keys] = True
+        return partial(member, xp, mask)
+    if cells <= SET_BITS:
+        # Distinct bits of a word sum to their OR, and float64 holds 32-bit sums exactly: one bincount on either
+        # array module builds the words.
+        bit = xp.left_shift(xp.uint32(1), (keys & 31).astype(xp.uint32)).astype(xp.float64)
+        words = xp.bincount(keys >> 5, weights=bit, minlength=(cells + 31) // 32).astype(xp.uint32)
+        return partial(member, xp, words)
+    return partial(backend._contains, keys)
 
 
 def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
@@ -175,10 +181,9 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
     if not csize.all():
         raise ValueError("a prepared query has a vertex without candidates")
     # Sorted keys of every candidate set: the sets are numbered in order and each one is sorted.
-    keys = xp.concatenate(cands).astype(xp.int64) + xp.repeat(xp.arange(len(cands), dtype=xp.int64) * n,
-                                                              xp.asarray(csize))
-    member_of = partial(member, xp, set_bits(xp, keys, len(cands) * n)) if len(cands) * n <= SET_BITS \
-        else partial(backend._contains, keys)
+    # (CuPy's repeat takes no array of repeats: rows of repeated values come from the backend's expand.)
+    keys = xp.concatenate(cands).astype(xp.int64) + backend.expand(xp.asarray(csize))[0] * n
+    member_of = membership(backend, keys, len(cands) * n)
     counts = np.zeros(nq, dtype=np.int64)
     firsts = set_base + np.array([p.plan.order[0] for p in prepared])
     fsize = np.where(np.array(sizes) > 1, csize[firsts], 0)
@@ -187,7 +192,7 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
         return list(counts.tolist())
     table = xp.concatenate([p.candidates[p.plan.order[0]] for p, k in zip(prepared, fsize.tolist()) if k])
     table = table.astype(xp.int64)[:, None]
-    qid = xp.repeat(xp.arange(nq, dtype=xp.int64), xp.asarray(fsize))
+    qid = backend.expand(xp.asarray(fsize))[0]
     prog = pack(xp, [p.plan for p in prepared], set_base.tolist())
     allow = xp.asarray(np.asarray(allowance, dtype=np.float64))
     read = xp.zeros(nq, dtype=xp.float64)
@@ -209,15 +214,13 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
             keep = alive.take(qid)
             table, qid, s, c = table[keep], qid[keep], s[keep], c[keep]
             flat = table.reshape(-1)
-        inclusive = xp.cumsum(c)
-        total = int(inclusive[-1]) if inclusive.shape[0] else 0
-        if not total:
+        rowid, rank = backend.expand(c)
+        if not rowid.shape[0]:
             break
-        rowid = xp.repeat(xp.arange(table.shape[0], dtype=xp.int64), c)
-        cand = nbr[xp.arange(total, dtype=xp.int64) + (s + c - inclusive).take(rowid)].astype(xp.int64)
+        cand = nbr.take(s.take(rowid) + rank)
+        keep = member_of((prog.member_set[i].take(qid) * n).take(rowid) + cand)
+        rowid, cand = rowid[keep], cand[keep]
         qe = qid.take(rowid)
-        keep = member_of(prog.member_set[i].take(qe) * n + cand)
-        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
         rowid, cand, qe = _column_tests(xp, prog, i, flat, level, rowid, cand, qe)
         rowid, cand, qe = _edge_tests(backend, idx, prog, i, flat, level, rowid, cand, qe)
         done = prog.last[i].take(qe)
@@ -316,19 +319,41 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
         plan = build_plan(q, sizes, index.label_entries, index.n, batch.options, less[k])
         plans.append((k, PreparedQuery(index, plan, c, bitset)))
     limit = BudgetPlan.of(budget).total
-    group: list[tuple[int, PreparedQuery]] = []
+    cut = fitting_allowances([p for _, p in plans], [allow[k] for k, _ in plans], limit)
+    if cut is not None:
+        # Round one: the whole batch at once, each allowance cut so that together they fit the budget.  A query
+        # past its cut allowance (not its own) tries again in round two.
+        _run(backend, [(k, p, a) for (k, p), a in zip(plans, cut)], out, control)
+        plans = [(k, p) for (k, p), a in zip(plans, cut) if out[k] is None and a < allow[k]]
+    # Round two: full allowances, in groups that fit the budget.
+    group: list[tuple[int, PreparedQuery, int]] = []
     held = 0
     for k, p in plans:
         need = need_bytes(p, allow[k])
         if need > limit:
             continue
         if held + need > limit:
-            _run(backend, group, allow, out, control)
+            _run(backend, group, out, control)
             group, held = [], 0
-        group.append((k, p))
+        group.append((k, p, allow[k]))
         held += need
-    _run(backend, group, allow, out, control)
+    _run(backend, group, out, control)
     return out
+
+
+#: Round one of :func:`count_light` runs when the budget leaves every query at least this fraction of its allowance.
+LEAST_CUT = 1 / 64
+
+
+def fitting_allowances(prepared: Sequence[PreparedQuery], allowance: Sequence[int], limit: int) -> list[int] | None:
+    """Allowances no larger than ``allowance``, cut by one factor so that all of ``prepared`` together need at most
+    ``limit`` bytes (:func:`need_bytes`); None where that leaves less than :data:`LEAST_CUT` of them."""
+    first = sum(need_bytes(p, 0) for p in prepared)
+    per_entry = sum(join_entry_bytes(len(p.plan.order)) * a for p, a in zip(prepared, allowance))
+    factor = min(1.0, (limit - first) / per_entry) if per_entry else 1.0
+    if factor < LEAST_CUT:
+        return None
+    return [int(factor * a) for a in allowance]
 
 
 def need_bytes(prepared: PreparedQuery, allowance: int) -> int:
@@ -338,12 +363,13 @@ def need_bytes(prepared: PreparedQuery, allowance: int) -> int:
     return (first + allowance) * join_entry_bytes(len(prepared.plan.order))
 
 
-def _run(backend: Backend, group: list[tuple[int, PreparedQuery]], allow: list[int], out: list[int | None],
+def _run(backend: Backend, group: list[tuple[int, PreparedQuery, int]], out: list[int | None],
          control: Control | None) -> None:
+    """Count ``group`` (``(position, prepared query, allowance)``) together into ``out``."""
     if not group:
         return
     if control is not None:
         control.check()
-    found = backend.count_prepared([p for _, p in group], [allow[k] for k, _ in group])
-    for (k, _), value in zip(group, found):
+    found = backend.count_prepared([p for _, p, _ in group], [a for _, _, a in group])
+    for (k, _, _), value in zip(group, found):
         out[k] = value

@@ -66,13 +66,14 @@ case = dict(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), p=st.floats(0.2
 
 
 @scaled(60)
-@given(**case, members=st.sampled_from(["bitset", "sorted keys"]))
+@given(**case, members=st.sampled_from(["mask", "bitset", "sorted keys"]))
 def test_batch_counts_equal_oracles_and_one_at_a_time(seed, n, p, vl, el, directed, sizes, semantics, members):
     rng = np.random.default_rng(seed)
     data = random_graph(rng, n, p, vl, el, directed)
     queries = queries_for(rng, data, sizes, vl, el)
     sem = SEMANTICS[semantics]
-    with patch.object(batch, "SET_BITS", batch.SET_BITS if members == "bitset" else 0):
+    with patch.object(batch, "SET_MASK", batch.SET_MASK if members == "mask" else 0), \
+            patch.object(batch, "SET_BITS", 0 if members == "sorted keys" else batch.SET_BITS):
         found = light(data, queries, sem)
     expected = [oracle(data, q, sem) for q in queries]
     assert found == expected  # tiny graphs: every query is light
@@ -105,7 +106,7 @@ def test_queries_past_their_allowance_are_left_to_the_per_query_path(seed, n, p,
     assert [r.count for r in results] == expected
 
 
-def test_a_budget_splits_the_batch_into_groups_and_skips_what_fits_no_group():
+def test_a_budget_bounds_every_join_of_the_batch_and_skips_what_fits_nowhere():
     rng = np.random.default_rng(7)
     data = random_graph(rng, 12, 0.5, 2, 2, False)
     queries = queries_for(rng, data, [2, 3, 3, 4, 2, 3], 2, 2)
@@ -117,23 +118,25 @@ def test_a_budget_splits_the_batch_into_groups_and_skips_what_fits_no_group():
     need = [None if p is None else batch.need_bytes(p, a) for p, a in zip(prepared, allowance)]
     with_candidates = sum(p is not None for p in prepared)
     assert with_candidates == len(queries) - 1  # the lone query has none
-    calls: list[int] = []
+    calls: list[tuple[int, int]] = []  # (queries, bytes they may hold) of every joint count
     real = ArrayBackend.count_prepared
 
     def spy(self, ps, allow):
-        calls.append(len(ps))
+        calls.append((len(ps), sum(batch.need_bytes(p, a) for p, a in zip(ps, allow))))
         return real(self, ps, allow)
 
     with patch.object(ArrayBackend, "count_prepared", spy):
+        # Room for everything: one join with every allowance whole.
         assert light(data, queries, sem, allowance, budget=1 << 30) == expected
-        assert calls == [with_candidates]
-        calls.clear()
+        assert calls == [(with_candidates, sum(b for b in need if b is not None))]
         largest = max(b for b in need if b is not None)
-        assert light(data, queries, sem, allowance, budget=largest) == expected
-        assert sum(calls) == with_candidates and len(calls) > 1
-        calls.clear()
-        found = light(data, queries, sem, allowance, budget=largest - 1)
-        assert found == [None if b == largest else e for b, e in zip(need, expected)]
+        for budget in (largest, largest - 1, largest // 3):
+            calls.clear()
+            found = light(data, queries, sem, allowance, budget=budget)
+            # Round one holds every query with cut allowances; the queries past theirs run again in groups.
+            assert calls[0][0] == with_candidates and all(held <= budget for _, held in calls)
+            for value, want, b in zip(found, expected, need):
+                assert value == want or (value is None and b is not None and b > budget)
     assert light(data, queries, sem, allowance, budget=1) == [None] * (len(queries) - 1) + [0]
 
 
