@@ -220,61 +220,79 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
         cand = nbr.take(s.take(rowid) + rank)
         keep = member_of((prog.member_set[i].take(qid) * n).take(rowid) + cand)
         rowid, cand = rowid[keep], cand[keep]
-        qe = qid.take(rowid)
-        rowid, cand, qe = _column_tests(xp, prog, i, flat, level, rowid, cand, qe)
-        rowid, cand, qe = _edge_tests(backend, idx, prog, i, flat, level, rowid, cand, qe)
-        done = prog.last[i].take(qe)
-        found += xp.bincount(qe[done], minlength=nq)
-        more = ~done
-        rowid, cand, qid = rowid[more], cand[more], qe[more]
-        out = xp.empty((cand.shape[0], level + 1), dtype=xp.int64)
-        out[:, :level] = table.take(rowid, axis=0)
-        out[:, level] = cand
-        table = out
+        at = Level(xp, prog, i, flat, level)
+        e = _edge_tests(backend, idx, at, _column_tests(at, Entries(rowid, cand, qid.take(rowid))))
+        done = prog.last[i].take(e.query)
+        found += xp.bincount(e.query[done], minlength=nq)
+        e = e.keep(~done)
+        table = xp.concatenate([table.take(e.rowid, axis=0), e.cand.astype(xp.int64)[:, None]], axis=1)
+        qid = e.query
     counts += backend.to_host(found)
     ok = backend.to_host(alive).tolist()
     return [int(k) if live else None for k, live in zip(counts.tolist(), ok)]
 
 
-def _column_tests(xp: Any, prog: Programs, i: int, flat: Any, width: int, rowid: Any, cand: Any,
-                  qe: Any) -> tuple[Any, Any, Any]:
-    """The entries that pass level ``i + 1``'s comparisons with earlier columns (symmetry breaking, injectivity);
-    a slot a query does not use compares with a value every vertex passes."""
+@dataclass
+class Entries:
+    """A level's output entries that pass the tests so far: each one's table row, candidate vertex and query."""
+
+    rowid: Any
+    cand: Any
+    query: Any
+
+    def keep(self, mask: Any) -> Entries:
+        return Entries(self.rowid[mask], self.cand[mask], self.query[mask])
+
+
+@dataclass(frozen=True)
+class Level:
+    """Level ``i + 1`` of a batch's join: the packed steps and the table it extends (flattened, ``width`` columns)."""
+
+    xp: Any
+    prog: Programs
+    i: int
+    flat: Any
+    width: int
+
+    def slot(self, slots: Slots, j: int, e: Entries) -> tuple[Any, Any]:
+        """``(column, the row's vertex in that column)`` of slot ``j`` of ``slots`` for each entry (column -1: the
+        entry's query has no such check; the vertex is then column 0's)."""
+        col = slots.cols[self.i, j].take(e.query)
+        return col, self.flat.take(e.rowid * self.width + self.xp.maximum(col, 0))
+
+
+def _column_tests(level: Level, e: Entries) -> Entries:
+    """The entries that pass the level's comparisons with earlier columns (symmetry breaking, injectivity); a slot
+    an entry's query does not use compares with a value every vertex passes."""
+    xp, prog = level.xp, level.prog
     keep = None
     for slots, op, free in ((prog.greater, xp.greater, -1), (prog.less, xp.less, np.iinfo(np.int64).max),
                             (prog.distinct, xp.not_equal, -1)):
-        for j in range(slots.used[i]):
-            col = slots.cols[i, j].take(qe)
-            other = xp.where(col < 0, free, flat.take(rowid * width + xp.maximum(col, 0)))
-            ok = op(cand, other)
+        for j in range(slots.used[level.i]):
+            col, other = level.slot(slots, j, e)
+            ok = op(e.cand, xp.where(col < 0, free, other))
             keep = ok if keep is None else keep & ok
-    if keep is None:
-        return rowid, cand, qe
-    return rowid[keep], cand[keep], qe[keep]
+    return e if keep is None else e.keep(keep)
 
 
-def _edge_tests(backend: ArrayBackend, idx: DataIndex, prog: Programs, i: int, flat: Any, width: int, rowid: Any,
-                cand: Any, qe: Any) -> tuple[Any, Any, Any]:
-    """The entries that pass level ``i + 1``'s edge checks (new vertex in ``N(row[col], label)``) and, induced,
-    its entry-count checks; each slot filters the survivors of the previous one."""
-    xp, n = backend.xp, idx.n
+def _edge_tests(backend: ArrayBackend, idx: DataIndex, level: Level, e: Entries) -> Entries:
+    """The entries that pass the level's edge checks (new vertex in ``N(row[col], label)``) and, induced, its
+    entry-count checks; each slot filters the survivors of the previous one."""
+    xp, prog, i = backend.xp, level.prog, level.i
     for j in range(prog.checks.used[i]):
-        if not cand.shape[0]:
+        if not e.cand.shape[0]:
             break
-        col = prog.checks.cols[i, j].take(qe)
-        x = flat.take(rowid * width + xp.maximum(col, 0))
-        _, _, run, found = runs(xp, idx, x, prog.checks.values[i, j].take(qe))
-        hit = backend._contains(idx.entry_keys, run * n + cand) & found if idx.entry_keys.shape[0] else found & False
-        keep = hit | (col < 0)
-        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
+        col, x = level.slot(prog.checks, j, e)
+        _, _, run, found = runs(xp, idx, x, prog.checks.values[i, j].take(e.query))
+        hit = backend._contains(idx.entry_keys, run * idx.n + e.cand) & found if idx.entry_keys.shape[0] \
+            else found & False
+        e = e.keep(hit | (col < 0))
     for j in range(prog.pairs.used[i]):
-        if not cand.shape[0]:
+        if not e.cand.shape[0]:
             break
-        col = prog.pairs.cols[i, j].take(qe)
-        x = flat.take(rowid * width + xp.maximum(col, 0))
-        keep = (backend.pair_count(idx, x, cand) == prog.pairs.values[i, j].take(qe)) | (col < 0)
-        rowid, cand, qe = rowid[keep], cand[keep], qe[keep]
-    return rowid, cand, qe
+        col, x = level.slot(prog.pairs, j, e)
+        e = e.keep((backend.pair_count(idx, x, e.cand) == prog.pairs.values[i, j].take(e.query)) | (col < 0))
+    return e
 
 
 @dataclass(frozen=True)
