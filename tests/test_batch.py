@@ -219,3 +219,20 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
     assert batch.count_light(gpu, gpu.index(data), batch.Batch(queries, sem.match_options,
                                                                [symmetry(q, sem).less_than for q in queries],
                                                                allowance), 1 << 28) == expected
+
+
+@scaled(40)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 7), extra=st.floats(0, 1), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans())
+def test_stabilizer_chain_shortcuts_keep_the_automorphism_group(seed, size, extra, vl, el, directed):
+    """A batch plans each whole query's symmetry (its stabiliser chain) without searches where colour refinement
+    separates every vertex: the chain still gives the group the engine's full self-match enumeration lists."""
+    from distsm.plan.automorphism import automorphisms, stabilizer_chain
+
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 4, 0.5, vl, el, directed)
+    query = random_connected_query(rng, data, size, extra, vl, el)
+    every = {tuple(int(x) for x in row) for row in automorphisms(query)}
+    chain = stabilizer_chain(query)
+    assert chain.order == len(every)
+    assert set(chain.generators) <= every
