@@ -24,7 +24,8 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.partition.spec import Partitioning
 from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, decide, shaped, whole_plan
-from distsm.plan.execute import (Job, PlanCache, QueryResult, job_rows, jobs, merge, run_job, whole_query_jobs)
+from distsm.plan.execute import (Job, PlanCache, QueryResult, job_rows, jobs, merge, run_job, run_whole_jobs,
+                                 whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
 from distsm.residency import Residency, partitions_for_budget
@@ -165,7 +166,9 @@ class PartitionedMatcher:
         """Count several queries, yielding each query's result (in query order) as it completes.
 
         Each query spreads as :mod:`distsm.plan.distribution` decides for one site, as on a cluster: a count goes
-        whole (one join over the whole graph by the engine's counting paths); a sliced query runs its plan's
+        whole (one join over the whole graph by the engine's counting paths), and the whole queries are counted
+        first, as one batch (:func:`~distsm.plan.execute.run_whole_jobs`: the light ones joined together, then
+        each of the others alone); a sliced query runs its plan's
         jobs, part-major: each part is made resident once and every sliced query's intra-partition join runs on
         it before the next part (out of core this loads each part once per batch, as PBE processes a partition
         for all its work); then each query's spanning searches run and its result is yielded.  ``bytes_h2d`` of a
@@ -184,6 +187,11 @@ class PartitionedMatcher:
             plan_seconds.append(time.perf_counter() - t)
         work = [self._jobs(plan, decision) for plan, decision in planned]
         done: list[list[Any]] = [[] for _ in queries]
+        whole = [j for j, (_, decision) in enumerate(planned) if decision.how != "sliced"]
+        for j, counted in zip(whole, run_whole_jobs(self, [queries[j] for j in whole], sem, budget,
+                                                   control=control)):
+            done[j].append(counted)
+            work[j] = []
         for i in range(self.k):
             for j, q in enumerate(queries):
                 done[j].extend(run_job(self, job, q, sem, budget, control=control)

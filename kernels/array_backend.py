@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from distsm.kernels.signature import packed, signatures
 
 if TYPE_CHECKING:
     from distsm.kernels.backend import Backend
+    from distsm.kernels.engine import PreparedQuery
 
 def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     """The entries of the sorted vertex array ``members`` that ``allowed`` admits (still sorted)."""
@@ -190,16 +191,35 @@ class ArrayBackend:
         ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices
         (an array, or a ``range`` of ids).
         """
+        [out] = self.candidates_of(idx, [query], homomorphism=homomorphism)
+        for u, allowed in (restrict or {}).items():
+            # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
+            out[u] = restricted(self.xp, out[u], allowed)
+        return out
+
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]:
+        """:meth:`candidates` of several queries in one pass (a batch's filter): the vertices of every query are
+        filtered as those of one disjoint union, whose signatures are each vertex's own."""
         xp = self.xp
-        nq = query.n
-        qdeg = query.degrees
-        qnbr = np.asarray(query.neighbors, np.int64)
-        qsig = packed(np, signatures(np, nq, np.arange(nq).repeat(qdeg), np.asarray(query.neighbor_labels),
-                                     query.vertex_labels[qnbr], presence_only=homomorphism))
+        if len(queries) == 1:
+            [q] = queries
+            nq, labels, qdeg, qlab = q.n, q.vertex_labels, q.degrees, np.asarray(q.neighbor_labels)
+            qnbr = np.asarray(q.neighbors, np.int64)
+        else:
+            ends = np.cumsum([q.n for q in queries])
+            nq = int(ends[-1])
+            labels = np.concatenate([q.vertex_labels for q in queries])
+            qdeg = np.concatenate([q.degrees for q in queries])
+            qlab = np.concatenate([q.neighbor_labels for q in queries])
+            # Each query's neighbour ids shifted by its first vertex's number in the union.
+            shift = np.repeat(ends - [q.n for q in queries], [q.nnz for q in queries])
+            qnbr = np.concatenate([q.neighbors for q in queries]).astype(np.int64) + shift
+        qsig = packed(np, signatures(np, nq, np.arange(nq).repeat(qdeg), qlab, labels[qnbr],
+                                     presence_only=homomorphism))
         pools = label_pools(xp, idx)
         # Each query vertex's pool is one key range: its label's vertices down to its own degree.
         top = pools.max_degree
-        base = query.vertex_labels.astype(np.int64) * (top + 1)
+        base = labels.astype(np.int64) * (top + 1)
         least = base + top - (0 if homomorphism else qdeg.astype(np.int64))
         bounds = self.to_host(xp.searchsorted(pools.keys, xp.asarray(np.concatenate([base, least + 1]))))
         lo = bounds[:nq]
@@ -220,11 +240,12 @@ class ArrayBackend:
         key = xp.sort(downer * idx.n + pools.members.take(dpos))
         kept = (key % idx.n).astype(self.vertex_dtype, copy=False)
         counts = self.to_host(xp.bincount(downer, minlength=nq))
-        ends = counts.cumsum()
-        out = [kept[end - size:end] for end, size in zip(ends.tolist(), counts.tolist())]
-        for u, allowed in (restrict or {}).items():
-            # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
-            out[u] = restricted(xp, out[u], allowed)
+        ends = counts.cumsum().tolist()
+        flat = [kept[end - size:end] for end, size in zip(ends, counts.tolist())]
+        out, at = [], 0
+        for q in queries:
+            out.append(flat[at:at + q.n])
+            at += q.n
         return out
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
@@ -343,6 +364,17 @@ class ArrayBackend:
             if not survivors or last:
                 return Descent(nq, None if count_only else out, survivors, None, levels)
             table = out
+
+    def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int]) -> list[int | None]:
+        """Counts of several prepared queries (engine.PreparedQuery, all on one DataIndex) by their general join,
+        together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
+        backend's batch buffers), which the caller then counts alone.
+
+        Here one level-synchronous join over a table whose rows carry their query
+        (:func:`distsm.kernels.batch.join_counts`): a fixed number of array calls per level for the whole batch."""
+        from distsm.kernels.batch import join_counts  # batch builds on the engine, which builds on this module
+
+        return join_counts(self, prepared, allowance)
 
     def _entries(self, idx: DataIndex, table: Any, step: Step, cap: int) -> tuple[int, tuple[Any, Any] | None]:
         """The size of the output space of ``step`` over ``table`` (which has rows) and, when it is at most

@@ -9,13 +9,14 @@ on where the backend keeps its data, it asks the backend (:attr:`Backend.on_devi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:
     from distsm.graph import Graph
+    from distsm.kernels.engine import PreparedQuery
     from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
@@ -54,6 +55,7 @@ class Backend(Protocol):
     # filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
                    restrict: Mapping[int, Allowed] | None = None) -> list[Any]: ...
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]: ...
     def bitset(self, idx: DataIndex, members: Any) -> Any: ...
 
     # join primitives
@@ -64,6 +66,11 @@ class Backend(Protocol):
     def workload(self, idx: DataIndex, table: Any, step: Step) -> tuple[Any, Any, int]: ...
     def descend(self, idx: DataIndex, table: Any, level: int, plan: QueryPlan, bits: list[Any], count_only: bool,
                 cap: int, spanning: Spanning | None = None) -> Descent | None: ...
+    def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int]) -> list[int | None]:
+        """Counts of several prepared queries (engine.PreparedQuery, all on one DataIndex) by their general join,
+        together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
+        backend's batch buffers), which the caller then counts alone."""
+        ...
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...
     def trailing_totals(self, program: TrailingProgram, table: Any) -> TrailingTotals | None: ...

@@ -10,7 +10,8 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -51,12 +52,26 @@ class Control:
 
 @dataclass
 class PreparedQuery:
-    """A query filtered and planned against one data graph."""
+    """A query filtered and planned against one data graph.
+
+    ``bits`` holds each query vertex's candidate set as the backend's membership tests read it (None for the
+    first vertex of the order, whose candidates start the join), built by ``bitset`` on first use: a batch of
+    queries counted together (:mod:`distsm.kernels.batch`) reads sorted candidate keys instead, and never pays a
+    set over the data vertices per query vertex.  ``bitsets`` are the sets once built (or given).
+    """
 
     index: DataIndex
     plan: QueryPlan
     candidates: list[Any]
-    bits: list[Any]
+    bitset: Callable[[Any], Any]
+    bitsets: list[Any] | None = field(default=None, repr=False)
+
+    @property
+    def bits(self) -> list[Any]:
+        if self.bitsets is None:
+            first = self.plan.order[0]
+            self.bitsets = [None if u == first else self.bitset(c) for u, c in enumerate(self.candidates)]
+        return self.bitsets
 
 
 def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
@@ -86,8 +101,7 @@ def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: Ma
         return None
     plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function, prime_edge,
                       spanning_only)
-    bits = [None if u == plan.order[0] else backend.bitset(idx, c) for u, c in enumerate(cands)]
-    return PreparedQuery(idx, plan, cands, bits)
+    return PreparedQuery(idx, plan, cands, partial(backend.bitset, idx))
 
 
 def start_order(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],

@@ -45,10 +45,11 @@ def gsi_order(query: Graph, candidate_sizes: Sequence[int], label_entries: dict[
     if prefix:
         order = list(prefix)
     else:
-        order = [min((candidate_sizes[u] / max(len(adj[u]), 1), -len(adj[u]), u) for u in range(nq))[2]]
+        order = [min([(candidate_sizes[u] / (len(row) or 1), -len(row), u) for u, row in enumerate(adj)])[2]]
     n2 = float(max(n_data, 1)) ** 2
-    log_est = [math.log(max(c, 1)) for c in candidate_sizes]
-    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in {e for row in adj for _, e in row}}
+    # log(max(c, 1)) without a call per vertex: log(1) is 0.0 exactly.
+    log_est = [math.log(c) if c > 1 else 0.0 for c in candidate_sizes]
+    log_sel = {e: math.log(max(label_entries.get(e, 0), 1) / n2) for e in set(query.neighbor_labels.tolist())}
     links = [0] * nq
     placed = [False] * nq
     frontier: set[int] = set()  # unplaced vertices linked to a placed one

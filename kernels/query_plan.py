@@ -119,19 +119,20 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         prime = PrimeEdge(prime_edge, query.directed)
     order = order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
     adj = query_adjacency(query)
-    col_of = {u: i for i, u in enumerate(order)}
+    col_of = [0] * len(order)
+    for i, u in enumerate(order):
+        col_of[u] = i
     labels = query.vertex_labels.tolist()
     flip = 1 if query.directed else 0
-    entries = {e ^ flip: label_entries.get(e ^ flip, 0) for e in set(query.neighbor_labels.tolist())}
     # Each vertex's linking edges as seen from the other end (the reverse arc's label, e ^ 1, when directed),
     # ranked by the rarest label, then by column, then by adjacency order (k).
-    seen_from = [[(entries[e ^ flip], col_of[w], k, e ^ flip) for k, (w, e) in enumerate(row)] for row in adj]
+    seen = {e: (label_entries.get(e ^ flip, 0), e ^ flip) for e in set(query.neighbor_labels.tolist())}
     same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
     steps = []
     last = len(order) - 1
     for i in range(1, len(order)):
         u = order[i]
-        ranked = sorted([r for r in seen_from[u] if r[1] < i])
+        ranked = sorted([(seen[e][0], c, k, seen[e][1]) for k, (w, e) in enumerate(adj[u]) if (c := col_of[w]) < i])
         links = [(col, e) for _, col, _, e in ranked]
         cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()

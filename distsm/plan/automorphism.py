@@ -19,6 +19,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 
 _BUDGET = 64 << 20
@@ -64,16 +65,26 @@ def stabilizer_chain(query: Graph) -> StabilizerChain:
     if cached is not None:
         return cached
     engine.check_pair(query, query)
-    labels = query.vertex_labels
+    # Automorphisms preserve the stable colouring, so only vertices of v's colour can be in v's orbit; where every
+    # vertex has its own colour (most labelled queries) the identity is the only automorphism, with no search
+    # (each search below costs a millisecond or more).
+    colour = _stable_colouring(query)
+    if len(set(colour)) == query.n:
+        query._derived["stabilizer_chain"] = chain = StabilizerChain(())
+        return chain
+    size = [colour.count(c) for c in colour]
     fixed: dict[int, int] = {}
     levels = []
     generators = []
+    symmetric: bool | None = None  # whether more than the identity fixes the vertices chosen so far (None: ask)
     for v in range(query.n):
-        if pinned_automorphisms(query, fixed, limit=2).shape[0] < 2:
-            break  # only the identity fixes the vertices chosen so far
+        if symmetric is None:
+            symmetric = pinned_automorphisms(query, fixed, limit=2).shape[0] >= 2
+        if not symmetric:
+            break
         orbit = [v]
         for x in range(query.n):
-            if x == v or labels[x] != labels[v]:
+            if x == v or colour[x] != colour[v]:
                 continue
             found = pinned_automorphisms(query, {**fixed, v: x}, limit=1)
             if found.shape[0]:
@@ -81,9 +92,26 @@ def stabilizer_chain(query: Graph) -> StabilizerChain:
                 generators.append(tuple(int(y) for y in found[0]))
         levels.append((v, tuple(orbit)))
         fixed[v] = v
+        if size[v] > 1:
+            symmetric = None  # fixing a vertex alone in its colour leaves the group as it was
     chain = StabilizerChain(tuple(levels), tuple(generators))
     query._derived["stabilizer_chain"] = chain
     return chain
+
+
+def _stable_colouring(query: Graph) -> list[int]:
+    """Colour refinement: vertex labels, then each vertex's colour with the multiset of (effective edge label,
+    neighbour's colour) of its adjacency, until no class splits."""
+    adj = query_adjacency(query)
+    colour = query.vertex_labels.tolist()
+    classes = len(set(colour))
+    while classes < query.n:
+        keys = [(colour[u], tuple(sorted([(e, colour[w]) for w, e in row]))) for u, row in enumerate(adj)]
+        ids = {key: i for i, key in enumerate(set(keys))}
+        if len(ids) == classes:
+            break
+        colour, classes = [ids[key] for key in keys], len(ids)
+    return colour
 
 
 def automorphism_count(query: Graph) -> int:

@@ -138,7 +138,7 @@ def restrict_search(backend: Backend, search: Search, restrict: dict[int, Any]) 
             return None
         if bits[u] is not None:
             bits[u] = backend.bitset(prepared.index, cands[u])
-    return replace(prepared, candidates=cands, bits=bits)
+    return replace(prepared, candidates=cands, bitsets=bits)
 
 
 @dataclass(frozen=True)

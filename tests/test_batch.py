@@ -1,0 +1,238 @@
+"""The batched light stage (:mod:`distsm.kernels.batch`): a batch's light queries joined together give exactly the
+counts of one query at a time and of independent oracles (networkx VF2, brute force, HPRD's published counts), under
+every semantics, on directed and undirected graphs; queries past their allowance or the budget are left to the
+per-query path, and :func:`~distsm.plan.execute.run_whole_jobs` then gives what one job at a time gives."""
+
+from unittest.mock import patch
+
+import numpy as np
+import pytest
+from hprd import DATA, expected_counts, query_path
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis_settings import scaled
+from oracles import brute_force, networkx_matches, random_connected_query, random_graph, sampled_query, \
+    subgraph_key
+
+import distsm
+from distsm import Graph, Semantics
+from distsm.kernels import batch, counting, engine, get_backend
+from distsm.kernels.array_backend import ArrayBackend
+from distsm.kernels.query_plan import MatchOptions
+from distsm.partitioned import PartitionedMatcher
+from distsm.plan.execute import run_job, run_whole_jobs, whole_query_jobs
+from distsm.plan.search import symmetry
+
+NUMPY = get_backend("numpy")
+SEMANTICS = {"plain": Semantics(), "induced": Semantics(induced=True), "homomorphism": Semantics(homomorphism=True),
+             "unique": Semantics(unique=True)}
+
+
+def oracle(data: Graph, query: Graph, sem: Semantics) -> int:
+    """The count by networkx VF2 (brute force for homomorphisms; distinct matched subgraphs for unique counts)."""
+    if sem.homomorphism:
+        return len(brute_force(data, query, homomorphism=True))
+    matches = networkx_matches(data, query, induced=sem.induced)
+    if sem.unique:
+        return len({subgraph_key(data, query, f) for f in matches})
+    return len(matches)
+
+
+def alone(data: Graph, query: Graph, sem: Semantics) -> int:
+    """The count of the per-query stages (light trial, else plan and run)."""
+    return counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, symmetry=symmetry(query, sem))
+
+
+def queries_for(rng: np.random.Generator, data: Graph, sizes: list[int], vl: int, el: int) -> list[Graph]:
+    """Connected queries of the given sizes: copied from ``data`` where possible (they have matches), random
+    otherwise, and one whose vertex label ``data`` never uses (no candidates)."""
+    out = []
+    for k, size in enumerate(sizes):
+        q = sampled_query(rng, data, size) if k % 2 else None
+        out.append(q if q is not None else random_connected_query(rng, data, size, 0.3, vl, el))
+    lone = Graph.from_edges(np.array([[0, 1]]), n=2, vertex_labels=[vl + 3, 0], directed=data.directed)
+    return out + [lone]
+
+
+def light(data: Graph, queries: list[Graph], sem: Semantics, allowance=None, budget: int = 1 << 26):
+    return batch.count_light(NUMPY, NUMPY.index(data),
+                             batch.Batch(queries, sem.match_options, [symmetry(q, sem).less_than for q in queries],
+                                         allowance), budget)
+
+
+case = dict(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
+            el=st.integers(1, 2), directed=st.booleans(), sizes=st.lists(st.integers(1, 4), min_size=1, max_size=5),
+            semantics=st.sampled_from(sorted(SEMANTICS)))
+
+
+@scaled(60)
+@given(**case, members=st.sampled_from(["mask", "bitset", "sorted keys"]))
+def test_batch_counts_equal_oracles_and_one_at_a_time(seed, n, p, vl, el, directed, sizes, semantics, members):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    queries = queries_for(rng, data, sizes, vl, el)
+    sem = SEMANTICS[semantics]
+    with patch.object(batch, "SET_MASK", batch.SET_MASK if members == "mask" else 0), \
+            patch.object(batch, "SET_BITS", 0 if members == "sorted keys" else batch.SET_BITS):
+        found = light(data, queries, sem)
+    expected = [oracle(data, q, sem) for q in queries]
+    assert found == expected  # tiny graphs: every query is light
+    assert [alone(data, q, sem) for q in queries] == expected
+    assert found[-1] == 0  # the query whose label the data graph lacks
+
+
+@scaled(40)
+@given(**case, per_vertex=st.sampled_from([0, 1, 4, 16]))
+def test_queries_past_their_allowance_are_left_to_the_per_query_path(seed, n, p, vl, el, directed, sizes, semantics,
+                                                                      per_vertex):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, el, directed)
+    queries = queries_for(rng, data, sizes, vl, el)
+    sem = SEMANTICS[semantics]
+    allowance = [per_vertex * q.n for q in queries]
+    found = light(data, queries, sem, allowance)
+    expected = [oracle(data, q, sem) for q in queries]
+    for value, want, q in zip(found, expected, queries):
+        assert value is None or value == want
+        if value is None:  # only a join that reads adjacency entries can pass an allowance
+            assert q.n > 1
+    if per_vertex == 0:
+        # A zero allowance admits only joins that read nothing: single vertices and empty first runs.
+        assert all(v is None or v == 0 or q.n == 1 for v, q in zip(found, queries))
+    # The batch-then-alone driver answers every query exactly.
+    matcher = PartitionedMatcher(data, 1, backend=NUMPY)
+    with patch.object(batch.Batch, "allowances", lambda self: allowance):
+        results = matcher.count_batch(queries, sem, 1 << 26)
+    assert [r.count for r in results] == expected
+
+
+def test_a_budget_bounds_every_join_of_the_batch_and_skips_what_fits_nowhere():
+    rng = np.random.default_rng(7)
+    data = random_graph(rng, 12, 0.5, 2, 2, False)
+    queries = queries_for(rng, data, [2, 3, 3, 4, 2, 3], 2, 2)
+    sem = Semantics()
+    expected = [oracle(data, q, sem) for q in queries]
+    allowance = [50 * q.n for q in queries]
+    idx = NUMPY.index(data)
+    prepared = [engine.prepare(NUMPY, idx, q, sem.match_options) for q in queries]
+    need = [None if p is None else batch.need_bytes(p, a) for p, a in zip(prepared, allowance)]
+    with_candidates = sum(p is not None for p in prepared)
+    assert with_candidates == len(queries) - 1  # the lone query has none
+    calls: list[tuple[int, int]] = []  # (queries, bytes they may hold) of every joint count
+    real = ArrayBackend.count_prepared
+
+    def spy(self, ps, allow):
+        calls.append((len(ps), sum(batch.need_bytes(p, a) for p, a in zip(ps, allow))))
+        return real(self, ps, allow)
+
+    with patch.object(ArrayBackend, "count_prepared", spy):
+        # Room for everything: one join with every allowance whole.
+        assert light(data, queries, sem, allowance, budget=1 << 30) == expected
+        assert calls == [(with_candidates, sum(b for b in need if b is not None))]
+        largest = max(b for b in need if b is not None)
+        for budget in (largest, largest - 1, largest // 3):
+            calls.clear()
+            found = light(data, queries, sem, allowance, budget=budget)
+            # Round one holds every query with cut allowances; the queries past theirs run again in groups.
+            assert calls[0][0] == with_candidates and all(held <= budget for _, held in calls)
+            for value, want, b in zip(found, expected, need):
+                assert value == want or (value is None and b is not None and b > budget)
+    assert light(data, queries, sem, allowance, budget=1) == [None] * (len(queries) - 1) + [0]
+
+
+def test_run_whole_jobs_equals_one_job_at_a_time_with_heavy_and_light_queries():
+    import networkx as nx
+
+    g = nx.gnm_random_graph(300, 3000, seed=1)
+    data = Graph.from_networkx(g)
+    edge, wedge, triangle, path7 = (Graph.from_networkx(q) for q in (nx.path_graph(2), nx.path_graph(3),
+                                                                      nx.cycle_graph(3), nx.path_graph(7)))
+    queries = [edge, path7, wedge, triangle]
+    matcher = PartitionedMatcher(data, 1, backend=NUMPY)
+    sem = Semantics()
+    [job] = whole_query_jobs()
+    together = run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8)
+    apart = [run_job(matcher, job, q, sem, 1 << 26, split_work=1e8) for q in queries]
+    assert [(r.stage, r.part, r.count, r.heavy != "") for r in together] == \
+        [(r.stage, r.part, r.count, r.heavy != "") for r in apart]
+    assert together[1].heavy and together[1].count == 0  # the 7-path (about 10^10 embeddings) is split instead
+    degrees = np.array([d for _, d in g.degree()])
+    assert [together[k].count for k in (0, 2, 3)] == [2 * g.number_of_edges(), int((degrees * (degrees - 1)).sum()),
+                                                      len(networkx_matches(data, triangle))]
+    assert all(not r.heavy for k, r in enumerate(together) if k != 1)
+
+
+def test_hprd_200_queries_as_one_batch_match_the_published_counts():
+    data = distsm.read_graph(DATA)
+    names = list(expected_counts())
+    queries = [distsm.read_graph(query_path(n)) for n in names]
+    found = light(data, queries, Semantics(), budget=1 << 30)
+    assert dict(zip(names, found)) == expected_counts()  # every HPRD query is light
+    results = distsm.count_batch(data, queries, partitions=1, backend="numpy", names=names)
+    assert {r.query: r.count for r in results} == expected_counts()
+
+
+def test_the_batch_rejects_spanning_searches_and_mixed_indexes():
+    rng = np.random.default_rng(1)
+    a, b = random_graph(rng, 6, 0.6, 1, 1, False), random_graph(rng, 6, 0.6, 1, 1, False)
+    q = Graph.from_edges(np.array([[0, 1]]), n=2)
+    pa = engine.prepare(NUMPY, a, q, MatchOptions())
+    pb = engine.prepare(NUMPY, b, q, MatchOptions())
+    assert pa is not None and pb is not None
+    with pytest.raises(ValueError, match="one index"):
+        NUMPY.count_prepared([pa, pb], [100, 100])
+    with pytest.raises(ValueError, match="one allowance"):
+        NUMPY.count_prepared([pa], [])
+    spanning = engine.prepare(NUMPY, a, q, MatchOptions(), prime_edge=0)
+    assert spanning is not None
+    with pytest.raises(ValueError, match="spanning"):
+        NUMPY.count_prepared([spanning], [100])
+
+
+@pytest.mark.gpu
+@scaled(20)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(20, 200), deg=st.integers(2, 8), vl=st.integers(1, 4),
+       el=st.integers(1, 3), directed=st.booleans(), sizes=st.lists(st.integers(1, 6), min_size=1, max_size=12),
+       semantics=st.sampled_from(sorted(SEMANTICS)), per_vertex=st.sampled_from([8, 64, 32768]))
+def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semantics, per_vertex):
+    """The array-level batch under the CuPy backend (``ArrayBackend.count_prepared``, and the backend's own
+    ``count_prepared``) gives NumPy's answers on fresh random inputs."""
+    gpu = get_backend("cupy")
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, deg / n, vl, el, directed)
+    queries = queries_for(rng, data, sizes, vl, el)
+    sem = SEMANTICS[semantics]
+    allowance = [per_vertex * q.n for q in queries]
+    expected = light(data, queries, sem, allowance)
+    for backend in (gpu, NUMPY):
+        idx = backend.index(data)
+        prepared = [engine.prepare(backend, idx, q, sem.match_options, less_than=symmetry(q, sem).less_than)
+                    for q in queries]
+        live = [k for k, p in enumerate(prepared) if p is not None]
+        want = [expected[k] for k in live]
+        ps, allow = [prepared[k] for k in live], [allowance[k] for k in live]
+        for found in (ArrayBackend.count_prepared(backend, ps, allow), backend.count_prepared(ps, allow)):
+            # A backend may leave more queries to the per-query path (its buffers), never answer differently.
+            assert all(f is None or f == w for f, w in zip(found, want))
+            if backend is NUMPY:
+                assert found == want
+    assert batch.count_light(gpu, gpu.index(data), batch.Batch(queries, sem.match_options,
+                                                               [symmetry(q, sem).less_than for q in queries],
+                                                               allowance), 1 << 28) == expected
+
+
+@scaled(40)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 7), extra=st.floats(0, 1), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans())
+def test_stabilizer_chain_shortcuts_keep_the_automorphism_group(seed, size, extra, vl, el, directed):
+    """A batch plans each whole query's symmetry (its stabiliser chain) without searches where colour refinement
+    separates every vertex: the chain still gives the group the engine's full self-match enumeration lists."""
+    from distsm.plan.automorphism import automorphisms, stabilizer_chain
+
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 4, 0.5, vl, el, directed)
+    query = random_connected_query(rng, data, size, extra, vl, el)
+    every = {tuple(int(x) for x in row) for row in automorphisms(query)}
+    chain = stabilizer_chain(query)
+    assert chain.order == len(every)
+    assert set(chain.generators) <= every
