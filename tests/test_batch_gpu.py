@@ -1,5 +1,5 @@
 """The CuPy backend's batched light stage against the NumPy backend: ``count_prepared`` (the counts of many
-prepared queries in one launch) and ``candidates_many`` (the filters of many queries in one launch), on fresh random
+prepared queries in one launch) and ``candidates_of`` (the filters of many queries in one launch), on fresh random
 labelled graphs and queries drawn by Hypothesis (embeddings, unique counts through symmetry-breaking pairs or random
 ``less_than`` pairs, homomorphisms, induced matches, directed graphs) and on HPRD's 200 queries against their
 published counts.
@@ -196,13 +196,13 @@ def test_count_prepared_refuses_mixed_indexes_and_spanning_plans(gpu):
     assert gpu.count_prepared([], []) == []
 
 
-# ---------------------------------------------------------------------------------------------------- candidates_many
+# ---------------------------------------------------------------------------------------------------- candidates_of
 @pytest.mark.gpu
 @scaled(30 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60), p=st.floats(0.05, 0.6), vl=st.integers(1, 5),
        el=st.integers(1, 3), directed=st.booleans(), k=st.integers(1, 30), homomorphism=st.booleans(),
        small=st.sampled_from([4, 8192]))
-def test_candidates_many_equals_one_query_at_a_time(gpu, small_limit, seed, n, p, vl, el, directed, k, homomorphism,
+def test_candidates_of_equals_one_query_at_a_time(gpu, small_limit, seed, n, p, vl, el, directed, k, homomorphism,
                                                     small):
     """The same candidates as the NumPy filter, and the same bitsets (a small ``small-limit`` sends the queries
     with larger label pools through the one-query path)."""
@@ -211,8 +211,8 @@ def test_candidates_many_equals_one_query_at_a_time(gpu, small_limit, seed, n, p
     queries = [c[0] for c in _random_cases(rng, data, k, vl + 1, el, 6)]  # vl + 1: some labels have no vertex
     small_limit(small)
     gidx, ridx = gpu.index(data), REF.index(data)
-    many = gpu.candidates_many(gidx, queries, homomorphism)
-    assert len(many) == len(queries) and gpu.candidates_many(gidx, [], homomorphism) == []
+    many = gpu.candidates_of(gidx, queries, homomorphism=homomorphism)
+    assert len(many) == len(queries) and gpu.candidates_of(gidx, [], homomorphism=homomorphism) == []
     everyone = np.arange(data.n)
     for query, cands in zip(queries, many):
         want = REF.candidates(ridx, query, homomorphism=homomorphism)
@@ -306,7 +306,7 @@ def test_hprd_200_as_one_batch_match_published_counts(gpu):
     assert len(expected) == 200
     idx = gpu.index(data)
     names = list(expected)
-    many = gpu.candidates_many(idx, [queries[k] for k in names], False)
+    many = gpu.candidates_of(idx, [queries[k] for k in names], homomorphism=False)
     prepared = [engine.prepare(gpu, idx, queries[k], MatchOptions(), candidates=c) for k, c in zip(names, many)]
     assert all(p is not None for p in prepared)
     got = gpu.count_prepared(prepared, [UNLIMITED] * len(prepared))

@@ -19,7 +19,7 @@ from distsm.kernels.signature import signatures
 
 class FilterOps(IndexOps):
     """:meth:`candidates` filters every query vertex's label pool in one launch, compacts survivors in order and
-    builds all candidate bitsets at the same time (:meth:`candidates_many`: for many queries in one launch);
+    builds all candidate bitsets at the same time (:meth:`candidates_of`: for many queries in one launch);
     :meth:`bitset` returns those (or builds one)."""
 
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
@@ -55,7 +55,7 @@ class FilterOps(IndexOps):
             cands[u] = restricted(xp, cands[u], allowed)
         return cands
 
-    def candidates_many(self, idx: DataIndex, queries: Sequence[Graph], homomorphism: bool) -> list[list[Any]]:
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]:
         """:meth:`candidates` of every query (no restriction), the same arrays; the filters of queries whose label
         pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a block per
         query), with one upload of their query signatures and pools and one copy of the candidate counts back.
