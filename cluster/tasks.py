@@ -312,11 +312,20 @@ def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResul
 
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
             split: int | None, control: engine.Control) -> QueryResult:
-    """The result of a whole query from its job's result ``measured``; a heavy one (``measured.heavy``) is first
-    split into about ``split`` slices run over the cluster (see :func:`wholes`)."""
+    """The result of a whole query from its job's result ``measured``.  A heavy one (``measured.heavy``) is split
+    into about ``split`` slices run over the cluster (see :func:`wholes`) when no other task waits for a worker
+    thread; otherwise it is counted whole here: the slices of a count together do the whole count's work or more
+    (measured up to 7 times more, by the restricted plans), which only pays when it fills threads that would idle."""
     if not measured.heavy:
         return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
+    waiting = _waiting_tasks()
+    if waiting:
+        [work] = whole_query_jobs()
+        counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
+        why = (f"{query.distribution[1]}; heavy ({measured.heavy}) but counted whole by worker {state.worker}: "
+               f"{waiting} other tasks waited for a worker thread")
+        return merged(replace(query, distribution=("whole", why)), [measured, counted])
     # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
     slices = state.slices(query.graph, query.sem, split)
     logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), measured.heavy)
@@ -325,6 +334,22 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
            f"{state.worker}: {measured.heavy}")
     plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {measured.heavy}")
     return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *results])
+
+
+def _waiting_tasks() -> int:
+    """Tasks on the cluster that wait for a worker thread now (asked of the scheduler; see
+    :func:`waiting_tasks`)."""
+    from distributed import get_client
+
+    return int(get_client().run_on_scheduler(waiting_tasks))
+
+
+def waiting_tasks(dask_scheduler: Any) -> int:
+    """Tasks of ``dask_scheduler`` ready to run that no worker thread runs: queued on the scheduler, or sent to a
+    worker beyond its threads (seceded tasks, like a whole query waiting for its slices, hold no thread)."""
+    sent = sum(max(len(ws.processing) - len(ws.long_running) - ws.nthreads, 0)
+               for ws in dask_scheduler.workers.values())
+    return len(dask_scheduler.queued) + sent
 
 
 def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],

@@ -253,6 +253,24 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
+def test_a_heavy_query_is_counted_whole_while_other_tasks_wait(heavy_matcher, cluster):
+    """Slices of a count do its work again in part (their restricted plans): a worker splits a heavy query only
+    when no other task waits for a thread, and counts it whole otherwise; every count stays exact."""
+    m, data, _, _ = heavy_matcher
+    star = distsm.Graph.from_networkx(nx.star_graph(3))
+    d = data.degrees.astype(object)
+    old = cluster.run(_set_split_work, 1.0)
+    try:
+        results = m.submit([star] * 8, names=[f"star{i}" for i in range(8)], timeout=120).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+    assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
+    whole = [r for r in results if r.distribution == "whole"]
+    assert whole and all("counted whole" in r.distribution_reason and "waited" in r.distribution_reason
+                         for r in whole), [r.distribution_reason for r in results]
+    assert all("split into" in r.distribution_reason for r in results if r.distribution == "sliced")
+
+
 def _set_split_work(value):
     """Set distsm.cluster.split-work in this process (run on the workers); returns the value it had."""
     import dask.config
