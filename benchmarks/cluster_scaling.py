@@ -17,13 +17,29 @@ place from the shared host copy (``host``) or gathered per chunk (``gather``), w
 of the same count.  Counts must agree between all
 runs and the in-process baseline; speedup and efficiency are relative to the smallest count, per batch, on the
 queries that finished within ``--timeout`` in every run.  ``--cpu`` runs everything on CPU workers (a dry run).
+``--report-dir DIR`` keeps, per run and batch, Dask's performance report (``{N}w-{budget}-{batch}.html``) and its
+task stream (``...-tasks.json``: every task's key, worker and start/stop times), to see what a batch waits on.
+
+The CPU-worker scaling run (issue 29) on the 16-core device machine: 1, 2, 4, 8 and 16 workers, a heavy batch of
+16 queries that take 1 to 10 s each in process (selected from a pool of 8 per query wanted, 16 timed at a time;
+the issue's run at 363f72b found 3 of 48 pool queries in 0.5 to 5 s on this graph, so the pool is larger and the
+window wider) and the small batch of 200:
+
+    python -m benchmarks.cluster_scaling --cpu --gpus 1 2 4 8 16 --scale 18 --edges 4000000 --labels 64
+        --queries 16 --size 8 12 --heavy-seconds 1 10 --heavy-pool 8 --select-processes 16 --small-queries 200
+        --small-size 4 6 --timeout 120 --method metis --store-dir /tmp/distsm-scaling-stores
+        --report-dir benchmarks/results/cluster_scaling_cpu16 --out benchmarks/results/cluster_scaling_cpu16.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 
 from benchmarks import meta
 from benchmarks.common import add_rmat_options, hprd_data_path, hprd_suite, parser, rmat_from
@@ -76,11 +92,14 @@ def _cluster(n: int, args: argparse.Namespace):
     return local(gpus=n, dashboard_address="127.0.0.1:0"), "cupy"
 
 
-def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str) -> dict:
-    """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved and device peaks."""
-    t = time.perf_counter()
-    results = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
-    wall = time.perf_counter() - t
+def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, report: str | None = None) -> dict:
+    """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved and device peaks.  With
+    ``report`` (a path without suffix), Dask's performance report is saved at ``report.html`` and the batch's task
+    stream at ``report-tasks.json``."""
+    with _recorded(m.client, report):
+        t = time.perf_counter()
+        results = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
+        wall = time.perf_counter() - t
     ok = [r for r in results if r.ok]
     peaks: dict[str, int] = {}
     for r in ok:
@@ -96,6 +115,22 @@ def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str) -
                                   "bytes_h2d": r.bytes_h2d,
                                   "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
                         for r in results}}
+
+
+@contextmanager
+def _recorded(client, report: str | None) -> Iterator[None]:
+    """Keep Dask's performance report (HTML) and the task stream (JSON: one record per task, its key, worker and
+    start/stop times) of the block at ``report.html`` and ``report-tasks.json``; nothing without ``report``."""
+    if report is None:
+        yield
+        return
+    from distributed import get_task_stream, performance_report
+
+    os.makedirs(os.path.dirname(report) or ".", exist_ok=True)
+    with performance_report(filename=f"{report}.html"), get_task_stream(client) as stream:
+        yield
+    with open(f"{report}-tasks.json", "w") as f:
+        json.dump(stream.data, f, default=str)
 
 
 def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argparse.Namespace,
@@ -118,7 +153,9 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
                                                        "shared_host_bytes")} for r in m.load_report}
             first = next(iter(batches.values()))[0][0]
             m.count(first)  # warm-up: kernels compiled, adjacency loaded on every worker
-            runs = {name: _batch(m, graphs, names, args.timeout, args.distribute if name == "heavy" else "auto")
+            runs = {name: _batch(m, graphs, names, args.timeout, args.distribute if name == "heavy" else "auto",
+                                 None if args.report_dir is None else
+                                 os.path.join(args.report_dir, f"{n}w-{device_budget or 'default'}-{name}"))
                     for name, (graphs, names) in batches.items()}
             m.close()
     finally:
@@ -131,16 +168,21 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
             "setup_s": round(setup_s, 3), "cross_edges": m.cross_edge_count, "batches": runs}
 
 
-def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.Namespace) -> dict:
-    """The same batches counted by ``distsm.count`` in this process on one device (no Dask, no partitions)."""
+def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.Namespace,
+               known: dict[str, dict] | None = None) -> dict:
+    """The same batches counted by ``distsm.count`` in this process on one device (no Dask, no partitions);
+    ``known`` batches (``{"batch_wall_s", "counts"}``, measured already: the heavy batch's selection) are not
+    counted again."""
     import distsm
     from distsm.kernels import get_backend
     from distsm.plan.execute import release_device_memory
 
     backend = "numpy" if args.cpu else "cupy"
     distsm.count(data, next(iter(batches.values()))[0][0], backend=backend)  # warm-up, index built
-    out = {}
+    out = dict(known or {})
     for name, (graphs, names) in batches.items():
+        if name in out:
+            continue
         t = time.perf_counter()
         counts = {q: distsm.count(data, g, backend=backend) for q, g in zip(names, graphs)}
         out[name] = {"batch_wall_s": round(time.perf_counter() - t, 4), "counts": counts}
@@ -194,33 +236,66 @@ def _queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ..
     return graphs, names
 
 
-def select_heavy(data, graphs: list, names: list[str], want: int, low: float, high: float, cpu: bool
-                 ) -> tuple[list, list[str], dict]:
+def select_heavy(data, graphs: list, names: list[str], want: int, low: float, high: float, cpu: bool,
+                 processes: int = 1) -> tuple[list, list[str], dict, dict | None]:
     """The first ``want`` queries of a pool whose in-process count on one device takes between ``low`` and
     ``high`` seconds (a count still running at ``high`` is stopped): random-walk queries of 8 to 12 vertices on
     a Zipf-labelled graph are mostly answered in milliseconds, and a batch of those measures the cluster's
-    per-query overhead, not how it spreads heavy work.  Returns the kept queries, their names and what each
-    pool query took (``None``: stopped)."""
-    import distsm
+    per-query overhead, not how it spreads heavy work.  With ``processes > 1`` (CPU only) the pool is timed that
+    many queries at a time in as many processes (the first ``want`` in pool order are kept, as one at a time).
+    Returns the kept queries, their names, what each pool query timed took (``None``: stopped) and, timed one at
+    a time, the kept queries' in-process baseline (``{"batch_wall_s", "counts"}``: their summed seconds and their
+    counts, so they need not be counted again; None when timed side by side, where the seconds are not one
+    process's alone)."""
+    import multiprocessing
 
     backend = "numpy" if cpu else "cupy"
     seconds: dict[str, float | None] = {}
+    counts: dict[str, int] = {}
     kept: list[int] = []
-    for i, (g, name) in enumerate(zip(graphs, names)):
-        t = time.perf_counter()
-        try:
-            distsm.count(data, g, backend=backend, timeout=high)
-            seconds[name] = round(time.perf_counter() - t, 4)
-        except TimeoutError:
-            seconds[name] = None
-        took = seconds[name]
-        if took is not None and took >= low:
-            kept.append(i)
-            if len(kept) == want:
-                break
-    print(f"heavy queries: {len(kept)} of {len(seconds)} pool queries took {low}..{high} s in process",
-          file=sys.stderr, flush=True)
-    return [graphs[i] for i in kept], [names[i] for i in kept], seconds
+    parallel = processes > 1 and cpu
+    with (multiprocessing.get_context("spawn").Pool(processes, _timer_init, (data, backend)) if parallel
+          else nullcontext()) as pool:
+        if pool is None:
+            _timer_init(data, backend)
+        timed = pool.imap(_timed_count, [(g, high) for g in graphs]) if pool is not None else \
+            map(_timed_count, [(g, high) for g in graphs])
+        for i, (took, n) in enumerate(timed):
+            seconds[names[i]] = took
+            if took is not None and took >= low:
+                kept.append(i)
+                counts[names[i]] = n
+                if len(kept) == want:
+                    break
+    print(f"heavy queries: {len(kept)} of {len(seconds)} pool queries took {low}..{high} s in process"
+          + (f" ({processes} at a time)" if parallel else ""), file=sys.stderr, flush=True)
+    baseline = None if parallel else {"batch_wall_s": round(sum(seconds[names[i]] or 0 for i in kept), 4),
+                                      "counts": counts}
+    return [graphs[i] for i in kept], [names[i] for i in kept], seconds, baseline
+
+
+_TIMER: dict = {}
+
+
+def _timer_init(data, backend: str) -> None:
+    """Keep the data graph in this (pool) process and build its index before any query is timed."""
+    import distsm
+
+    _TIMER.update(data=data, backend=backend)
+    distsm.count(data, distsm.Graph.from_edges([(0, 1)], vertex_labels=[0, 0]), backend=backend)
+
+
+def _timed_count(job: tuple) -> tuple[float | None, int | None]:
+    """``(seconds, count)`` of one query counted in this process, ``(None, None)`` when stopped at ``job[1]`` s."""
+    import distsm
+
+    query, high = job
+    t = time.perf_counter()
+    try:
+        n = distsm.count(_TIMER["data"], query, backend=_TIMER["backend"], timeout=high)
+    except TimeoutError:
+        return None, None
+    return round(time.perf_counter() - t, 4), n
 
 
 def main(argv=None):
@@ -235,6 +310,9 @@ def main(argv=None):
                    help="make the heavy batch of pool queries (--heavy-pool times --queries, sparse, core and "
                         "dense) whose in-process count takes LOW to HIGH seconds")
     p.add_argument("--heavy-pool", type=int, default=8, help="pool size per heavy query wanted (with --heavy-seconds)")
+    p.add_argument("--select-processes", type=int, default=1,
+                   help="with --cpu and --heavy-seconds: time this many pool queries at a time, one process each "
+                        "(the heavy batch's in-process baseline is then counted again, one query at a time)")
     p.add_argument("--small-queries", type=int, default=0, help="queries of the HPRD-style small batch (0: none)")
     p.add_argument("--small-size", type=int, nargs="+", default=[4, 6])
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
@@ -251,6 +329,9 @@ def main(argv=None):
                    help="how the heavy batch's queries spread over the workers (the small batch's: auto)")
     p.add_argument("--share-gpu", action="store_true", help="all workers on GPU 0 (a functional check on 1 GPU)")
     p.add_argument("--cpu", action="store_true", help="CPU workers instead of GPUs (for a dry run)")
+    p.add_argument("--report-dir", default=None, metavar="DIR",
+                   help="save Dask's performance report (N-workers-BATCH.html) and task stream (...-tasks.json) of "
+                        "every batch of every run here")
     p.add_argument("--hprd", action="store_true",
                    help="first check the 200 HPRD known answers on the largest cluster")
     args = p.parse_args(argv)
@@ -259,9 +340,13 @@ def main(argv=None):
         hprd_check(max(args.gpus), args)
     data, graph = rmat_from(args)
     selection: dict = {}
+    known: dict[str, dict] = {}
     if args.heavy_seconds:
         pool = _queries(data, args.queries * args.heavy_pool, args.size, args.seed, ("sparse", "core", "dense"), "q")
-        graphs, names, seconds = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu)
+        graphs, names, seconds, timed = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu,
+                                                     args.select_processes)
+        if timed is not None:
+            known["heavy"] = timed
         if not graphs:
             raise SystemExit(f"no pool query took {args.heavy_seconds[0]} to {args.heavy_seconds[1]} s in process")
         selection = {"seconds": list(args.heavy_seconds), "pool": len(pool[0]), "pool_seconds": seconds}
@@ -278,7 +363,7 @@ def main(argv=None):
     graph["index_bytes_estimate"] = index_bytes
     baseline: dict = {}
     if not args.no_in_process:
-        baseline = in_process(data, batches, args)
+        baseline = in_process(data, batches, args, known)
         print("in process, 1 device: " + ", ".join(f"{k} {v['batch_wall_s']:.2f}s" for k, v in baseline.items()),
               file=sys.stderr, flush=True)
     plan = [(n, args.device_budget, args.adjacency) for n in args.gpus]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,14 +32,15 @@ from distributed import get_worker
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from distsm.cluster.allocator import set_mmap_threshold
+from distsm.cluster.monitor import DONE_TOPIC
 from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
-from distsm.plan.execute import (Job, PlanCache, JobResult, QueryResult, merge, release_device_memory, run_job,
-                                 whole_query_jobs)
+from distsm.plan.execute import (Job, JobResult, PlanCache, QueryResult, merge, release_device_memory, run_job,
+                                 run_whole_jobs, whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
 from distsm.residency import Residency, default_device_budget, resident_bytes
@@ -187,8 +189,10 @@ def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, 
 @dataclass(frozen=True)
 class QueryTask:
     """One query of a batch as its tasks see it: its name, graph and semantics, the plan the client made, the
-    number of parts, the batch, the client's planning seconds, listing or counting (at most ``limit`` rows), and
-    ``distribution``: ``(how, why)`` the client spread it (see :meth:`distsm.Matcher.distribution`)."""
+    number of parts, the batch, the client's planning seconds, listing or counting (at most ``limit`` rows),
+    ``distribution``: ``(how, why)`` the client spread it (see :meth:`distsm.Matcher.distribution`), and ``split``:
+    for a count sent whole to be measured on its worker, the number of slices to split it into if its counting
+    plan shows it heavy (None: never split)."""
 
     name: str
     graph: Graph
@@ -200,16 +204,28 @@ class QueryTask:
     listing: bool = False
     limit: int | None = None
     distribution: tuple[str, str] = ("", "")
+    split: int | None = None
 
 
 def combine(query: QueryTask, *results: JobResult) -> QueryResult:
     """Merge one query's job results (task ``distsm-merge-*``) and report the query to the scheduler."""
-    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, list(results), listing=query.listing,
+    result = merged(query, list(results))
+    report([result], query.batch)
+    return result
+
+
+def merged(query: QueryTask, results: list[JobResult]) -> QueryResult:
+    """One query's :class:`~distsm.plan.execute.QueryResult` from its job results, with how the client spread it."""
+    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, results, listing=query.listing,
                    limit=query.limit, plan_seconds=query.plan_seconds)
     result.distribution, result.distribution_reason = query.distribution
-    get_worker().log_event("distsm", {"batch": query.batch, "query": query.name, "status": "ok",
-                                      "count": result.count, "gathered_bytes": result.gathered_bytes})
     return result
+
+
+def report(results: list[QueryResult], batch: str) -> None:
+    """Tell the scheduler's monitor that ``results`` (queries of ``batch``) are done: one event for all of them."""
+    get_worker().log_event(DONE_TOPIC, {"batch": batch, "queries": {
+        r.query: {"count": r.count, "gathered_bytes": r.gathered_bytes} for r in results}})
 
 
 #: Dask priority of the slices a worker splits a heavy whole query into: above every query of a batch (whose
@@ -217,25 +233,99 @@ def combine(query: QueryTask, *results: JobResult) -> QueryResult:
 SPLIT_PRIORITY = 1 << 30
 
 
-def whole(name: str, query: QueryTask, budget: int | None, split: int | None = None) -> QueryResult:
-    """A query sent whole to this worker (task ``distsm-whole-*``): its one job and its merge in one task, so a
-    small query costs the scheduler one task.
-
-    With ``split`` (a count on the engine's counting paths), a query that passes its trial joins and whose
-    counting plan (from sampled walks over its candidate edges) is estimated at ``distsm.cluster.split-work`` or
-    more is heavy: rather than count it alone, this task cuts it into about ``split`` slices of its global join,
-    submits them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits
-    seceded) and merges their counts.  Heaviness is measured on the worker, not guessed by the client, whose
-    static estimates cannot tell a query that takes a millisecond from one that takes a minute."""
+def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
+    """A listing sent whole to this worker (task ``distsm-whole-*``; its rows come back in the task's result): its
+    one job and its merge in one task.  Counts sent whole go in groups (:func:`wholes`)."""
     [work] = whole_query_jobs()
     state = _state(name)
-    control = task_control()
-    split_work = cluster_options().split_work if split is not None and not query.listing else None
     measured = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
-                    limit=query.limit, control=control, split_work=split_work)
+                       limit=query.limit, control=task_control())
+    result = merged(query, [measured])
+    report([result], query.batch)
+    return result
+
+
+def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[QueryResult]:
+    """A group of counting queries of one batch sent whole to this worker (task ``distsm-wholes-*``): each one's
+    job and merge, their counts taken together by :func:`~distsm.plan.execute.run_whole_jobs`, in one task, so a
+    batch of small queries costs the scheduler a few tasks per worker.  Returns the queries' results in order.
+
+    Where the queries have a ``split`` (counts on the engine's counting paths; a group's queries share it), a query
+    that passes its trial joins and whose counting plan (from sampled walks over its candidate edges) is estimated
+    at ``distsm.cluster.split-work`` or more is heavy: rather than count it alone, this task cuts it into about
+    ``split`` slices of its global join,
+    submits them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits
+    seceded) and merges their counts; the group's light queries are reported done first.  Heaviness is measured
+    on the worker, not guessed by the client, whose static estimates cannot tell a query that takes a millisecond
+    from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of its group
+    are counted one by one); the task itself fails only when all of it does (e.g. the matcher was closed).
+    Cancelling the task stops its running joins within a chunk."""
+    state = _state(name)
+    control = task_control()
+    sem, split = queries[0].sem, queries[0].split  # a group's queries share them
+    split_work = cluster_options().split_work if split is not None else None
+    budgets = state.job_budget(budget)
+    try:
+        measured: list[JobResult | QueryResult] = list(run_whole_jobs(
+            state, [q.graph for q in queries], sem, budgets, control=control, split_work=split_work))
+    except engine.JoinCancelled:
+        raise
+    except Exception:
+        if len(queries) == 1:
+            raise
+        measured = [_alone(state, q, budgets, control, split_work) for q in queries]
+    results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else merged(q, [m])
+                                         for q, m in zip(queries, measured)]
+    report([r for r in results if r is not None and r.ok], queries[0].batch)
+    for i, (q, m) in enumerate(zip(queries, measured)):
+        if results[i] is None:
+            assert isinstance(m, JobResult)  # a heavy query's trial
+            try:
+                results[i] = done = _finish(name, state, q, m, budget, split, control)
+            except engine.JoinCancelled:
+                raise
+            except Exception as e:
+                results[i] = _failed(state, q, e)
+            else:
+                report([done], q.batch)
+    return cast(list[QueryResult], results)
+
+
+def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: engine.Control,
+           split_work: float | None) -> JobResult | QueryResult:
+    """``query`` counted by itself (its group's joint count failed): its job's result, or its ``error`` result."""
+    try:
+        [result] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control, split_work=split_work)
+        return result
+    except engine.JoinCancelled:
+        raise
+    except Exception as e:
+        return _failed(state, query, e)
+
+
+def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResult:
+    """The ``error`` result of one query of a group (its traceback formatted here: tracebacks do not pickle)."""
+    logger.exception("query %s failed on worker %s", query.name, state.worker)
+    return QueryResult.failed(query.name, "error", "".join(traceback.format_exception_only(type(error), error))
+                              .strip(), error)
+
+
+def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
+            split: int | None, control: engine.Control) -> QueryResult:
+    """The result of a whole query from its job's result ``measured``.  A heavy one (``measured.heavy``) is split
+    into about ``split`` slices run over the cluster (see :func:`wholes`) when no other task waits for a worker
+    thread; otherwise it is counted whole here: the slices of a count together do the whole count's work or more
+    (measured up to 7 times more, by the restricted plans), which only pays when it fills threads that would idle."""
     if not measured.heavy:
-        return combine(query, measured)
+        return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
+    waiting = _waiting_tasks()
+    if waiting:
+        [work] = whole_query_jobs()
+        counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
+        why = (f"{query.distribution[1]}; heavy ({measured.heavy}) but counted whole by worker {state.worker}: "
+               f"{waiting} other tasks waited for a worker thread")
+        return merged(replace(query, distribution=("whole", why)), [measured, counted])
     # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
     slices = state.slices(query.graph, query.sem, split)
     logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), measured.heavy)
@@ -243,7 +333,23 @@ def whole(name: str, query: QueryTask, budget: int | None, split: int | None = N
     why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker "
            f"{state.worker}: {measured.heavy}")
     plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {measured.heavy}")
-    return combine(replace(query, plan=plan, distribution=("sliced", why)), measured, *results)
+    return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *results])
+
+
+def _waiting_tasks() -> int:
+    """Tasks on the cluster that wait for a worker thread now (asked of the scheduler; see
+    :func:`waiting_tasks`)."""
+    from distributed import get_client
+
+    return int(get_client().run_on_scheduler(waiting_tasks))
+
+
+def waiting_tasks(dask_scheduler: Any) -> int:
+    """Tasks of ``dask_scheduler`` ready to run that no worker thread runs: queued on the scheduler, or sent to a
+    worker beyond its threads (seceded tasks, like a whole query waiting for its slices, hold no thread)."""
+    sent = sum(max(len(ws.processing) - len(ws.long_running) - ws.nthreads, 0)
+               for ws in dask_scheduler.workers.values())
+    return len(dask_scheduler.queued) + sent
 
 
 def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],

@@ -14,7 +14,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.npy_stream import NpyRowWriter
-from distsm.progress import ProgressBar
+from distsm.progress import ProgressBar, Running
 from distsm.semantics import Semantics
 from distsm.vocabulary import ADJACENCY_MODES, BACKENDS, PARTITION_METHODS
 
@@ -268,20 +268,24 @@ def _cmd_count(args: argparse.Namespace) -> int:
     print(f"loaded {data_path}: {data.n} vertices, {data.m} edges; {len(queries)} queries "
           f"({time.perf_counter() - t0:.2f}s)", file=sys.stderr)
     outcomes: Counter[str] = Counter()
-    with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
-        for record in _count_in_process(args, data, queries, sem, bar):
+    running = Running()
+    with ProgressBar(len(queries), "counting", enabled=args.progress, status=running) as bar:
+        for record in _count_in_process(args, data, queries, sem, bar, running):
             outcomes[_report(args, record, expected, sem, bar)] += 1
     return 1 if _print_outcomes(outcomes) else 0
 
 
 def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple[str, Any, Graph]],
-                      sem: Semantics, bar: ProgressBar) -> Iterator[dict[str, Any]]:
+                      sem: Semantics, bar: ProgressBar, running: Running) -> Iterator[dict[str, Any]]:
     """One report record per query.  With ``--partitions`` the queries run as one part-major batch (each part
     loaded once for all of them); ``--timeout`` bounds each query (the batch, with partitions).  Without
-    partitions the bar also advances within a query, over the engine's first-level chunks."""
+    partitions the bar also advances within a query, over the engine's first-level chunks.  ``running`` is told
+    which query runs (with partitions: the next one to report, as the batch yields them in order)."""
     if args.partitions is None:
         within = bar.within if bar.enabled else None
         for name, _, q in queries:
+            running.start(name)
+            bar.refresh()
             t = time.perf_counter()
             try:
                 if args.explain:
@@ -307,9 +311,11 @@ def _count_in_process(args: argparse.Namespace, data: Graph, queries: list[tuple
                          unique=sem.unique, memory_budget=args.memory_budget, backend=args.backend,
                          partition_method=args.partition_method, adjacency=args.adjacency, timeout=args.timeout)
     reported = 0
+    running.start(queries[0][0])
     try:
         for r in results:
             reported += 1
+            running.start(queries[reported][0] if reported < len(queries) else None)
             yield r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
     except TimeoutError:
         for name, _, _ in queries[reported:]:
@@ -333,17 +339,16 @@ def _report(args: argparse.Namespace, record: dict[str, Any], expected: dict[str
         record["expected"] = expected[name]
         ok = expected[name] == n
         status = "  ok" if ok else f"  MISMATCH (expected {expected[name]})"
-    if bar.enabled:
-        sys.stderr.write("\r\033[K")
-    if args.json:
-        print(json.dumps(record), flush=True)
-    elif record.get("status", "ok") != "ok":
-        print(f"{name}\t{record['status']}\t{record.get('error') or ''}", flush=True)
-    else:
-        print(f"{name}\t{n}\t{record['seconds']:.4f}s{status}", flush=True)
-        if "explain" in record:
-            print(record["explain"], flush=True)
-    bar.advance()
+    with bar.above():
+        if args.json:
+            print(json.dumps(record), flush=True)
+        elif record.get("status", "ok") != "ok":
+            print(f"{name}\t{record['status']}\t{record.get('error') or ''}", flush=True)
+        else:
+            print(f"{name}\t{n}\t{record['seconds']:.4f}s{status}", flush=True)
+            if "explain" in record:
+                print(record["explain"], flush=True)
+        bar.advance()
     return record.get("status", "ok") if record.get("status", "ok") != "ok" else ("ok" if ok else "mismatch")
 
 
@@ -409,7 +414,7 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
             outcomes: Counter[str] = Counter()
             batch = m.submit([q for _, _, q in queries], names=[n for n, _, _ in queries], induced=sem.induced,
                              homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
-            with ProgressBar(len(queries), "counting", enabled=args.progress) as bar:
+            with ProgressBar(len(queries), "counting", enabled=args.progress, status=_slowest(batch)) as bar:
                 for r in batch.as_completed():
                     record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
                     outcomes[_report(args, record, expected, sem, bar)] += 1
@@ -418,6 +423,19 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
         if client is not None:
             client.close()
     return 1 if _print_outcomes(outcomes) else 0
+
+
+def _slowest(batch: Any) -> Callable[[], str | None]:
+    """A progress bar's status for a cluster batch: its slowest running query, as the scheduler's monitor sees it
+    (:meth:`distsm.cluster.Batch.status`)."""
+
+    def status() -> str | None:
+        slowest = (batch.status() or {}).get("slowest")
+        if not slowest:
+            return None
+        return f"slowest running: {slowest['query']} {slowest['seconds']:.1f}s on worker {slowest['worker']}"
+
+    return status
 
 
 def _hold_dashboard(args: argparse.Namespace, link: str | None) -> None:

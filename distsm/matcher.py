@@ -2,7 +2,7 @@
 
     with distsm.Matcher("data.graph", partitions=4) as m:      # starts a local cluster (one worker per GPU)
         m.count(query)                                         # one query, blocking
-        batch = m.submit(queries, timeout=60)                   # one future per query, at once
+        batch = m.submit(queries, timeout=60)                   # one result per query, submitted at once
         for result in batch.as_completed():                     # QueryResults as queries finish
             print(result.query, result.count, result.strategy)
 
@@ -12,8 +12,8 @@ client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the 
 runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
 a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerSite`) that :meth:`Matcher.close` tears down.  Task keys
 are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
-(``distsm-whole-…`` for a query sent whole to one worker: its job and merge in one task), and each batch runs
-inside a ``distributed.span``.
+(``distsm-wholes-…`` for a group of counts sent whole to one worker: each one's job and merge, in one task;
+``distsm-whole-…`` for a listing sent whole), and each batch runs inside a ``distributed.span``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ import numpy as np
 
 from distsm.arguments import check_choice, check_int
 from distsm.cluster import tasks
-from distsm.cluster.batch import Batch
-from distsm.cluster.monitor import DistsmMonitor
+from distsm.cluster.batch import Batch, Unit
+from distsm.cluster.grouping import LabelDegreeCost, whole_groups
+from distsm.cluster.monitor import BATCH_TOPIC, DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import ClusterError, connect
 from distsm.graph import Graph
@@ -69,7 +70,7 @@ def work_estimate(candidates: list[np.ndarray], degrees: np.ndarray) -> float:
     return float(degrees[np.asarray(smallest, np.int64)].sum())
 
 
-def longest_first(estimates: list[int]) -> list[int]:
+def longest_first(estimates: list[float]) -> list[int]:
     """Dask priorities (higher runs first) that start a batch's queries heaviest first by ``estimates``: the
     longest-processing-time order, so a heavy query does not start last and end the batch alone on one worker.
     The heaviest gets ``len - 1``, the lightest 0; ties keep submission order."""
@@ -145,6 +146,7 @@ class Matcher:
             self._degree_weights = np.maximum(self.data.degrees, 1)
             self._plan_backend = get_backend("numpy")
             self._index = self.store.adjacency_index(mmap=True)
+            self._label_cost: LabelDegreeCost | None = None
             self.inter_slices = inter_slices or 4 * self.n_workers
             self.load_timeout = load_timeout
             self.placement = Placement(self.k)
@@ -276,10 +278,13 @@ class Matcher:
         the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``;
         each result's ``distribution`` says which ran and why.  Under ``"auto"`` a count goes whole and its worker
         splits it into slices over the cluster once its counting plan shows it heavy
-        (:func:`distsm.cluster.tasks.whole`); such queries are not filtered or planned here.  Queries without a
+        (:func:`distsm.cluster.tasks.wholes`); such queries are not filtered or planned here.  Queries without a
         trial join (listings, induced queries, forced PBE, workers that gather their adjacency) are spread by the
-        client's estimates (:func:`~distsm.plan.distribution.by_estimate`), and workers start those heaviest first
-        (:func:`longest_first`, by the adjacency each query's refinement would scan).  The decisions are those of
+        client's estimates (:func:`~distsm.plan.distribution.by_estimate`).  Workers start a batch's queries
+        heaviest first (:func:`longest_first`, by the adjacency each query's refinement would scan, or for a query
+        not filtered here a label-and-degree bound of it: :class:`~distsm.cluster.grouping.LabelDegreeCost`).
+        Counts sent whole go in groups, a few tasks per worker (:func:`~distsm.cluster.grouping.whole_groups`):
+        one task per small query would cost more scheduling than counting.  The decisions are those of
         :mod:`distsm.plan.distribution`, which the in-process executor takes too."""
         from distributed import span
 
@@ -297,8 +302,7 @@ class Matcher:
         sem = Semantics(induced, homomorphism, unique)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.placement.resolve(self.client)
-        merge_futs: list[Any] = []
-        job_futures: list[Any] = []
+        units: list[Unit] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()
         sites = self.sites
@@ -306,35 +310,67 @@ class Matcher:
         planned = [self._plan_query(q, sem, directions.strategy, d is not None and d.measured)
                    for q, d in zip(graphs, decided)]
         total = sum(w for _, _, w, _ in planned)
-        # The adjacency a query's refinement would scan ranks the batch's planned queries for the workers' start
-        # order (the others start in submission order after them).
-        scans = [0 if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
+        # The adjacency a query's refinement would scan (a label-and-degree bound for queries not planned here)
+        # ranks the batch for the workers' start order and sizes the groups of whole queries.
+        costs = [self._cost(q) if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
                  for q, (_, cands, _, _) in zip(graphs, planned)]
+        priorities = longest_first(costs)
+        grouped: list[int] = []
+        tasks_of: list[tasks.QueryTask] = []
         with span(f"distsm-batch-{batch_id}"):
-            for name, q, (plan, cands, work, plan_s), scan, priority, decision in zip(
-                    names, graphs, planned, scans, longest_first(scans), decided):
+            for i, (name, q, (plan, cands, work, plan_s), decision) in enumerate(
+                    zip(names, graphs, planned, decided)):
                 decision = decision or by_estimate(work, total, len(graphs), sites)
                 plan = shaped(plan, decision)
                 plans[name] = {**plan.summary(), "partitions": self.k, "distribution": decision.how,
-                               "priority": priority}
+                               "priority": priorities[i], "cost": costs[i]}
                 if not decision.measured:
-                    plans[name].update(estimated_work=work, scan_entries=scan)
+                    plans[name].update(estimated_work=work)
+                split = self.inter_slices if decision.measured and self.n_workers > 1 else None
                 task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit,
-                                       (decision.how, decision.why))
-                if decision.how == "whole":
+                                       (decision.how, decision.why), split)
+                tasks_of.append(task)
+                if decision.how == "whole" and not listing:
+                    grouped.append(i)
+                elif decision.how == "whole":
                     # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
-                    split = self.inter_slices if decision.measured and self.n_workers > 1 else None
-                    merge_futs.append(self.client.submit(tasks.whole, self._state, task, self.memory_budget, split,
+                    units.append(Unit(self.client.submit(tasks.whole, self._state, task, self.memory_budget,
                                                          key=f"distsm-whole-{_token()}", pure=False,
-                                                         priority=priority))
-                    job_futures.append([])
-                    continue
-                merged, futs = self._submit_jobs(task, cands, addrs, priority)
-                merge_futs.append(merged)
-                job_futures.append(futs)
-            self.client.log_event("distsm-batch", {"batch": batch_id, "queries": plans, "partitions": self.k,
-                                                   "semantics": sem.as_dict()})
-        return Batch(self.client, batch_id, names, merge_futs, job_futures, timeout, submitted)
+                                                         priority=priorities[i]), [i]))
+                else:
+                    units.append(self._submit_jobs(task, i, cands, addrs, priorities[i]))
+            units += self._submit_groups(grouped, tasks_of, costs, priorities)
+            self.client.log_event(BATCH_TOPIC, {
+                "batch": batch_id, "queries": plans, "partitions": self.k, "semantics": sem.as_dict(),
+                "tasks": {u.future.key: [names[i] for i in u.queries] for u in units}
+                | {f.key: [names[i] for i in u.queries] for u in units for f in u.jobs}})
+        return Batch(self.client, batch_id, names, units, timeout, submitted)
+
+    def _submit_groups(self, queries: list[int], tasks_of: list[tasks.QueryTask], costs: list[float],
+                       priorities: list[int]) -> list[Unit]:
+        """Submit the whole counting queries ``queries`` (indices into the batch's ``tasks_of``, ``costs`` and
+        ``priorities``) in groups (:func:`~distsm.cluster.grouping.whole_groups`), one ``distsm-wholes-*`` task
+        per group, unpinned (every worker reads the whole graph's adjacency: the next free one takes the next group)
+        at the priority of its heaviest query.  Queries a worker may split over the cluster when their counting plan
+        shows them heavy (``QueryTask.split``; :func:`distsm.cluster.tasks.wholes`) are grouped apart from those it
+        may not."""
+        units = []
+        for split in dict.fromkeys(tasks_of[i].split for i in queries):
+            alike = [i for i in queries if tasks_of[i].split == split]
+            for group in whole_groups([costs[i] for i in alike], self.n_workers):
+                members = [alike[j] for j in group]
+                units.append(Unit(self.client.submit(tasks.wholes, self._state, [tasks_of[i] for i in members],
+                                                     self.memory_budget, key=f"distsm-wholes-{_token()}", pure=False,
+                                                     priority=max(priorities[i] for i in members)),
+                                  members, grouped=True))
+        return units
+
+    def _cost(self, query: Graph) -> float:
+        """A query's cost estimate where the client does not filter it (see
+        :class:`~distsm.cluster.grouping.LabelDegreeCost`)."""
+        if self._label_cost is None:
+            self._label_cost = LabelDegreeCost(self.data)
+        return self._label_cost(query)
 
     @property
     def sites(self) -> Sites:
@@ -353,10 +389,10 @@ class Matcher:
                           strategy=strategy, candidates=cands)
         return plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t
 
-    def _submit_jobs(self, task: tasks.QueryTask, cands: list[Any] | None, addrs: dict[int, str], priority: int
-                     ) -> tuple[Any, list[Any]]:
+    def _submit_jobs(self, task: tasks.QueryTask, query: int, cands: list[Any] | None, addrs: dict[int, str],
+                     priority: int) -> Unit:
         """Submit a sliced query's jobs (``cands``: its candidate filter here; ``addrs``: each part's worker) and
-        its merge: ``(merge future, job futures)``."""
+        its merge: the batch's unit answering query ``query`` (its merge future, with the job futures)."""
         plan, q = task.plan, task.graph
         assert cands is not None  # sliced queries are planned here
         # A global join's slices range over its own start candidates; PBE's over the cross vertices.
@@ -372,7 +408,7 @@ class Matcher:
                                            pure=False, priority=priority, **pin))
         merged = self.client.submit(tasks.combine, task, *futs, key=f"distsm-merge-{_token()}", pure=False,
                                     priority=priority)
-        return merged, futs
+        return Unit(merged, [query], futs)
 
     def _slices(self, strategy: Strategy, starts: tuple[np.ndarray, np.ndarray] | None = None) -> list[Slice]:
         """Slices (:data:`~distsm.plan.slices.Slice`) splitting a spanning search into tasks (see

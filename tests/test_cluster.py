@@ -199,7 +199,13 @@ def test_dashboard_status_route_and_prometheus_counters(tmp_path):
     assert after["distsm_queries_done_total"] - before.get("distsm_queries_done_total", 0) == 10
     assert after["distsm_matches_counted_total"] - before.get("distsm_matches_counted_total", 0) == matches
     assert after["distsm_adjacency_gathered_bytes_total"] > before.get("distsm_adjacency_gathered_bytes_total", 0)
-    assert {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge", "distsm-whole"} <= prefixes
+    assert {"distsm-load", "distsm-intra", "distsm-inter", "distsm-merge", "distsm-wholes"} <= prefixes
+    # The current batch's progress: every query done, none running any more.
+    assert status["current"] == {"batch": batch["batch"], "queries": 5, "done": 5, "ended": {}, "in_flight": False,
+                                 "running": 0, "slowest": None}
+    # Gauges add up every live scheduler of this process (earlier tests' too): this one's batch added 5 and 5.
+    for gauge in ("distsm_current_batch_queries", "distsm_current_batch_done"):
+        assert after[gauge] - before.get(gauge, 0) == 5, gauge
 
 
 def _metrics(url):
@@ -245,6 +251,24 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.ok and heavy.count == expected
     assert heavy.distribution == "sliced" and "split into" in heavy.distribution_reason, heavy.distribution_reason
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
+
+
+def test_a_heavy_query_is_counted_whole_while_other_tasks_wait(heavy_matcher, cluster):
+    """Slices of a count do its work again in part (their restricted plans): a worker splits a heavy query only
+    when no other task waits for a thread, and counts it whole otherwise; every count stays exact."""
+    m, data, _, _ = heavy_matcher
+    star = distsm.Graph.from_networkx(nx.star_graph(3))
+    d = data.degrees.astype(object)
+    old = cluster.run(_set_split_work, 1.0)
+    try:
+        results = m.submit([star] * 8, names=[f"star{i}" for i in range(8)], timeout=120).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+    assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
+    whole = [r for r in results if r.distribution == "whole"]
+    assert whole and all("counted whole" in r.distribution_reason and "waited" in r.distribution_reason
+                         for r in whole), [r.distribution_reason for r in results]
+    assert all("split into" in r.distribution_reason for r in results if r.distribution == "sliced")
 
 
 def _set_split_work(value):
@@ -312,6 +336,31 @@ def test_cancel_stops_running_joins(heavy_matcher, cluster):
     assert m.count(edge) == 2 * data.m
     ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
     assert ended["ended"] == {"a": "cancelled", "b": "cancelled"}
+
+
+def test_status_names_the_slowest_running_query(heavy_matcher, cluster):
+    """While a batch runs, its status (the monitor's, read from the workers' heartbeats) says how many queries are
+    done and which one has run longest; the light query of the batch is done meanwhile."""
+    m, data, heavy, edge = heavy_matcher
+    workers = {str(w["name"]) for w in cluster.scheduler_info()["workers"].values()}
+    batch = m.submit([edge, heavy], names=["edge", "heavy"], timeout=60)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            status = batch.status()
+            slowest = status["slowest"] if status else None
+            if status and status["done"] == 1 and slowest and slowest["seconds"] > 0.5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert status["queries"] == 2 and status["done"] == 1 and status["in_flight"], status
+        assert slowest["query"] == "heavy" and slowest["worker"] in workers and status["running"] == 1, status
+        current = cluster.run_on_scheduler(lambda dask_scheduler: dask_scheduler.plugins["distsm-monitor"].status())
+        assert current["current"]["batch"] == batch.id and current["current"]["slowest"]["query"] == "heavy"
+    finally:
+        batch.cancel()
+    assert [r.status for r in batch] == ["ok", "cancelled"]
+    ended = _monitor_batch(cluster, batch.id, lambda b: not b["in_flight"])
+    assert ended["slowest"] is None and ended["ended"] == {"heavy": "cancelled"}
 
 
 # ---------------------------------------------------------------------------- Dask-native batches
@@ -606,7 +655,7 @@ def test_a_batch_starts_its_heaviest_queries_first(hprd_matcher, monkeypatch):
     submit = hprd_matcher.client.submit
 
     def recording(*args, **kwargs):
-        seen.append((kwargs["key"], kwargs.get("priority")))
+        seen.append((kwargs["key"], args[2], kwargs.get("priority")))
         return submit(*args, **kwargs)
 
     monkeypatch.setattr(hprd_matcher.client, "submit", recording)
@@ -617,8 +666,12 @@ def test_a_batch_starts_its_heaviest_queries_first(hprd_matcher, monkeypatch):
     m = hprd_matcher
     scans = [scan_entries(m._plan_backend, m._index, m._plan_backend.candidates(m._index, q, homomorphism=False), q)
              for q in graphs]
-    whole = [p for key, p in seen if key.startswith("distsm-whole-")]
-    assert whole == longest_first(scans), (whole, scans)
+    # The whole queries go in groups, each at its heaviest query's priority, heaviest groups first.
+    priority = dict(zip(names, longest_first(scans)))
+    groups = [([t.name for t in group], p) for key, group, p in seen if key.startswith("distsm-wholes-")]
+    assert sorted(n for g, _ in groups for n in g) == sorted(names)
+    assert all(p == max(priority[n] for n in g) for g, p in groups), (groups, scans)
+    assert [p for _, p in groups] == sorted((p for _, p in groups), reverse=True)
 
 
 def test_a_heavy_start_vertex_is_split_over_jobs(cluster, tmp_path):

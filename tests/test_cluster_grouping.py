@@ -1,0 +1,60 @@
+"""Packing a batch's whole queries into tasks: the client's label-and-degree cost bound and the groups."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from oracles import random_graph
+
+import distsm
+from distsm.cluster.grouping import GROUPS_PER_WORKER, LabelDegreeCost, whole_groups
+from distsm.request import query_for
+
+
+def _brute_cost(data, query):
+    """Min over query vertices of the total degree of the data vertices of its label and at least its degree."""
+    best = None
+    for v in range(query.n):
+        ok = (data.vertex_labels == query.vertex_labels[v]) & (data.degrees >= query.degrees[v])
+        total = int(data.degrees[ok].sum())
+        best = total if best is None else min(best, total)
+    return best
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_label_degree_cost_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 80, 0.08, 3, 1, False)
+    cost = LabelDegreeCost(data)
+    for g in [nx.path_graph(3), nx.cycle_graph(4), nx.star_graph(4), nx.complete_graph(4), nx.star_graph(60)]:
+        for _ in range(3):
+            nx.set_node_attributes(g, {v: int(rng.integers(0, 3)) for v in g}, "label")
+            q = query_for(data, distsm.Graph.from_networkx(g))
+            assert cost(q) == _brute_cost(data, q)
+        nx.set_node_attributes(g, {v: 7 for v in g}, "label")  # no data vertex has it
+        assert cost(query_for(data, distsm.Graph.from_networkx(g))) == 0
+
+
+def test_groups_cover_every_query_once_heaviest_first():
+    rng = np.random.default_rng(5)
+    for n, workers in [(1, 1), (7, 2), (200, 1), (200, 8), (200, 16), (16, 8), (50, 3)]:
+        costs = rng.lognormal(0, 2, n).tolist()
+        groups = whole_groups(costs, workers)
+        assert sorted(i for g in groups for i in g) == list(range(n))
+        assert len(groups) <= min(n, 2 * GROUPS_PER_WORKER * workers)
+        flat = [i for g in groups for i in g]
+        assert [costs[i] for i in flat] == sorted(costs, reverse=True)  # groups taken in decreasing cost
+        if n >= 4 * GROUPS_PER_WORKER * workers:
+            assert len(groups) >= GROUPS_PER_WORKER * workers // 2
+            # the tail balances: the last group weighs no more than the first
+            weight = [sum(costs[i] for i in g) + len(g) * np.mean(costs) for g in groups]
+            assert weight[-1] <= weight[0]
+
+
+def test_a_query_heavier_than_a_group_is_a_group_of_its_own_and_equal_queries_share():
+    groups = whole_groups([1000.0] + [1.0] * 40, 2)
+    assert groups[0] == [0]
+    assert all(len(g) > 1 for g in groups[1:-1])
+    assert whole_groups([0.0] * 12, 1) != [[i] for i in range(12)]  # queries estimated at 0 still group
+    assert whole_groups([], 4) == []
+    with pytest.raises(ValueError, match="workers"):
+        whole_groups([1.0], 0)
