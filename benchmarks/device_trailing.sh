@@ -14,18 +14,8 @@
 # WARMUP_CHECK=1 first runs `python -m distsm warmup` into an empty CuPy kernel cache, then counts gMatch's suite
 # (checked against its expected output) and the heavy queries in a fresh process, and lists the kernels that process
 # still compiled ($OUT/warmup_check.json).
-set -uo pipefail
-OUT=${OUT:-results}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-WORK=$(mktemp -d)
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$WORK/deps" .whl/*.whl
-fi
-python3 -m pip install -q --no-deps --no-build-isolation --no-compile --target "$WORK/site" . >"$WORK/pip.log" 2>&1 \
-  || { cat "$WORK/pip.log"; exit 1; }
-export PYTHONPATH="$WORK/site:$WORK/deps:$PWD"
-GMATCH_TEST=$(cd "${GMATCH_TEST:-.peers/gmatch-test}" && pwd)
+. "$(dirname "$0")/device_install.sh"
+export PYTHONPATH="$PYTHONPATH:$PWD"
 QUERIES=${QUERIES:-"16:0:heavy_16_0 16:1:heavy_16_1 16:7:heavy_16_2"}
 
 cat >"$WORK/trailing_bench.py" <<'PY'

@@ -9,18 +9,7 @@
 #    queries twice, and another fresh process runs gMatch's whole suite and HPRD's 200 queries; the kernel files
 #    each step added to the cache are counted (after the warm-up, none should be).
 # $OUT/warmup.json holds every figure with the machine and commit; the table is printed last.
-set -uo pipefail
-OUT=${OUT:-results}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1
-WORK=$(mktemp -d)
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$WORK/deps" .whl/*.whl
-fi
-python3 -m pip install -q --no-deps --no-build-isolation --no-compile --target "$WORK/site" . >"$WORK/pip.log" 2>&1 \
-  || { cat "$WORK/pip.log"; exit 1; }
-export PYTHONPATH="$WORK/site:$WORK/deps"
-GMATCH_TEST=$(cd "${GMATCH_TEST:-.peers/gmatch-test}" && pwd)
+. "$(dirname "$0")/device_install.sh"
 HEAVY=${HEAVY:-"Q_13 Q_8 Q_14"}
 files() { find "$1" -type f 2>/dev/null | wc -l; }
 firsts() {  # firsts LABEL [PROFILE]: a fresh process counts each heavy query twice; one JSON line per query
