@@ -383,7 +383,7 @@ class Matcher:
         split on its worker if its counting plan shows it heavy (``split``) is not filtered or planned here."""
         t = time.perf_counter()
         if split:
-            return whole_plan(query), None, 0.0, time.perf_counter() - t
+            return whole_plan(), None, 0.0, time.perf_counter() - t
         cands = self._plan_backend.candidates(self._index, query, homomorphism=sem.homomorphism)
         plan = plan_inter(self._plan_backend, self._index, query, sem, self.cross_edge_count, self.data.m,
                           strategy=strategy, candidates=cands)

@@ -117,7 +117,7 @@ class PartitionedMatcher:
         assert decision is not None  # one site needs no estimate
         if decision.measured:
             engine.check_pair(self.data, query)
-            return whole_plan(query), decision
+            return whole_plan(), decision
         return shaped(self.plan(query, sem, directions), decision), decision
 
     def _jobs(self, plan: InterPartitionPlan, decision: Decision) -> list[Job]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from distsm.graph import Graph
-from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import InterPartitionPlan
 from distsm.semantics import Semantics
 from distsm.arguments import check_choice
@@ -104,10 +103,10 @@ def by_estimate(work: float, total: float, queries: int, sites: Sites) -> Decisi
                              f"site's share of the batch ({share:.3g})")
 
 
-def whole_plan(query: Graph) -> InterPartitionPlan:
+def whole_plan() -> InterPartitionPlan:
     """The plan of a query whose site measures its heaviness: one join over the whole graph (no spanning searches
     to plan)."""
-    return InterPartitionPlan((), False, stabilizer_chain(query).order, Strategy.GLOBAL,
+    return InterPartitionPlan((), False, Strategy.GLOBAL,
                               "sent whole: one join over the whole graph, split into slices over the sites if "
                               "its counting plan shows it heavy")
 

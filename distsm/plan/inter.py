@@ -53,7 +53,6 @@ class EdgeGroup:
 class InterPartitionPlan:
     groups: tuple[EdgeGroup, ...]
     shared: bool
-    automorphisms: int
     strategy: Strategy = Strategy.PBE
     reason: str = ""
     spanning_fraction: float | None = None      # estimated share of matches that span partitions
@@ -167,7 +166,7 @@ def inter_partition_plan(query: Graph, *, candidate_sizes: list[int] | None = No
             seqs.append(SearchSequence(j, edge, tuple(t[u] for u in order_rep), t))
         rep = next(q for q in seqs if q.prime_edge == j_rep)
         groups.append(EdgeGroup(rep, tuple(seqs), cost))
-    plan = InterPartitionPlan(tuple(groups), shared, stabilizer_chain(query).order)
+    plan = InterPartitionPlan(tuple(groups), shared)
     if candidate_sizes is None or query.n < 2:
         return plan
     pbe_cost = sum(g.estimated_cost for g in groups)
@@ -182,6 +181,6 @@ def inter_partition_plan(query: Graph, *, candidate_sizes: list[int] | None = No
         strategy = Strategy.PBE
         reason = (f"{len(groups)} spanning searches are estimated at {pbe_cost:.3g} partial matches, no more "
                   f"than one global join ({global_cost:.3g})")
-    return InterPartitionPlan(plan.groups, shared, plan.automorphisms, strategy, reason,
+    return InterPartitionPlan(plan.groups, shared, strategy, reason,
                               round(spanning, 6) if math.isfinite(spanning) else None,
                               {"pbe": pbe_cost, "global": global_cost})
