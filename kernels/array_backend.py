@@ -25,7 +25,7 @@ from distsm.kernels.signature import packed, signatures
 
 if TYPE_CHECKING:
     from distsm.kernels.backend import Backend
-    from distsm.kernels.engine import PreparedQuery
+    from distsm.kernels.prepared import PreparedQuery
 
 def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
     """The entries of the sorted vertex array ``members`` that ``allowed`` admits (still sorted)."""
@@ -366,7 +366,7 @@ class ArrayBackend:
             table = out
 
     def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int]) -> list[int | None]:
-        """Counts of several prepared queries (engine.PreparedQuery, all on one DataIndex) by their general join,
+        """Counts of several prepared queries (prepared.PreparedQuery, all on one DataIndex) by their general join,
         together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
         backend's batch buffers), which the caller then counts alone.
 

@@ -16,7 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from distsm.graph import Graph
-    from distsm.kernels.engine import PreparedQuery
+    from distsm.kernels.prepared import PreparedQuery
     from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
@@ -67,7 +67,7 @@ class Backend(Protocol):
     def descend(self, idx: DataIndex, table: Any, level: int, plan: QueryPlan, bits: list[Any], count_only: bool,
                 cap: int, spanning: Spanning | None = None) -> Descent | None: ...
     def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int]) -> list[int | None]:
-        """Counts of several prepared queries (engine.PreparedQuery, all on one DataIndex) by their general join,
+        """Counts of several prepared queries (prepared.PreparedQuery, all on one DataIndex) by their general join,
         together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
         backend's batch buffers), which the caller then counts alone."""
         ...

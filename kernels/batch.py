@@ -7,7 +7,7 @@ Counting the queries of a batch one at a time pays that overhead per query; here
 * **Filter**: every query vertex of the batch is filtered in one pass, as a vertex of the disjoint union of the
   queries (:meth:`~distsm.kernels.array_backend.ArrayBackend.candidates_of`).
 * **Plan**: each query is planned as :func:`~distsm.kernels.engine.prepare` plans it (same order, same steps), but
-  without candidate sets over the data vertices (:class:`~distsm.kernels.engine.PreparedQuery` builds them only
+  without candidate sets over the data vertices (:class:`~distsm.kernels.prepared.PreparedQuery` builds them only
   when a per-query join asks).
 * **Join** (:func:`join_counts`, the array-level
   :meth:`~distsm.kernels.array_backend.ArrayBackend.count_prepared`): one partial-match table holds the rows of
@@ -41,7 +41,8 @@ from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels.array_backend import member
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
-from distsm.kernels.engine import Control, PreparedQuery
+from distsm.kernels.prepared import PreparedQuery
+from distsm.kernels.records import Control
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
 

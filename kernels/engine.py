@@ -9,8 +9,8 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -18,60 +18,18 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.array_backend import restricted
+from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Allowed
+# The join's steering lives below the planners that poll it too (sampling); callers keep naming it here.
+from distsm.kernels.records import Control as Control, JoinCancelled as JoinCancelled
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.ce_join import first_level_chunks
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import OrderFunction, gsi_order
 from distsm.kernels.placement import Trial
-from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
+from distsm.kernels.query_plan import MatchOptions, build_plan
 
-
-class JoinCancelled(Exception):
-    """Raised inside :func:`walk` when its :class:`Control` says the caller no longer wants the result."""
-
-
-@dataclass(frozen=True)
-class Control:
-    """How a caller steers a running join.
-
-    ``cancelled`` is polled before every chunk at every level (so a cancelled join stops within one chunk's
-    work, and its device tables are freed as the generator unwinds); when it returns True the join raises
-    :class:`JoinCancelled`.  ``progress(done, total)`` is called as chunks of the first level finish, in units
-    of first-level rows.
-    """
-
-    cancelled: Callable[[], bool] | None = None
-    progress: Callable[[int, int], None] | None = None
-
-    def check(self) -> None:
-        if self.cancelled is not None and self.cancelled():
-            raise JoinCancelled("the join was cancelled")
-
-
-@dataclass
-class PreparedQuery:
-    """A query filtered and planned against one data graph.
-
-    ``bits`` holds each query vertex's candidate set as the backend's membership tests read it (None for the
-    first vertex of the order, whose candidates start the join), built by ``bitset`` on first use: a batch of
-    queries counted together (:mod:`distsm.kernels.batch`) reads sorted candidate keys instead, and never pays a
-    set over the data vertices per query vertex.  ``bitsets`` are the sets once built (or given).
-    """
-
-    index: DataIndex
-    plan: QueryPlan
-    candidates: list[Any]
-    bitset: Callable[[Any], Any]
-    bitsets: list[Any] | None = field(default=None, repr=False)
-
-    @property
-    def bits(self) -> list[Any]:
-        if self.bitsets is None:
-            first = self.plan.order[0]
-            self.bitsets = [None if u == first else self.bitset(c) for u, c in enumerate(self.candidates)]
-        return self.bitsets
 
 
 def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,

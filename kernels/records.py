@@ -1,9 +1,10 @@
 """The values the backend interface (:class:`~distsm.kernels.backend.Backend`) takes and returns besides arrays:
-allowed vertex ids, what a fused descent did, and what a spanning search tests.  They sit below every backend and
-the interface itself, so that the two import only downwards."""
+allowed vertex ids, what a fused descent did, what a spanning search tests, and how a caller cancels a join.  They
+sit below every backend and the interface itself, so that the two import only downwards."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,3 +99,25 @@ class TrailingTotals:
     totals: np.ndarray   # int64[ranges]
     bounds: np.ndarray   # float64[ranges]
     entries: int
+
+
+class JoinCancelled(Exception):
+    """Raised inside :func:`walk` when its :class:`Control` says the caller no longer wants the result."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a caller steers a running join.
+
+    ``cancelled`` is polled before every chunk at every level (so a cancelled join stops within one chunk's
+    work, and its device tables are freed as the generator unwinds); when it returns True the join raises
+    :class:`JoinCancelled`.  ``progress(done, total)`` is called as chunks of the first level finish, in units
+    of first-level rows.
+    """
+
+    cancelled: Callable[[], bool] | None = None
+    progress: Callable[[int, int], None] | None = None
+
+    def check(self) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise JoinCancelled("the join was cancelled")

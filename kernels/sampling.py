@@ -28,7 +28,7 @@ from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_le
 from distsm.kernels.order import query_adjacency
 
 if TYPE_CHECKING:
-    from distsm.kernels.engine import Control
+    from distsm.kernels.records import Control
 
 
 

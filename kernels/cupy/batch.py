@@ -22,7 +22,7 @@ class BatchOps(JoinOps):
     """:meth:`count_prepared`: the fused descent (:mod:`.descent`) of many queries in one launch."""
 
     def count_prepared(self, prepared: Sequence[Any], allowance: Sequence[int]) -> list[int | None]:
-        """Counts of several prepared queries (``engine.PreparedQuery``, all on one data index) by their general
+        """Counts of several prepared queries (``prepared.PreparedQuery``, all on one data index) by their general
         join, together; None for a query whose join would read more than ``allowance[i]`` adjacency entries or
         outgrow the batch's scratch tables (``distsm.gpu.small-limit`` rows a level, so also a first level of more
         candidates than that), or whose step program exceeds the kernel's shared memory; the caller counts those

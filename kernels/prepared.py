@@ -1,0 +1,36 @@
+"""A query filtered and planned against one data graph: what the join driver (:func:`~distsm.kernels.engine.walk`)
+and a backend's batched count (:meth:`~distsm.kernels.backend.Backend.count_prepared`) take.  It sits below the
+backend interface, so that the interface and its implementations import it downwards."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from distsm.kernels.index import DataIndex
+from distsm.kernels.query_plan import QueryPlan
+
+
+@dataclass
+class PreparedQuery:
+    """A query filtered and planned against one data graph.
+
+    ``bits`` holds each query vertex's candidate set as the backend's membership tests read it (None for the
+    first vertex of the order, whose candidates start the join), built by ``bitset`` on first use: a batch of
+    queries counted together (:mod:`distsm.kernels.batch`) reads sorted candidate keys instead, and never pays a
+    set over the data vertices per query vertex.  ``bitsets`` are the sets once built (or given).
+    """
+
+    index: DataIndex
+    plan: QueryPlan
+    candidates: list[Any]
+    bitset: Callable[[Any], Any]
+    bitsets: list[Any] | None = field(default=None, repr=False)
+
+    @property
+    def bits(self) -> list[Any]:
+        if self.bitsets is None:
+            first = self.plan.order[0]
+            self.bitsets = [None if u == first else self.bitset(c) for u, c in enumerate(self.candidates)]
+        return self.bitsets
