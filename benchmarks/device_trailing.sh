@@ -21,12 +21,13 @@ QUERIES=${QUERIES:-"16:0:heavy_16_0 16:1:heavy_16_1 16:7:heavy_16_2"}
 cat >"$WORK/trailing_bench.py" <<'PY'
 """suite ROOT QUERY...: gMatch's suite and the heavy queries, counted once each; bench ROOT OUT QUERY...: the
 trailing count of each heavy query by both paths (see benchmarks/device_trailing.sh)."""
-import json, platform, sys, time
+import json, sys, time
 from pathlib import Path
 
 import cupy
 
 import distsm
+from benchmarks import meta
 from benchmarks.generators import query_set
 from distsm.kernels import counting, get_backend
 from distsm.kernels.ce_join import walk_core
@@ -112,9 +113,7 @@ def bench(root, out_path, words):
                "whole_stages": {k: round(v, 4) for k, v in report.seconds.items()}}
         print(json.dumps(row))
         rows.append(row)
-    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    json.dump({"benchmark": "device_trailing", "device": dev.decode() if isinstance(dev, bytes) else dev,
-               "host": platform.node(), "data": str(root), "rows": rows}, open(out_path, "w"), indent=1)
+    meta.write("device_trailing", {"data": str(root), "rows": rows}, out_path)
     print(f"\n{'query':<12} {'core':>4} {'trail':>5} {'core rows':>11} {'count':>14} {'array s':>8} {'fused s':>8} "
           f"{'speed-up':>8} {'whole s':>8}")
     for r in rows:

@@ -1,11 +1,15 @@
 """The NumPy engine against networkx and igraph VF2 on the 200 HPRD queries, side by side in one run.
 
-    python -m benchmarks.hprd_cpu [--networkx-seconds 120] [--out FILE]
+    python -m benchmarks.hprd_cpu [--networkx-seconds 120] [--rapidmatch BIN] [--out FILE]
 
 ``distsm-numpy`` counts the queries one at a time (``distsm.count``); ``distsm-numpy-batch`` counts all 200 as one
 batch (``distsm.count_batch`` on one part: the light queries filtered, planned and joined together), whose time is
 shared equally among its queries; ``distsm-numpy-batch-again`` counts the same query objects once more (what the
 batch caches on them, such as each query's automorphism group, is then known).
+
+``--rapidmatch BIN`` adds RapidMatch (a binary built from RapidsAtHKUST/RapidMatch, run per query as
+``benchmarks.peers`` runs it; its time is the ``Query time`` it prints, file loading excluded), and the ratios of
+every engine to the batch's time as well.
 
 Every engine's counts are checked against the published answers.  networkx is far slower than the others, so it
 gets a time allowance: it runs queries in order until the allowance is spent (a query that runs past what is
@@ -43,6 +47,28 @@ def run_distsm_batch(data, queries, backend="numpy"):
             results = distsm.count_batch(data, qs, partitions=1, backend=backend)
         out.append({name: (r.count, t.seconds / len(qs)) for name, r in zip(queries, results)})
     return out
+
+
+def run_rapidmatch(binary, cap=60.0):
+    """RapidMatch on each HPRD query in its own process (see :func:`benchmarks.peers.run_peer`); the queries it
+    finished, with its count and its own query time."""
+    from benchmarks.peer_runs import PEERS
+    from benchmarks.peers import hprd_suite, run_peer
+
+    suite = hprd_suite(None)
+    out = {}
+    for q in suite.queries:
+        rec = run_peer(PEERS["rapidmatch"], binary, suite.data, q, cap, 30.0, [])
+        if rec["status"] == "ok":
+            out[q.name] = (rec["count"], rec["seconds"])
+    return out
+
+
+def ratios_to(base, engines):
+    """Summed seconds of every other engine over ``base``'s, on the queries both finished."""
+    ours = engines[base]
+    return {f"{name} / {base}": round(sum(r[n][1] for n in r) / sum(ours[n][1] for n in r), 2)
+            for name, r in engines.items() if name != base and r}
 
 
 def run_igraph(data, queries):
@@ -95,23 +121,23 @@ def summarise(res, expected):
 def main(argv=None):
     p = common.parser(__doc__, "hprd_cpu")
     p.add_argument("--networkx-seconds", type=float, default=120.0)
+    p.add_argument("--rapidmatch", metavar="BIN", help="RapidMatch's binary (RapidMatch.out), run per query")
     args = p.parse_args(argv)
     with common.Timer() as load:
         data, queries, expected = common.hprd_suite()
     load_s = load.seconds
     engines = {"distsm-numpy": run_distsm(data, queries)}
     engines["distsm-numpy-batch"], engines["distsm-numpy-batch-again"] = run_distsm_batch(data, queries)
+    if args.rapidmatch:
+        engines["rapidmatch"] = run_rapidmatch(args.rapidmatch)
     ig = run_igraph(data, queries)
     if ig is not None:
         engines["igraph-vf2"] = ig
     engines["networkx-vf2"] = run_networkx(data, queries, args.networkx_seconds)
     result = {name: summarise(r, expected) for name, r in engines.items()}
-    ours = engines["distsm-numpy"]
-    ratios = {}
-    for name, r in engines.items():
-        if name != "distsm-numpy" and r:
-            both = list(r)
-            ratios[f"{name} / distsm-numpy"] = round(sum(r[n][1] for n in both) / sum(ours[n][1] for n in both), 1)
+    ratios = ratios_to("distsm-numpy", engines)
+    if args.rapidmatch:
+        ratios.update(ratios_to("distsm-numpy-batch", engines))
     path = meta.write("hprd_cpu", {"load_seconds": round(load_s, 3), "networkx_allowance_s": args.networkx_seconds,
                                    "engines": result, "time_ratios_on_common_queries": ratios}, args.out)
     print(f"{'engine':24} {'queries':>7} {'correct':>7} {'total s':>9} {'median ms':>10}")

@@ -436,11 +436,43 @@ def _loading(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _batch_gpu(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### HPRD as one batch against one query at a time", "",
+                  _where(name, r) + f"; {r.get('backend', 'cupy')}; median of {r['reps']} passes, "
+                  f"{r['counted_alone']} queries left to the per-query path; counts: {r['counts_checked']}", ""]
+        if "seconds" in r:
+            lines += [f"- {way}: " + ", ".join(f"{k} {v['median']:.4f} s" for k, v in parts.items())
+                      for way, parts in r["seconds"].items()]
+        else:  # the first run, whose batched pass was written out by hand (filter, plan, count by stage)
+            lines += [f"- one at a time: {r['one_at_a_time_s']['median']:.4f} s",
+                      f"- batched: {r['batched_s']['median']:.4f} s ("
+                      + ", ".join(f"{k} {v['median']:.4f} s" for k, v in r["batched_stages"].items()) + ")"]
+        lines += [""]
+
+
+def _device_trailing(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### The trailing count on the GPU: array code against the fused kernel", "",
+                  f"*{name}*: {r.get('device')}; `benchmarks/device_trailing.sh`; data {r.get('data')}", ""]
+        lines += _table(["query", "core", "trailing", "core rows", "count", "array s", "fused s", "whole count s"],
+                        [[q["query"], q["core"], q["trailing"], q["core_rows"], q["count"], q["array_s"], q["fused_s"],
+                          q["whole_s"]] for q in r["rows"]])
+        lines += [""]
+        check = out_dir / name.replace("device_trailing", "device_trailing_warmup_check")
+        if check.exists():
+            c = json.loads(check.read_text())
+            lines += [f"With `WARMUP_CHECK=1` (*{check.name}*): `distsm warmup` took {c['warmup_s']} s; a fresh "
+                      "process counting gMatch's suite and these queries after it still compiled: "
+                      f"{c['compiled_after_warmup']}", ""]
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
-            "device_warmup": _device_warmup, "loading": _loading}
+            "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
+            "device_trailing": _device_trailing}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
