@@ -454,7 +454,8 @@ def _batch_gpu(entries: list, lines: list[str], out_dir: Path) -> None:
 def _device_trailing(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
         lines += ["### The trailing count on the GPU: array code against the fused kernel", "",
-                  f"*{name}*: {r.get('device')}; `benchmarks/device_trailing.sh`; data {r.get('data')}", ""]
+                  (_where(name, r) if "machine" in r else f"*{name}*: {r.get('device')}; "
+                   "`benchmarks/device_trailing.sh`") + f"; data {r.get('data')}", ""]
         lines += _table(["query", "core", "trailing", "core rows", "count", "array s", "fused s", "whole count s"],
                         [[q["query"], q["core"], q["trailing"], q["core_rows"], q["count"], q["array_s"], q["fused_s"],
                           q["whole_s"]] for q in r["rows"]])
