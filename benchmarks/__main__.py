@@ -17,7 +17,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     allocator   NumPy counts under glibc's default, Dask's nanny setting, and distsm's  (benchmarks.allocator)
     loading     SNAP text, binary reload and DataFrame vs pandas/pyarrow CSV readers (benchmarks.loading)
     dense-heavy dense 16/24/32-vertex queries chosen for 1e9-1e11 embeddings (then: peers) (benchmarks.dense_heavy)
-    batch       HPRD's 200 queries on the GPU: one at a time vs one batched launch    (benchmarks.batch_gpu)
+    batch       HPRD's 200 queries: one at a time vs the batched light stage, count_batch (benchmarks.batch_gpu)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
