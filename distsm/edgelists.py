@@ -4,7 +4,8 @@
   the source before the target of each edge, as networkx adds them).
 * :func:`label_codes`: label values of any kind as codes, through a vocabulary when they are not all plain
   non-negative integers (the rule of :meth:`Graph.from_networkx`).
-* :func:`edge_list_graph`: the graph, self loops dropped with a warning and repeated edges merged with a warning
+* :func:`edge_list_graph`: the graph, read as a :class:`Reading` says (direction, repeats, how warnings name the
+  input); self loops dropped with a warning and repeated edges merged with a warning
   (``dedupe=None``), merged silently (``True``) or refused (``False``); in an undirected graph ``u v`` and ``v u``
   are one edge.  Repeats with different labels are always an error.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -28,6 +30,18 @@ Where = Callable[[int], str]
 def at_row(i: int) -> str:
     """:data:`Where` for inputs without lines (DataFrames, tables): the row's position."""
     return f"at row {i}"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How an edge list is read, and how its warnings name what they are about: ``directed`` (each edge an arc
+    ``source -> target``), ``dedupe`` (repeats merged with a warning: None, silently: True, refused: False),
+    ``source`` starting each warning (a file name, ``"DataFrame"``) and ``where(i)`` naming input edge ``i``."""
+
+    directed: bool = False
+    dedupe: bool | None = None
+    source: str = "edge list"
+    where: Where = at_row
 
 
 def first_appearance(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -156,14 +170,12 @@ def node_label_values(names: list[Hashable], node_labels: Mapping[Hashable, Any]
     return names, [node_labels.get(v, default) for v in names]
 
 
-def edge_list_graph(src: np.ndarray, dst: np.ndarray, *, n: int, edge_labels: np.ndarray | None,
-                    vertex_labels: np.ndarray | None, directed: bool, dedupe: bool | None, node_ids: Any,
-                    source: str, where: Where) -> Graph:
-    """The graph of an edge list of vertex positions, by the conventions of the module's description.
-
-    ``source`` starts each warning (a file name, ``"DataFrame"``); ``where(i)`` names edge ``i`` of the input.
-    GraphErrors name the offending input edge in ``edge_index``.
+def edge_list_graph(src: np.ndarray, dst: np.ndarray, reading: Reading, *, n: int, edge_labels: np.ndarray | None,
+                    vertex_labels: np.ndarray | None, node_ids: Any) -> Graph:
+    """The graph of an edge list of vertex positions, read as ``reading`` says, by the conventions of the module's
+    description.  GraphErrors name the offending input edge in ``edge_index``.
     """
+    directed, dedupe, source, where = reading.directed, reading.dedupe, reading.source, reading.where
     loops = np.flatnonzero(src == dst)
     if loops.size:
         warnings.warn(f"{source}: dropped {loops.size} self loop(s) (the first {where(int(loops[0]))})",
@@ -217,13 +229,12 @@ def require(module: str) -> Any:
             from exc
 
 
-def from_columns(src: Any, dst: Any, edge_label_values: Any, *, source: str,
+def from_columns(src: Any, dst: Any, edge_label_values: Any, reading: Reading, *,
                  node_labels: Mapping[Hashable, Any] | None = None, default_label: Hashable = None,
-                 labels: LabelVocabulary | None = None, directed: bool = False, dedupe: bool | None = None,
-                 where: Where = at_row) -> Graph:
+                 labels: LabelVocabulary | None = None) -> Graph:
     """The graph of an edge list given as columns of node names (any hashables) and optional edge label values,
-    by the conventions of this module; the names become :attr:`Graph.node_ids` (None when they are ``0..n-1``),
-    label values are kept as in :meth:`Graph.from_networkx`."""
+    read as ``reading`` says, by the conventions of this module; the names become :attr:`Graph.node_ids` (None when
+    they are ``0..n-1``), label values are kept as in :meth:`Graph.from_networkx`."""
     s, d, names = first_appearance(np.asarray(src), np.asarray(dst))
     default = 0 if default_label is None else default_label
     all_names, vvals = node_label_values(names.tolist(), node_labels, default)
@@ -236,8 +247,7 @@ def from_columns(src: Any, dst: Any, edge_label_values: Any, *, source: str,
     ids: Any = names if n == names.size else all_names
     if n == names.size and names.dtype == np.int64 and np.array_equal(names, np.arange(n)):
         ids = None
-    g = edge_list_graph(s, d, n=n, edge_labels=ecodes, vertex_labels=vcodes, directed=directed, dedupe=dedupe,
-                        node_ids=ids, source=source, where=where)
+    g = edge_list_graph(s, d, reading, n=n, edge_labels=ecodes, vertex_labels=vcodes, node_ids=ids)
     g.vocabulary = vocab
     return g
 

@@ -230,11 +230,11 @@ class Graph:
         Self loops are dropped with a warning.  Raises :class:`GraphError` (``edge_index`` is the row position)
         for a missing name or a refused repeat, KeyError for a missing column.
         """
-        from distsm.edgelists import frame_columns, from_columns
+        from distsm.edgelists import Reading, frame_columns, from_columns
 
         src, dst, elab = frame_columns(df, source, target, edge_label)
-        return from_columns(src, dst, elab, node_labels=node_labels, default_label=default_label, labels=labels,
-                            directed=directed, dedupe=dedupe, source="DataFrame")
+        return from_columns(src, dst, elab, Reading(directed, dedupe, "DataFrame"), node_labels=node_labels,
+                            default_label=default_label, labels=labels)
 
     @classmethod
     def from_cudf_edgelist(cls, df: Any, source: str = "source", target: str = "target",
@@ -248,10 +248,11 @@ class Graph:
                    node_labels: Mapping[Hashable, Any] | None = None, **kwargs: Any) -> Graph:
         """:meth:`from_pandas_edgelist` of a ``pyarrow.Table`` (integer columns are read without a copy; a null
         source or target is a :class:`GraphError` naming its row).  Needs pyarrow (``pip install 'distsm[io]'``)."""
-        from distsm.edgelists import arrow_columns, from_columns
+        from distsm.edgelists import Reading, arrow_columns, from_columns
 
         src, dst, elab = arrow_columns(table, source, target, edge_label)
-        return from_columns(src, dst, elab, node_labels=node_labels, source="Arrow table", **kwargs)
+        reading = Reading(kwargs.pop("directed", False), kwargs.pop("dedupe", None), "Arrow table")
+        return from_columns(src, dst, elab, reading, node_labels=node_labels, **kwargs)
 
     @classmethod
     def from_scipy_sparse_array(cls, a: Any, *, directed: bool = False, edge_labels: bool = False,
@@ -264,7 +265,7 @@ class Graph:
         values are the edges' label values (two entries of one edge must agree).  Diagonal entries are dropped
         with a warning.  Needs scipy (``pip install 'distsm[io]'``).
         """
-        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+        from distsm.edgelists import Reading, edge_list_graph, label_codes, repeated_label
 
         if len(a.shape) != 2 or a.shape[0] != a.shape[1]:
             raise GraphError(f"the adjacency must be square, got shape {a.shape}")
@@ -272,9 +273,9 @@ class Graph:
         row, col = np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)
         vcodes, ecodes, vocab = label_codes(repeated_label(a.shape[0], 0) if vertex_labels is None else vertex_labels,
                                             coo.data if edge_labels else repeated_label(row.size, 0), None)
-        g = edge_list_graph(row, col, n=int(a.shape[0]), edge_labels=ecodes, vertex_labels=vcodes,
-                            directed=directed, dedupe=True, node_ids=None, source="sparse array",
-                            where=lambda i: f"at entry ({int(row[i])}, {int(col[i])})")
+        g = edge_list_graph(row, col, Reading(directed, True, "sparse array",
+                                              lambda i: f"at entry ({int(row[i])}, {int(col[i])})"),
+                            n=int(a.shape[0]), edge_labels=ecodes, vertex_labels=vcodes, node_ids=None)
         g.vocabulary = vocab
         return g
 
@@ -286,7 +287,7 @@ class Graph:
         :attr:`node_ids`, and label values from the ``node_label`` / ``edge_label`` attributes (missing or None:
         ``default_label``), as :meth:`from_networkx`.  Multi-edges are merged as ``dedupe`` says (see
         :meth:`from_pandas_edgelist`) and self loops dropped with a warning."""
-        from distsm.edgelists import edge_list_graph, label_codes, repeated_label
+        from distsm.edgelists import Reading, edge_list_graph, label_codes, repeated_label
 
         default = 0 if default_label is None else default_label
 
@@ -298,9 +299,9 @@ class Graph:
         edges = np.asarray(g.get_edgelist(), np.int64).reshape(-1, 2)
         vcodes, ecodes, vocab = label_codes(values(g.vs, node_label), values(g.es, edge_label), labels)
         names = g.vs[name] if name in g.vs.attributes() else None
-        out = edge_list_graph(edges[:, 0], edges[:, 1], n=g.vcount(), edge_labels=ecodes, vertex_labels=vcodes,
-                              directed=g.is_directed(), dedupe=dedupe, node_ids=names, source="igraph graph",
-                              where=lambda i: f"at edge {i}")
+        out = edge_list_graph(edges[:, 0], edges[:, 1], Reading(g.is_directed(), dedupe, "igraph graph",
+                                                                lambda i: f"at edge {i}"),
+                              n=g.vcount(), edge_labels=ecodes, vertex_labels=vcodes, node_ids=names)
         out.vocabulary = vocab
         return out
 

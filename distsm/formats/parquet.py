@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from distsm.edgelists import arrow_columns, from_columns, require
+from distsm.edgelists import Reading, arrow_columns, from_columns, require
 from distsm.errors import GraphError, GraphFormatError
 from distsm.formats._common import PathLike, fspath
 from distsm.formats.registry import register_format
@@ -41,7 +41,7 @@ def read_parquet(path: PathLike, *, directed: bool = False, dedupe: bool | None 
     label = "label" if "label" in rest else (rest[0] if len(rest) == 1 else None)
     try:
         src, dst, elab = arrow_columns(table, source, target, label)
-        return from_columns(src, dst, elab, directed=directed, dedupe=dedupe, source=p)
+        return from_columns(src, dst, elab, Reading(directed, dedupe, p))
     except GraphError as exc:
         raise GraphFormatError(p, None, exc.message) from exc
 

@@ -37,7 +37,7 @@ import warnings
 
 import numpy as np
 
-from distsm.edgelists import edge_list_graph, first_appearance
+from distsm.edgelists import Reading, edge_list_graph, first_appearance
 from distsm.errors import GraphError, GraphFormatError
 from distsm.formats._common import (
     FieldSpec,
@@ -93,9 +93,8 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
     labels = cols[2] if len(cols) == 3 else None
     del cols  # the file's ids: only their codes are needed from here on
     try:
-        g = edge_list_graph(dsrc, ddst, n=int(original_ids.size), edge_labels=labels,
-                            vertex_labels=None, directed=directed, dedupe=dedupe, node_ids=original_ids,
-                            source=p, where=lambda i: f"on line {lines.line_of(i)}")
+        g = edge_list_graph(dsrc, ddst, Reading(directed, dedupe, p, lambda i: f"on line {lines.line_of(i)}"),
+                            n=int(original_ids.size), edge_labels=labels, vertex_labels=None, node_ids=original_ids)
     except GraphError as exc:
         raise located(lines, exc, dsrc, ddst, np.arange(dsrc.size), None, 0, directed) from exc
     return g, original_ids
