@@ -13,11 +13,17 @@ A warm-up pass of each runs first (kernels compiled or loaded, memory pools fill
 in turn, every pass ending in a device synchronisation and timed by the host clock (``time.perf_counter``).
 Every pass's counts are checked against HPRD's published counts before any time is reported.
 
-    python -m benchmarks.batch_gpu [--out FILE] [--reps N] [--hprd DIR] [--backend cupy|numpy]
+    python -m benchmarks.batch_gpu [--out FILE] [--reps N] [--hprd DIR] [--backend cupy|numpy] [--profile FILE]
+
+``--profile FILE`` adds one more ``count_batch`` pass under cProfile (after the timed ones) and writes its
+statistics, sorted by cumulative and by own time, to FILE.
 """
 
 from __future__ import annotations
 
+import cProfile
+import io
+import pstats
 import statistics
 import time
 from collections.abc import Callable
@@ -68,11 +74,23 @@ def _summary(values: list[float]) -> dict[str, float]:
     return {"best": min(values), "median": statistics.median(values), "all": values}
 
 
+def write_profile(path: str, call: Callable[[], Any]) -> None:
+    """Run ``call`` once under cProfile and write its top functions by cumulative and by own time to ``path``."""
+    prof = cProfile.Profile()
+    prof.runcall(call)
+    text = io.StringIO()
+    for key in ("cumulative", "tottime"):
+        pstats.Stats(prof, stream=text).sort_stats(key).print_stats(50)
+    with open(path, "w") as f:
+        f.write(text.getvalue())
+
+
 def main(argv: list[str] | None = None) -> None:
     p = common.parser(__doc__, "batch_gpu")
     p.add_argument("--reps", type=int, default=5, help="timed passes of each (default 5)")
     p.add_argument("--hprd", default=None, help="HPRD folder (default: tests/data/hprd, else a shared copy)")
     p.add_argument("--backend", default="cupy", choices=("cupy", "numpy"))
+    p.add_argument("--profile", default=None, metavar="FILE", help="cProfile statistics of one count_batch pass")
     args = p.parse_args(argv)
     d = common.hprd_dir(args.hprd)
     if d is None:
@@ -109,6 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         "counts_checked": "every pass equal to HPRD's published counts",
     }
     path = meta.write("batch_gpu", payload, args.out)
+    if args.profile:
+        write_profile(args.profile, lambda: public_batch(be, data, queries))
     print(f"HPRD {len(queries)} queries on {be.name} (median of {args.reps}): "
           + ", ".join(f"{name} {summary[name]['total_s']['median']:.4f} s" for name in ways)
           + f"; {payload['counted_alone']} left to the per-query path -> {path}")
