@@ -17,6 +17,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.budget import default_cpu_budget
+from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.query_plan import QueryPlan, Step
@@ -191,15 +192,17 @@ class ArrayBackend:
         ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices
         (an array, or a ``range`` of ids).
         """
-        [out] = self.candidates_of(idx, [query], homomorphism=homomorphism)
+        out = list(self.candidates_of(idx, [query], homomorphism=homomorphism)[0])
         for u, allowed in (restrict or {}).items():
             # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
             out[u] = restricted(self.xp, out[u], allowed)
         return out
 
-    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]:
-        """:meth:`candidates` of several queries in one pass (a batch's filter): the vertices of every query are
-        filtered as those of one disjoint union, whose signatures are each vertex's own."""
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
+                      homomorphism: bool) -> list[CandidateSets]:
+        """:meth:`candidates` of several queries in one pass (a batch's filter), each query's as one
+        :class:`~distsm.kernels.candidate_sets.CandidateSets`: the vertices of every query are filtered as those of
+        one disjoint union, whose signatures are each vertex's own."""
         xp = self.xp
         if len(queries) == 1:
             [q] = queries
@@ -239,13 +242,13 @@ class ArrayBackend:
         # Back to id order within each query vertex (owners stay grouped in order, so one sort of (owner, id) keys).
         key = xp.sort(downer * idx.n + pools.members.take(dpos))
         kept = (key % idx.n).astype(self.vertex_dtype, copy=False)
-        counts = self.to_host(xp.bincount(downer, minlength=nq))
-        ends = counts.cumsum().tolist()
-        flat = [kept[end - size:end] for end, size in zip(ends, counts.tolist())]
-        out, at = [], 0
+        counts = self.to_host(xp.bincount(downer, minlength=nq)).tolist()
+        out, at, first = [], 0, 0
         for q in queries:
-            out.append(flat[at:at + q.n])
+            sizes = counts[at:at + q.n]
+            out.append(CandidateSets(kept[first:first + sum(sizes)], sizes))
             at += q.n
+            first += sum(sizes)
         return out
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:

@@ -16,6 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from distsm.graph import Graph
+    from distsm.kernels.candidate_sets import CandidateSets
     from distsm.kernels.prepared import PreparedQuery
     from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
     from distsm.kernels.index import DataIndex
@@ -55,7 +56,8 @@ class Backend(Protocol):
     # filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
                    restrict: Mapping[int, Allowed] | None = None) -> list[Any]: ...
-    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]: ...
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
+                      homomorphism: bool) -> list[CandidateSets]: ...
     def bitset(self, idx: DataIndex, members: Any) -> Any: ...
 
     # join primitives

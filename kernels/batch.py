@@ -41,6 +41,7 @@ from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels.array_backend import member
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
+from distsm.kernels.candidate_sets import candidate_sets
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Control
 from distsm.kernels.index import DataIndex
@@ -177,14 +178,14 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
     nq = len(prepared)
     sizes = [len(p.plan.order) for p in prepared]
     set_base = np.cumsum(sizes) - sizes
-    cands = [c for p in prepared for c in p.candidates]
-    csize = np.array([int(c.shape[0]) for c in cands], dtype=np.int64)
+    sets = [candidate_sets(xp, p.candidates) for p in prepared]
+    csize = np.array([size for s in sets for size in s.sizes], dtype=np.int64)
     if not csize.all():
         raise ValueError("a prepared query has a vertex without candidates")
     # Sorted keys of every candidate set: the sets are numbered in order and each one is sorted.
     # (CuPy's repeat takes no array of repeats: rows of repeated values come from the backend's expand.)
-    keys = xp.concatenate(cands).astype(xp.int64) + backend.expand(xp.asarray(csize))[0] * n
-    member_of = membership(backend, keys, len(cands) * n)
+    keys = xp.concatenate([s.values for s in sets]).astype(xp.int64) + backend.expand(xp.asarray(csize))[0] * n
+    member_of = membership(backend, keys, csize.shape[0] * n)
     counts = np.zeros(nq, dtype=np.int64)
     firsts = set_base + np.array([p.plan.order[0] for p in prepared])
     fsize = np.where(np.array(sizes) > 1, csize[firsts], 0)
@@ -331,11 +332,10 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
     bitset = partial(backend.bitset, index)
     plans: list[tuple[int, PreparedQuery]] = []
     for k, (q, c) in enumerate(zip(queries, cands)):
-        sizes = [int(a.shape[0]) for a in c]
-        if min(sizes) == 0:
+        if min(c.sizes) == 0:
             out[k] = 0
             continue
-        plan = build_plan(q, sizes, index.label_entries, index.n, batch.options, less[k])
+        plan = build_plan(q, c.sizes, index.label_entries, index.n, batch.options, less[k])
         plans.append((k, PreparedQuery(index, plan, c, bitset)))
     limit = BudgetPlan.of(budget).total
     cut = fitting_allowances([p for _, p in plans], [allow[k] for k, _ in plans], limit)

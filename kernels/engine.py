@@ -9,7 +9,7 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -35,7 +35,7 @@ from distsm.kernels.query_plan import MatchOptions, build_plan
 def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
             less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
             order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
-            spanning_only: bool = False, candidates: list[Any] | None = None) -> PreparedQuery | None:
+            spanning_only: bool = False, candidates: Sequence[Any] | None = None) -> PreparedQuery | None:
     """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
 
     ``data`` may be a graph or an already built index (e.g. a memory-mapped one).  ``prime_edge`` plans a
@@ -48,11 +48,14 @@ def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: Ma
         idx = backend.index(data)
     else:
         idx = data
+    cands: Sequence[Any]
     if candidates is None:
         cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
+    elif not restrict:
+        cands = candidates  # as given: a filter's CandidateSets keep their bitset rows
     else:
         cands = list(candidates)
-        for u, allowed in (restrict or {}).items():
+        for u, allowed in restrict.items():
             cands[u] = restricted(backend.xp, cands[u], allowed)
     sizes = [int(c.shape[0]) for c in cands]
     if min(sizes) == 0:

@@ -4,10 +4,11 @@ backend interface, so that the interface and its implementations import it downw
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import QueryPlan
 
@@ -17,14 +18,16 @@ class PreparedQuery:
     """A query filtered and planned against one data graph.
 
     ``bits`` holds each query vertex's candidate set as the backend's membership tests read it (None for the
-    first vertex of the order, whose candidates start the join), built by ``bitset`` on first use: a batch of
-    queries counted together (:mod:`distsm.kernels.batch`) reads sorted candidate keys instead, and never pays a
-    set over the data vertices per query vertex.  ``bitsets`` are the sets once built (or given).
+    first vertex of the order, whose candidates start the join): the filter's own rows where ``candidates`` (a
+    :class:`~distsm.kernels.candidate_sets.CandidateSets`) carries them, else built by ``bitset`` on first use: a
+    batch of queries counted together on the NumPy backend (:mod:`distsm.kernels.batch`) reads sorted candidate
+    keys instead, and never pays a set over the data vertices per query vertex.  ``bitsets`` are the sets once
+    built (or given).
     """
 
     index: DataIndex
     plan: QueryPlan
-    candidates: list[Any]
+    candidates: Sequence[Any]
     bitset: Callable[[Any], Any]
     bitsets: list[Any] | None = field(default=None, repr=False)
 
@@ -32,5 +35,9 @@ class PreparedQuery:
     def bits(self) -> list[Any]:
         if self.bitsets is None:
             first = self.plan.order[0]
-            self.bitsets = [None if u == first else self.bitset(c) for u, c in enumerate(self.candidates)]
+            sets = self.candidates
+            if isinstance(sets, CandidateSets) and sets.rows is not None:
+                self.bitsets = [None if u == first else sets.rows[u] for u in range(len(sets))]
+            else:
+                self.bitsets = [None if u == first else self.bitset(c) for u, c in enumerate(sets)]
         return self.bitsets

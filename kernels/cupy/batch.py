@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.join import JoinOps, program_words
 from distsm.kernels.cupy.launch import BATCH_BLOCK, BATCH_HEAD, DESCEND_BATCH
@@ -59,7 +60,7 @@ class BatchOps(JoinOps):
                 continue
             runs.append((i, len(p.plan.order), int(allow)))
             tables.append(self._as_table(first))
-            addrs.append([p.bits[step.vertex].data.ptr for step in p.plan.steps])
+            addrs.append(_bitset_addresses(p))
             desc_at.append(len(desc))
             desc += words
             res_at.append(res_at[-1] + 4 + 2 * len(p.plan.order))
@@ -88,6 +89,16 @@ class BatchOps(JoinOps):
         per_block = 2 * rows * (4 * nq_max + 8)
         fit = self.default_budget() // BATCH_SCRATCH_SHARE // max(per_block, 1)
         return int(max(1, min(queries, BATCH_BLOCKS_PER_SM * self._sm_count(), fit)))
+
+
+def _bitset_addresses(prepared: Any) -> list[int]:
+    """The device addresses of the membership bitsets the steps of ``prepared`` read, in step order: computed from
+    the filter's bitset rows where the candidates carry them (no array object per row), else ``prepared.bits``."""
+    sets = prepared.candidates
+    if isinstance(sets, CandidateSets) and sets.rows is not None:
+        base, stride = sets.rows.data.ptr, sets.rows.strides[0]
+        return [base + step.vertex * stride for step in prepared.plan.steps]
+    return [prepared.bits[step.vertex].data.ptr for step in prepared.plan.steps]
 
 
 def _pack(runs: list[tuple[int, int, int]], tables: list[Any], addrs: list[list[int]], desc: list[int],

@@ -9,6 +9,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.array_backend import restricted
+from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.records import Allowed
 from distsm.kernels.cupy.index import IndexOps
 from distsm.kernels.cupy.launch import (BATCH_BLOCK, BITSET_SET, FILTER_BATCH, FILTER_FLAGS, FILTER_HEAD,
@@ -24,12 +25,24 @@ class FilterOps(IndexOps):
 
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
                    restrict: Mapping[int, Allowed] | None = None) -> list[Any]:
-        xp = self.xp
         idx = self.as_gpu_index(idx)
+        sets = self._filter_one(idx, query, query_info(idx, [query], homomorphism)[0], homomorphism)
+        cands = list(sets)
+        if sets.rows is not None:
+            for u, arr in enumerate(cands):
+                self._bitsets.put(arr, sets.rows[u])
+        for u, allowed in (restrict or {}).items():
+            cands[u] = restricted(self.xp, cands[u], allowed)
+        return cands
+
+    def _filter_one(self, idx: Any, query: Graph, info: tuple[np.ndarray, int], homomorphism: bool) -> CandidateSets:
+        """The candidates of ``query`` (with its :func:`query_info`) by the one-query filter kernels, whose pools
+        may be any size."""
+        xp = self.xp
         nq = query.n
-        qinfo, items = query_info(idx, [query], homomorphism)[0]
+        qinfo, items = info
         if items == 0:
-            return [xp.zeros(0, dtype=self.vertex_dtype) for _ in range(nq)]
+            return CandidateSets(xp.zeros(0, dtype=self.vertex_dtype), [0] * nq)
         dq = xp.asarray(qinfo)
         nwords = (idx.n + 31) // 32
         out = xp.empty(items, dtype=xp.int32)
@@ -50,32 +63,28 @@ class FilterOps(IndexOps):
             self.kernels.grid(FILTER_SCATTER, items, **head, items=items, flags=flags, scan=scan, out=out,
                               seg_counts=seg_counts, words=words, nwords=nwords)
             del flags, scan
-        cands = self._split(out, self.to_host(seg_counts), words)
-        for u, allowed in (restrict or {}).items():
-            cands[u] = restricted(xp, cands[u], allowed)
-        return cands
+        return CandidateSets(out, self.to_host(seg_counts).tolist(), words)
 
-    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool) -> list[list[Any]]:
-        """:meth:`candidates` of every query (no restriction), the same arrays; the filters of queries whose label
-        pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a block per
-        query), with one upload of their query signatures and pools and one copy of the candidate counts back.
-        Launches are split so that the bitsets of one take at most a quarter of the memory budget."""
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
+                      homomorphism: bool) -> list[CandidateSets]:
+        """:meth:`candidates` of every query (no restriction), the same arrays, each query's as one
+        :class:`~distsm.kernels.candidate_sets.CandidateSets` with its bitsets as ``rows``; the filters of queries
+        whose label pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a
+        block per query), with one upload of their query signatures and pools and one copy of the candidate counts
+        back.  Launches are split so that the bitsets of one take at most a quarter of the memory budget."""
         if not queries:
             return []
-        xp = self.xp
         idx = self.as_gpu_index(idx)
         infos = query_info(idx, queries, homomorphism)
-        out: list[list[Any]] = []
+        out: list[CandidateSets] = []
         groups: list[list[int]] = [[]]
         held, room = 0, max(self.default_budget() // 4, 1)
         bitset_bytes = 4 * ((idx.n + 31) // 32)
         for i, (query, (_, items)) in enumerate(zip(queries, infos)):
-            if items == 0:
-                out.append([xp.zeros(0, dtype=self.vertex_dtype) for _ in range(query.n)])
-            elif items > self.options.small_limit:
-                out.append(self.candidates(idx, query, homomorphism=homomorphism))
+            if items == 0 or items > self.options.small_limit:
+                out.append(self._filter_one(idx, query, infos[i], homomorphism))
             else:
-                out.append([])
+                out.append(CandidateSets(None, []))
                 if groups[-1] and held + bitset_bytes * query.n > room:
                     groups.append([])
                     held = 0
@@ -89,7 +98,7 @@ class FilterOps(IndexOps):
         return out
 
     def _filter_batch(self, idx: Any, queries: list[Graph], infos: list[tuple[np.ndarray, int]],
-                      homomorphism: bool) -> list[list[Any]]:
+                      homomorphism: bool) -> list[CandidateSets]:
         """The candidates of ``queries`` (with their :func:`query_info`) by one ``filter_batch`` launch."""
         xp = self.xp
         nq = np.asarray([q.n for q in queries], dtype=np.int64)
@@ -109,21 +118,9 @@ class FilterOps(IndexOps):
         self.kernels.launch(FILTER_BATCH, len(queries), BATCH_BLOCK, by_label=idx.by_label, head=head, sig=idx.sig,
                             n=idx.n, degrees=idx.degrees, check_deg=0 if homomorphism else 1, out=out,
                             seg_counts=seg_counts, words=words, nwords=nwords)
-        counts = self.to_host(seg_counts)
-        return [self._split(out[first:first + size], counts[v0:v0 + n], words[v0:v0 + n])
+        counts = self.to_host(seg_counts).tolist()
+        return [CandidateSets(out[first:first + size], counts[v0:v0 + n], words[v0:v0 + n])
                 for _, n, size, first, v0 in header.tolist()]
-
-    def _split(self, out: Any, counts: np.ndarray, words: Any) -> list[Any]:
-        """The filter's compacted output ``out`` cut into each query vertex's candidates (``counts`` of them, in
-        order), each with its bitset (row of ``words``) registered for :meth:`bitset`."""
-        cands = []
-        start = 0
-        for u, c in enumerate(counts.tolist()):
-            arr = out[start:start + c]
-            start += c
-            self._bitsets.put(arr, words[u])  # not weak-referenceable: bitset() builds it on demand
-            cands.append(arr)
-        return cands
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
         words = self._bitsets.get(members)
