@@ -13,7 +13,9 @@ module, no variants), so any of the warm-up's trailing counts on the device comp
 measured on an H100 (benchmarks/device_trailing.sh with WARMUP_CHECK=1), a fresh process counting gMatch's suite and
 three dense 16-vertex queries after a warm-up compiled no ``trailing.cu`` and none of the array-level trailing
 count's boolean and reduction kernels, but still CuPy's ``cupy_copy__int64_int32``, ``cupy_copy__int64_int64`` and
-``cupy_take`` (likely core tables of int64 ids: an index refined on the host and joined on the device). The batched
+``cupy_take`` (likely core tables of int64 ids: an index refined on the host and joined on the device).  CuPy
+compiles those per dtype pair, so the warm-up also runs every copy and take between the engine's array dtypes
+(:data:`ARRAY_DTYPES`) once on a few elements, whichever paths the counts took.  The batched
 light stage's kernels (``filter_batch``, ``descend_batch``) are part of ``join.cu``, which NVRTC compiles as one
 module: measured on an H100, HPRD's 200 queries as one batch in a fresh process after a warm-up compiled nothing.
 """
@@ -135,6 +137,26 @@ def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
     yield "clustered book6", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
 
 
+#: The dtypes of the engine's arrays: masks, vertex ids, offsets and keys, bitset words, weights and bounds.
+ARRAY_DTYPES = ("bool", "int32", "int64", "uint32", "float64")
+#: The dtypes of the engine's gather indices.
+INDEX_DTYPES = ("int32", "int64")
+
+
+def _array_kernels(xp: Any) -> None:
+    """Run each copy (contiguous and strided, between any two of :data:`ARRAY_DTYPES`) and each take (1-D and
+    row gathers, by either index dtype) once on a few elements of ``xp``."""
+    for src in ARRAY_DTYPES:
+        a = xp.arange(8).astype(src)
+        for dst in ARRAY_DTYPES:
+            a.astype(dst)
+            a[::2].astype(dst)  # strided: an element-wise copy kernel even between equal dtypes
+        for index in INDEX_DTYPES:
+            at = xp.arange(2, dtype=index)
+            a.take(at)
+            a.reshape(4, 2).take(at, axis=0)
+
+
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves the kernels of the paths they take in CuPy's on-disk kernel cache.
@@ -142,6 +164,7 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     Raises :class:`distsm.BackendUnavailableError` when ``backend`` is ``"cupy"`` and no GPU is present, and
     AssertionError if a count differs between the backends (a defect to report)."""
     from distsm.api import count, match
+    from distsm.kernels import get_backend
 
     t = time.perf_counter()
     cache = kernel_cache_dir()
@@ -158,6 +181,7 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     for name, data, query, kw in cases[:3]:
         rows = match(data, query, backend=backend, limit=1000, **kw)
         assert rows.shape[0] == min(1000, report.counts[name]), name
+    _array_kernels(get_backend(backend).xp)
     report.seconds = time.perf_counter() - t
     report.compiled = _cached_files(cache) - before
     return report
