@@ -11,9 +11,10 @@
 # by the array code (the old path) and by the fused kernel, each timed with CUDA events, the two totals checked
 # equal.  A whole count with its stage times follows.  $OUT/trailing.json holds every figure; the table is last.
 #
-# BENCH=0 leaves out the trailing-count comparison.  WARMUP_CHECK=1 first runs `python -m distsm warmup` into an empty CuPy kernel cache, then counts gMatch's suite
-# (checked against its expected output) and the heavy queries in a fresh process, and lists the kernels that process
-# still compiled ($OUT/warmup_check.json), each with the distsm frames that launched it ($OUT/compile_trace.txt).
+# BENCH=0 leaves out the trailing-count comparison.  WARMUP_CHECK=1 first runs `python -m distsm warmup` into an
+# empty CuPy kernel cache, then counts gMatch's suite (checked against its expected output) and the heavy queries in a fresh process, and lists the kernels that process
+# still compiled ($OUT/warmup_check.json; their CUDA sources in $OUT/compiled_after_warmup), each with the distsm
+# frames that launched it where CuPy's compiler module can be traced ($OUT/compile_trace.txt).
 . "$(dirname "$0")/device_install.sh"
 export PYTHONPATH="$PYTHONPATH:$PWD"
 QUERIES=${QUERIES:-"16:0:heavy_16_0 16:1:heavy_16_1 16:7:heavy_16_2"}
@@ -159,8 +160,11 @@ if [ "${WARMUP_CHECK:-0}" = 1 ]; then
   T1=$(date +%s)
   touch "$WORK/marker"
   # shellcheck disable=SC2086
-  (cd "$WORK" && COMPILE_TRACE="$OUT/compile_trace.txt" timeout "${SUITE_TIMEOUT:-120}" python3 trailing_bench.py \
-     suite "$GMATCH_TEST" $QUERIES)
+  # CuPy then also writes each kernel's CUDA source beside its binary: what the fresh process compiled is kept.
+  (cd "$WORK" && CUPY_CACHE_SAVE_CUDA_SOURCE=1 COMPILE_TRACE="$OUT/compile_trace.txt" \
+     timeout "${SUITE_TIMEOUT:-120}" python3 trailing_bench.py suite "$GMATCH_TEST" $QUERIES)
+  mkdir -p "$OUT/compiled_after_warmup"
+  find "$CUPY_CACHE_DIR" -name "*.cu" -newer "$WORK/marker" -exec cp {} "$OUT/compiled_after_warmup/" \;
   NAMES=$(find "$CUPY_CACHE_DIR" -type f -newer "$WORK/marker" -exec strings {} \; 2>/dev/null \
           | grep -oE "cupy_[a-z_0-9]+|trailing_count|extend_[a-z_]+" | sort -u | tr '\n' ' ')
   echo "{\"warmup_s\": $((T1 - T0)), \"compiled_after_warmup\": \"$NAMES\"}" | tee "$OUT/warmup_check.json"
