@@ -6,9 +6,9 @@ Counting the queries of a batch one at a time pays that overhead per query; here
 
 * **Filter**: every query vertex of the batch is filtered in one pass, as a vertex of the disjoint union of the
   queries (:meth:`~distsm.kernels.array_backend.ArrayBackend.candidates_of`).
-* **Plan**: each query is planned as :func:`~distsm.kernels.engine.prepare` plans it (same order, same steps), but
-  without candidate sets over the data vertices (:class:`~distsm.kernels.prepared.PreparedQuery` builds them only
-  when a per-query join asks).
+* **Plan**: each query is planned as :func:`~distsm.kernels.engine.prepare` plans it (same order, same steps), all
+  at once (:func:`~distsm.kernels.batch_plan.build_plans`), and without candidate sets over the data vertices
+  (:class:`~distsm.kernels.prepared.PreparedQuery` builds them only when a per-query join asks).
 * **Join** (:func:`join_counts`, the array-level
   :meth:`~distsm.kernels.array_backend.ArrayBackend.count_prepared`): one partial-match table holds the rows of
   every query, each row tagged with its query; level ``i`` extends every row by its query's step ``i``.  The
@@ -41,11 +41,12 @@ from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels.array_backend import member
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
+from distsm.kernels.batch_plan import build_plans
 from distsm.kernels.candidate_sets import candidate_sets
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Control
 from distsm.kernels.index import DataIndex
-from distsm.kernels.query_plan import MatchOptions, QueryPlan, build_plan
+from distsm.kernels.query_plan import MatchOptions, QueryPlan
 
 if TYPE_CHECKING:
     from distsm.kernels.array_backend import ArrayBackend
@@ -330,13 +331,15 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
         return out
     cands = backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism)
     bitset = partial(backend.bitset, index)
-    plans: list[tuple[int, PreparedQuery]] = []
-    for k, (q, c) in enumerate(zip(queries, cands)):
+    live = []
+    for k, c in enumerate(cands):
         if min(c.sizes) == 0:
-            out[k] = 0
-            continue
-        plan = build_plan(q, c.sizes, index.label_entries, index.n, batch.options, less[k])
-        plans.append((k, PreparedQuery(index, plan, c, bitset)))
+            out[k] = 0   # a vertex without candidates: no match, and no plan
+        else:
+            live.append(k)
+    built = build_plans([queries[k] for k in live], [cands[k].sizes for k in live], index.label_entries, index.n,
+                        batch.options, [less[k] for k in live])
+    plans = [(k, PreparedQuery(index, plan, cands[k], bitset)) for k, plan in zip(live, built)]
     limit = BudgetPlan.of(budget).total
     cut = fitting_allowances([p for _, p in plans], [allow[k] for k, _ in plans], limit)
     if cut is not None:

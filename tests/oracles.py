@@ -74,6 +74,17 @@ def sampled_query(rng: np.random.Generator, data: Graph, size: int) -> Graph | N
                             vertex_labels=data.vertex_labels[verts], directed=data.directed)
 
 
+def queries_for(rng: np.random.Generator, data: Graph, sizes: list[int], vl: int, el: int) -> list[Graph]:
+    """Connected queries of the given sizes: copied from ``data`` where possible (they have matches), random
+    otherwise, and one whose vertex label ``data`` never uses (no candidates)."""
+    out = []
+    for k, size in enumerate(sizes):
+        q = sampled_query(rng, data, size) if k % 2 else None
+        out.append(q if q is not None else random_connected_query(rng, data, size, 0.3, vl, el))
+    lone = Graph.from_edges(np.array([[0, 1]]), n=2, vertex_labels=[vl + 3, 0], directed=data.directed)
+    return out + [lone]
+
+
 def _edge_map(g: Graph) -> dict[tuple[int, int], int]:
     out = {}
     for u, v, lab in zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_labels.tolist()):

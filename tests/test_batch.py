@@ -11,8 +11,7 @@ from hprd import DATA, expected_counts, query_path
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import scaled
-from oracles import brute_force, networkx_matches, random_connected_query, random_graph, sampled_query, \
-    subgraph_key
+from oracles import brute_force, networkx_matches, queries_for, random_connected_query, random_graph, subgraph_key
 
 import distsm
 from distsm import Graph, Semantics
@@ -41,17 +40,6 @@ def oracle(data: Graph, query: Graph, sem: Semantics) -> int:
 def alone(data: Graph, query: Graph, sem: Semantics) -> int:
     """The count of the per-query stages (light trial, else plan and run)."""
     return counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, symmetry=symmetry(query, sem))
-
-
-def queries_for(rng: np.random.Generator, data: Graph, sizes: list[int], vl: int, el: int) -> list[Graph]:
-    """Connected queries of the given sizes: copied from ``data`` where possible (they have matches), random
-    otherwise, and one whose vertex label ``data`` never uses (no candidates)."""
-    out = []
-    for k, size in enumerate(sizes):
-        q = sampled_query(rng, data, size) if k % 2 else None
-        out.append(q if q is not None else random_connected_query(rng, data, size, 0.3, vl, el))
-    lone = Graph.from_edges(np.array([[0, 1]]), n=2, vertex_labels=[vl + 3, 0], directed=data.directed)
-    return out + [lone]
 
 
 def light(data: Graph, queries: list[Graph], sem: Semantics, allowance=None, budget: int = 1 << 26):
