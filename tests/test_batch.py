@@ -204,9 +204,18 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
             assert all(f is None or f == w for f, w in zip(found, want))
             if backend is NUMPY:
                 assert found == want
-    assert batch.count_light(gpu, gpu.index(data), batch.Batch(queries, sem.match_options,
-                                                               [symmetry(q, sem).less_than for q in queries],
-                                                               allowance), 1 << 28) == expected
+    # Either backend's light stage may leave a query to the per-query stages (None: past its allowance as that
+    # backend reads it, or, on the device, levels that outgrow the scratch tables); what it answers is exact, and
+    # the batch driver, which counts the others alone, answers every query exactly.
+    truth = [alone(data, q, sem) for q in queries]
+    assert all(e is None or e == t for e, t in zip(expected, truth))
+    found = batch.count_light(gpu, gpu.index(data), batch.Batch(queries, sem.match_options,
+                                                                [symmetry(q, sem).less_than for q in queries],
+                                                                allowance), 1 << 28)
+    assert all(f is None or f == t for f, t in zip(found, truth)), (found, truth)
+    with patch.object(batch.Batch, "allowances", lambda self: allowance):
+        results = PartitionedMatcher(data, 1, backend=gpu).count_batch(queries, sem, 1 << 28)
+    assert [r.count for r in results] == truth
 
 
 @scaled(40)
