@@ -13,7 +13,7 @@
 #
 # BENCH=0 leaves out the trailing-count comparison.  WARMUP_CHECK=1 first runs `python -m distsm warmup` into an
 # empty CuPy kernel cache, then counts gMatch's suite (checked against its expected output) and the heavy queries in a fresh process, and lists the kernels that process
-# still compiled ($OUT/warmup_check.json; their CUDA sources in $OUT/compiled_after_warmup), each with the distsm
+# still compiled ($OUT/warmup_check.json; their CUDA sources in $OUT/compiled_after_warmup.cu), each with the distsm
 # frames that launched it where CuPy's compiler module can be traced ($OUT/compile_trace.txt).
 . "$(dirname "$0")/device_install.sh"
 export PYTHONPATH="$PYTHONPATH:$PWD"
@@ -163,8 +163,8 @@ if [ "${WARMUP_CHECK:-0}" = 1 ]; then
   # CuPy then also writes each kernel's CUDA source beside its binary: what the fresh process compiled is kept.
   (cd "$WORK" && CUPY_CACHE_SAVE_CUDA_SOURCE=1 COMPILE_TRACE="$OUT/compile_trace.txt" \
      timeout "${SUITE_TIMEOUT:-120}" python3 trailing_bench.py suite "$GMATCH_TEST" $QUERIES)
-  mkdir -p "$OUT/compiled_after_warmup"
-  find "$CUPY_CACHE_DIR" -name "*.cu" -newer "$WORK/marker" -exec cp {} "$OUT/compiled_after_warmup/" \;
+  find "$CUPY_CACHE_DIR" -name "*.cu" -newer "$WORK/marker" -exec sh -c 'echo "// ==== $1"; cat "$1"' _ {} \; \
+    >"$OUT/compiled_after_warmup.cu"
   NAMES=$(find "$CUPY_CACHE_DIR" -type f -newer "$WORK/marker" -exec strings {} \; 2>/dev/null \
           | grep -oE "cupy_[a-z_0-9]+|trailing_count|extend_[a-z_]+" | sort -u | tr '\n' ' ')
   echo "{\"warmup_s\": $((T1 - T0)), \"compiled_after_warmup\": \"$NAMES\"}" | tee "$OUT/warmup_check.json"
