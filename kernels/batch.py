@@ -33,6 +33,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,40 +85,47 @@ def pack(xp: Any, plans: Sequence[QueryPlan], set_base: Sequence[int]) -> Progra
     """The :class:`Programs` of ``plans`` on ``xp`` (``set_base[q]``: the set id of query ``q``'s vertex 0)."""
     nq = len(plans)
     levels = max(len(p.order) for p in plans) - 1
-    # Every step of the batch in one list (query-major), with its level and query: one pass per field.
+    # Every step of the batch in one list (query-major), with its level and query: one pass per field, each read
+    # through fromiter (a batch has thousands of steps; lists of tuples convert to arrays several times slower).
     steps = [step for p in plans for step in p.steps]
     nsteps = np.array([len(p.steps) for p in plans], dtype=np.int64)
     query = np.repeat(np.arange(nq), nsteps)
     level = np.arange(len(steps)) - np.repeat(np.cumsum(nsteps) - nsteps, nsteps)
+
+    def field(name: str) -> np.ndarray:
+        return np.fromiter(map(attrgetter(name), steps), np.int64, len(steps))
+
     first_col = np.zeros((levels, nq), np.int64)
     first_label = np.full((levels, nq), -1, np.int64)
     member_set = np.zeros((levels, nq), np.int64)
     last = np.zeros((levels, nq), bool)
-    first_col[level, query] = [s.first_col for s in steps]
-    first_label[level, query] = [s.first_label for s in steps]
-    member_set[level, query] = np.asarray([s.vertex for s in steps]) + np.asarray(set_base)[query]
+    first_col[level, query] = field("first_col")
+    first_label[level, query] = field("first_label")
+    member_set[level, query] = field("vertex") + np.asarray(set_base, dtype=np.int64)[query]
     last[nsteps[nsteps > 0] - 1, np.flatnonzero(nsteps)] = True
 
-    def slots(rows: list[tuple[int, int, int, int]]) -> Slots:
-        """``rows``: (step, slot, column, value) of one kind of check."""
-        a: np.ndarray = np.array(rows, dtype=np.int64).reshape(-1, 4)
-        width = int(a[:, 1].max()) + 1 if a.shape[0] else 0
+    def slots(name: str, pairs: bool) -> Slots:
+        """The checks of field ``name`` of every step, each a column (or a (column, value) pair when ``pairs``)."""
+        groups = list(map(attrgetter(name), steps))
+        counts = np.fromiter(map(len, groups), np.int64, len(groups))
+        flat = chain.from_iterable(groups)
+        a = np.fromiter(chain.from_iterable(flat) if pairs else flat, np.int64).reshape(-1, 2 if pairs else 1)
+        step = np.repeat(np.arange(len(groups)), counts)
+        slot = np.arange(step.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
+        width = int(counts.max()) if counts.shape[0] else 0
         cols = np.full((levels, width, nq), -1, np.int64)
         values = np.zeros((levels, width, nq), np.int64)
-        at = (level[a[:, 0]], a[:, 1], query[a[:, 0]])
-        cols[at] = a[:, 2]
-        values[at] = a[:, 3]
+        at = (level[step], slot, query[step])
+        cols[at] = a[:, 0]
+        if pairs:
+            values[at] = a[:, 1]
         used = np.zeros(levels, np.int64)
-        np.maximum.at(used, at[0], a[:, 1] + 1)
+        np.maximum.at(used, at[0], slot + 1)
         return Slots(xp.asarray(cols), xp.asarray(values), used.tolist())
 
-    def columns(field: str) -> Slots:
-        return slots([(t, j, col, 0) for t, s in enumerate(steps) for j, col in enumerate(getattr(s, field))])
-
     return Programs(xp.asarray(first_col), xp.asarray(first_label), xp.asarray(member_set), xp.asarray(last),
-                    slots([(t, j, col, e) for t, s in enumerate(steps) for j, (col, e) in enumerate(s.checks)]),
-                    columns("greater_than"), columns("less_than"), columns("distinct_cols"),
-                    slots([(t, j, col, k) for t, s in enumerate(steps) for j, (col, k) in enumerate(s.pair_checks)]))
+                    slots("checks", True), slots("greater_than", False), slots("less_than", False),
+                    slots("distinct_cols", False), slots("pair_checks", True))
 
 
 def runs(xp: Any, idx: DataIndex, v: Any, label: Any) -> tuple[Any, Any, Any, Any]:
