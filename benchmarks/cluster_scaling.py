@@ -93,19 +93,28 @@ def _cluster(n: int, args: argparse.Namespace):
 
 
 def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, report: str | None = None) -> dict:
-    """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved and device peaks.  With
-    ``report`` (a path without suffix), Dask's performance report is saved at ``report.html`` and the batch's task
-    stream at ``report-tasks.json``."""
-    with _recorded(m.client, report):
+    """Count one batch on matcher ``m``: wall time, spread, stage seconds, bytes moved, device peaks and the
+    workers' CPU seconds in user and kernel mode (summed over workers; on the CPU, kernel time is mostly the
+    zeroing of freshly faulted pages).  With ``report`` (a path without suffix), Dask's performance report is saved
+    at ``report.html``, the batch's task stream at ``report-tasks.json``, and ``task_compute_s`` says how many
+    seconds its tasks computed (summed over tasks; beside the wall time on one worker it leaves the scheduling,
+    transfer and gathering overhead)."""
+    cpu = m.client.run(_cpu_seconds)
+    with _recorded(m.client, report) as stream:
         t = time.perf_counter()
         results = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
         wall = time.perf_counter() - t
+    after = m.client.run(_cpu_seconds)
+    used = {mode: round(sum(after[w][mode] - cpu[w][mode] for w in after if w in cpu), 3) for mode in ("user", "sys")}
     ok = [r for r in results if r.ok]
     peaks: dict[str, int] = {}
     for r in ok:
         for w, b in r.peak_device_bytes.items():
             peaks[w] = max(peaks.get(w, 0), b)
-    return {"batch_wall_s": round(wall, 4), "finished": len(ok),
+    computed = None if stream is None else sum(s["stop"] - s["start"] for task in stream.data
+                                               for s in task["startstops"] if s["action"] == "compute")
+    return {"batch_wall_s": round(wall, 4), "finished": len(ok), "worker_cpu_s": used,
+            "task_compute_s": None if computed is None else round(computed, 4),
             "distribution": {d: sum(r.distribution == d for r in ok) for d in ("whole", "sliced")},
             "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),
             "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
@@ -117,18 +126,27 @@ def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, r
                         for r in results}}
 
 
+def _cpu_seconds() -> dict[str, float]:
+    """This process's CPU seconds so far, in user and kernel mode (run on every worker through ``client.run``)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user": usage.ru_utime, "sys": usage.ru_stime}
+
+
 @contextmanager
-def _recorded(client, report: str | None) -> Iterator[None]:
+def _recorded(client, report: str | None) -> Iterator:
     """Keep Dask's performance report (HTML) and the task stream (JSON: one record per task, its key, worker and
-    start/stop times) of the block at ``report.html`` and ``report-tasks.json``; nothing without ``report``."""
+    start/stop times) of the block at ``report.html`` and ``report-tasks.json``; nothing without ``report``.  Yields
+    the task stream (its ``data`` complete once the block ends), or None without ``report``."""
     if report is None:
-        yield
+        yield None
         return
     from distributed import get_task_stream, performance_report
 
     os.makedirs(os.path.dirname(report) or ".", exist_ok=True)
     with performance_report(filename=f"{report}.html"), get_task_stream(client) as stream:
-        yield
+        yield stream
     with open(f"{report}-tasks.json", "w") as f:
         json.dump(stream.data, f, default=str)
 
@@ -379,7 +397,8 @@ def main(argv=None):
         runs.append(one_run(data, batches, n, args, budget, adjacency))
         r = runs[-1]
         print(f"{n} worker(s), budget {budget}: " + "; ".join(
-            f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}"
+            f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}, "
+            f"worker CPU s {b['worker_cpu_s']}, tasks computed {b['task_compute_s']} s"
             for k, b in r["batches"].items()), file=sys.stderr, flush=True)
         # Written after every run: a later run that times out or crashes must not lose the earlier ones.
         scaling = [x for x in runs if x["device_budget"] == args.device_budget]
