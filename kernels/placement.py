@@ -183,8 +183,10 @@ class Placement:
         return self.decide("refinement", self.host, f"scans {scan} entries, at most {limit}")
 
     def count_side(self, cost: float, index: Side) -> Side:
-        """Plans estimated below ``host-work`` (entries read and written; about a second of NumPy) run on the host
-        even for a device backend: below it a device spends more on launches than on the work."""
+        """Plans estimated below ``host-work`` (entries read and written) run on the host even for a device backend:
+        below it a device spends more on launches than on the work.  Measured on an H100 with gMatch's suite (the
+        fused trailing count on the device): 3e6 ran it in 0.63-0.77 s, the former 3e7 in 0.89-0.98 s (a plan of
+        1.1e7 took 0.078 s on NumPy)."""
         if not self.twin:
             return self.device
         if index is self.host:
