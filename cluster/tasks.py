@@ -277,13 +277,9 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else merged(q, [m])
                                          for q, m in zip(queries, measured)]
     report([r for r in results if r is not None and r.ok], queries[0].batch)
-    heavy = [i for i, r in enumerate(results) if r is None]
-    # A group keeps its first heavy query (the client orders a group heaviest estimate first) and hands the others
-    # to the cluster at once: counted here one after another they would hold this worker while others idle.
-    handed = _hand_off(name, state, [(queries[i], cast(JobResult, measured[i])) for i in heavy[1:]], budget)
-    try:
-        for i in heavy[:1]:
-            q, m = queries[i], cast(JobResult, measured[i])  # a heavy query's trial
+    for i, (q, m) in enumerate(zip(queries, measured)):
+        if results[i] is None:
+            assert isinstance(m, JobResult)  # a heavy query's trial
             try:
                 results[i] = done = _finish(name, state, q, m, budget, split, control)
             except engine.JoinCancelled:
@@ -292,64 +288,7 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
                 results[i] = _failed(state, q, e)
             else:
                 report([done], q.batch)
-        for i, outcome in zip(heavy[1:], _outcomes(handed, control)):
-            results[i] = outcome if isinstance(outcome, QueryResult) else _failed(state, queries[i], outcome)
-    finally:
-        _cancel_pending(handed)
     return cast(list[QueryResult], results)
-
-
-def _hand_off(name: str, state: WorkerSite, heavy: list[tuple[QueryTask, JobResult]],
-              budget: int | None) -> list[Any]:
-    """Futures of ``heavy`` (queries of this group found heavy, with their trials) each counted whole by a task of
-    its own (:func:`whole`, any worker, before the batch's waiting groups), which reports it done."""
-    if not heavy:
-        return []
-    from distributed import get_client
-
-    client = get_client()
-    futures = []
-    for query, measured in heavy:
-        why = (f"{query.distribution[1]}; heavy ({measured.heavy}), handed by worker {state.worker} to the "
-               f"cluster: its group held another heavy query")
-        futures.append(client.submit(whole, name, replace(query, distribution=("whole", why)), budget,
-                                     key=f"distsm-whole-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY))
-    return futures
-
-
-def _outcomes(futures: list[Any], control: engine.Control) -> list[Any]:
-    """Each future's result, or the exception it raised, waited for seceded from this worker's thread pool (so
-    the thread runs other tasks meanwhile); cancelling this task (``control``) stops the wait."""
-    if not futures:
-        return []
-    from distributed import rejoin, secede, wait
-
-    secede()
-    try:
-        pending = set(futures)
-        while pending:
-            try:
-                _, pending = wait(pending, timeout=0.2, return_when="FIRST_COMPLETED")
-            except TimeoutError:
-                control.check()
-    finally:
-        rejoin()
-    outcomes: list[Any] = []
-    for f in futures:
-        try:
-            outcomes.append(f.result())
-        except Exception as e:
-            outcomes.append(e)
-    return outcomes
-
-
-def _cancel_pending(futures: list[Any]) -> None:
-    """Cancel the futures of ``futures`` not done (this task failed or was cancelled before they finished)."""
-    pending = [f for f in futures if not f.done()]
-    if pending:
-        from distributed import get_client
-
-        get_client().cancel(pending)
 
 
 def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: engine.Control,

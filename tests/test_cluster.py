@@ -266,35 +266,9 @@ def test_a_heavy_query_is_counted_whole_while_other_tasks_wait(heavy_matcher, cl
         cluster.run(_set_split_work, next(iter(old.values())))
     assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
     whole = [r for r in results if r.distribution == "whole"]
-    counted_whole = [r for r in whole if "counted whole" in r.distribution_reason]
-    assert counted_whole and all("waited" in r.distribution_reason for r in counted_whole)
-    # The others sent whole were handed on by a group that held several heavy queries (see the next test).
-    assert all("handed by worker" in r.distribution_reason for r in whole if r not in counted_whole), \
-        [r.distribution_reason for r in results]
+    assert whole and all("counted whole" in r.distribution_reason and "waited" in r.distribution_reason
+                         for r in whole), [r.distribution_reason for r in results]
     assert all("split into" in r.distribution_reason for r in results if r.distribution == "sliced")
-
-
-def test_a_group_keeps_one_heavy_query_and_hands_the_others_to_the_cluster(heavy_matcher, cluster, monkeypatch):
-    """A task holding several queries that its worker finds heavy counts the first and hands each other one to a
-    task of its own, which any worker takes: no worker counts a queue of heavy queries while others idle."""
-    import distsm.matcher
-
-    m, data, _, edge = heavy_matcher
-    star = distsm.Graph.from_networkx(nx.star_graph(3))
-    d = data.degrees.astype(object)
-    monkeypatch.setattr(distsm.matcher, "whole_groups", lambda costs, workers: [list(range(len(costs)))])
-    old = cluster.run(_set_split_work, 1.0)
-    try:
-        results = m.submit([star, edge, star, star], names=["a", "edge", "b", "c"], timeout=120).results()
-    finally:
-        cluster.run(_set_split_work, next(iter(old.values())))
-    stars = int((d * (d - 1) * (d - 2)).sum())
-    assert [r.count for r in results] == [stars, 2 * data.m, stars, stars], [r.error for r in results]
-    assert "handed by worker" not in results[0].distribution_reason
-    assert results[1].distribution == "whole" and "sent whole" in results[1].distribution_reason
-    for r in results[2:]:
-        assert r.ok and r.distribution == "whole" and "handed by worker" in r.distribution_reason, \
-            r.distribution_reason
 
 
 def _set_split_work(value):
