@@ -42,16 +42,21 @@ def test_hprd_batch_plans_equal_one_plan_at_a_time(options):
         assert build_plans(*args) == one_at_a_time(*args)
 
 
+#: A random batch's graphs: the data graphs' seed, vertices, edge probability, vertex and edge labels, the queries'
+#: sizes, and how many distinct candidate sizes and data entry counts are drawn (few: ties everywhere).
+RANDOM_BATCH = st.fixed_dictionaries(dict(
+    seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
+    el=st.integers(1, 3), sizes=st.lists(st.integers(1, 7), min_size=1, max_size=6), spread=st.integers(1, 4)))
+
+
 @scaled(100)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(3, 9), p=st.floats(0.2, 0.8), vl=st.integers(1, 3),
-       el=st.integers(1, 3), sizes=st.lists(st.integers(1, 7), min_size=1, max_size=6),
-       options=st.sampled_from(OPTIONS), symmetric=st.booleans(), spread=st.integers(1, 4),
+@given(batch=RANDOM_BATCH, options=st.sampled_from(OPTIONS), symmetric=st.booleans(),
        chunk_cells=st.sampled_from([1, 64, batch_plan.CHUNK_CELLS]), share=st.booleans())
-def test_random_batch_plans_equal_one_plan_at_a_time(seed, n, p, vl, el, sizes, options, symmetric, spread,
-                                                      chunk_cells, share):
+def test_random_batch_plans_equal_one_plan_at_a_time(batch, options, symmetric, chunk_cells, share):
     """Queries of a directed and an undirected data graph in one batch, candidate sizes and data entry counts drawn
     from ``spread`` values (ties everywhere), symmetry-breaking pairs of unique counts or random pairs, and the
     batch cut into chunks of ``chunk_cells``; equal tuples of checks shared, or (keys past their bound) not."""
+    seed, n, p, vl, el, sizes, spread = (batch[k] for k in ("seed", "n", "p", "vl", "el", "sizes", "spread"))
     rng = np.random.default_rng(seed)
     queries = [q for directed in (False, True)
                for q in queries_for(rng, random_graph(rng, n, p, vl, el, directed), sizes, vl, el)]
