@@ -2,9 +2,11 @@
 
 import io
 import json
+import warnings
 
 import networkx as nx
 import numpy as np
+import pytest
 from hprd import DATA, expected_counts, query_path
 
 import distsm
@@ -25,9 +27,14 @@ def test_directed_and_dedupe_read_reciprocal_snap_lists(tmp_path, capsys):
     triangle.write_text("0 1\n1 2\n2 0\n")
     assert main(["count", str(data), str(triangle), "--no-dedupe"]) == 2
     assert "--dedupe" in capsys.readouterr().err
-    for merge in ([], ["--dedupe"]):  # merged by default, with a warning; silently when asked
-        assert main(["count", str(data), str(triangle), *merge, "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)["count"] == 6  # the undirected triangle, 3! maps
+    # Merged by default, with a warning naming the file and the first repeat's line; silently when asked.
+    with pytest.warns(UserWarning, match=r"arcs\.txt: merged 2 repeated edge\(s\).*line 3"):
+        assert main(["count", str(data), str(triangle), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 6  # the undirected triangle, 3! maps
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["count", str(data), str(triangle), "--dedupe", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == 6
     arc = tmp_path / "arc.txt"
     arc.write_text("5 6\n")
     assert main(["count", str(data), str(arc), "--directed", "--json"]) == 0
