@@ -171,7 +171,7 @@ def _cluster_batches(name: str, r: dict, lines: list[str]) -> None:
     lines += [f"### Scaling and memory per worker ({name})", "",
               _where(name, r) + f"; graph {g['vertices']} vertices, {g['edges']} edges, {g['labels']} labels "
               f"(index about {g['index_bytes_estimate'] / 2**20:.0f} MiB); heavy queries of {r['query_size']} "
-              f"vertices, small ones of {r['small_size']}", ""]
+              f"vertices, small ones of {r['small_size']}", ""] + ([f"Note: {r['note']}", ""] if "note" in r else [])
     rows = []
     for batch, rep in r["batches"].items():
         for s in rep["summary"]:
