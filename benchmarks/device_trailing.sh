@@ -12,9 +12,9 @@
 # equal.  A whole count with its stage times follows.  $OUT/trailing.json holds every figure; the table is last.
 #
 # BENCH=0 leaves out the trailing-count comparison.  WARMUP_CHECK=1 first runs `python -m distsm warmup` into an
-# empty CuPy kernel cache, then counts gMatch's suite (checked against its expected output) and the heavy queries in a fresh process, and lists the kernels that process
-# still compiled ($OUT/warmup_check.json; their CUDA sources in $OUT/compiled_after_warmup.cu), each with the distsm
-# frames that launched it where CuPy's compiler module can be traced ($OUT/compile_trace.txt).
+# empty CuPy kernel cache, then counts gMatch's suite (checked against its expected output) and the heavy queries in
+# a fresh process, and lists the kernels that process still compiled ($OUT/warmup_check.json; their CUDA sources in
+# $OUT/compiled_after_warmup.cu).
 . "$(dirname "$0")/device_install.sh"
 export PYTHONPATH="$PYTHONPATH:$PWD"
 QUERIES=${QUERIES:-"16:0:heavy_16_0 16:1:heavy_16_1 16:7:heavy_16_2"}
@@ -22,7 +22,7 @@ QUERIES=${QUERIES:-"16:0:heavy_16_0 16:1:heavy_16_1 16:7:heavy_16_2"}
 cat >"$WORK/trailing_bench.py" <<'PY'
 """suite ROOT QUERY...: gMatch's suite and the heavy queries, counted once each; bench ROOT OUT QUERY...: the
 trailing count of each heavy query by both paths (see benchmarks/device_trailing.sh)."""
-import json, os, sys, time
+import json, sys, time
 from pathlib import Path
 
 import cupy
@@ -55,30 +55,7 @@ def timed(f):
     return value, cupy.cuda.get_elapsed_time(start, end) / 1e3
 
 
-def trace_compiles(path):
-    """Append to ``path``, for each kernel NVRTC compiles in this process, its names and the distsm frames that
-    launched it (CuPy compiles through ``cupy.cuda.compiler.compile_using_nvrtc`` on a kernel-cache miss only)."""
-    import re
-    import traceback
-
-    from cupy.cuda import compiler
-
-    real = compiler.compile_using_nvrtc
-
-    def traced(source, *args, **kwargs):
-        names = re.findall(r"__global__\s+void\s+(\w+)", source)
-        frames = [f"{f.filename.rsplit('/distsm/', 1)[-1]}:{f.lineno} {f.name}" for f in traceback.extract_stack()
-                  if "/distsm/" in f.filename]
-        with open(path, "a") as f:
-            f.write(f"{' '.join(names)} <- {' | '.join(frames[-8:])}\n")
-        return real(source, *args, **kwargs)
-
-    compiler.compile_using_nvrtc = traced
-
-
 def suite(root, words):
-    if os.environ.get("COMPILE_TRACE"):
-        trace_compiles(os.environ["COMPILE_TRACE"])
     root = Path(root)
     data = distsm.read_graph(root / "data.graph")
     expected = [int(x) for x in (root / "expected_output.txt").read_text().split()]
@@ -159,9 +136,9 @@ if [ "${WARMUP_CHECK:-0}" = 1 ]; then
   (cd "$WORK" && python3 -m distsm warmup --json >"$OUT/warmup.json" 2>"$WORK/warmup.err") || tail -n 20 "$WORK/warmup.err"
   T1=$(date +%s)
   touch "$WORK/marker"
-  # shellcheck disable=SC2086
   # CuPy then also writes each kernel's CUDA source beside its binary: what the fresh process compiled is kept.
-  (cd "$WORK" && CUPY_CACHE_SAVE_CUDA_SOURCE=1 COMPILE_TRACE="$OUT/compile_trace.txt" \
+  # shellcheck disable=SC2086
+  (cd "$WORK" && CUPY_CACHE_SAVE_CUDA_SOURCE=1 \
      timeout "${SUITE_TIMEOUT:-120}" python3 trailing_bench.py suite "$GMATCH_TEST" $QUERIES)
   find "$CUPY_CACHE_DIR" -name "*.cu" -newer "$WORK/marker" -exec sh -c 'echo "// ==== $1"; cat "$1"' _ {} \; \
     >"$OUT/compiled_after_warmup.cu"

@@ -246,9 +246,10 @@ class ArrayBackend:
         out, at, first = [], 0, 0
         for q in queries:
             sizes = counts[at:at + q.n]
-            out.append(CandidateSets(kept[first:first + sum(sizes)], sizes))
+            total = sum(sizes)
+            out.append(CandidateSets(kept[first:first + total], sizes))
             at += q.n
-            first += sum(sizes)
+            first += total
         return out
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:

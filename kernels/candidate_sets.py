@@ -8,6 +8,7 @@ sets of one query stay one array until a per-query path asks for a vertex's own.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from typing import Any
 
 
@@ -23,11 +24,7 @@ class CandidateSets(Sequence[Any]):
         self.values = values
         self.sizes = list(sizes)
         self.rows = rows
-        self.starts = [0] * len(self.sizes)
-        at = 0
-        for u, size in enumerate(self.sizes):
-            self.starts[u] = at
-            at += size
+        self.starts = list(accumulate(self.sizes, initial=0))[:-1]
         self._views: list[Any] = [None] * len(self.sizes)
 
     def __len__(self) -> int:

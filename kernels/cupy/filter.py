@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class FilterOps(IndexOps):
             return []
         idx = self.as_gpu_index(idx)
         infos = query_info(idx, queries, homomorphism)
-        out: list[CandidateSets] = []
+        out: list[CandidateSets | None] = []   # None: filtered by a batched launch below
         groups: list[list[int]] = [[]]
         held, room = 0, max(self.default_budget() // 4, 1)
         bitset_bytes = 4 * ((idx.n + 31) // 32)
@@ -84,7 +84,7 @@ class FilterOps(IndexOps):
             if items == 0 or items > self.options.small_limit:
                 out.append(self._filter_one(idx, query, infos[i], homomorphism))
             else:
-                out.append(CandidateSets(None, []))
+                out.append(None)
                 if groups[-1] and held + bitset_bytes * query.n > room:
                     groups.append([])
                     held = 0
@@ -95,7 +95,7 @@ class FilterOps(IndexOps):
                 found = self._filter_batch(idx, [queries[i] for i in group], [infos[i] for i in group], homomorphism)
                 for i, cands in zip(group, found):
                     out[i] = cands
-        return out
+        return cast(list[CandidateSets], out)   # every None was filled by its group's launch
 
     def _filter_batch(self, idx: Any, queries: list[Graph], infos: list[tuple[np.ndarray, int]],
                       homomorphism: bool) -> list[CandidateSets]:
