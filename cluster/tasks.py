@@ -22,7 +22,7 @@ import logging
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -40,9 +40,11 @@ from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
 from distsm.plan.execute import (Job, JobResult, PlanCache, QueryResult, merge, release_device_memory, run_job,
-                                 run_whole_jobs, whole_query_jobs)
+                                 run_slice, run_whole_jobs, whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
+from distsm.plan.split import SharedPlan
+from distsm.plan.split import slices as split_slices
 from distsm.residency import Residency, default_device_budget, resident_bytes
 from distsm.semantics import Semantics
 
@@ -313,27 +315,60 @@ def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResul
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
             split: int | None, control: engine.Control) -> QueryResult:
     """The result of a whole query from its job's result ``measured``.  A heavy one (``measured.heavy``) is split
-    into about ``split`` slices run over the cluster (see :func:`wholes`) when no other task waits for a worker
-    thread; otherwise it is counted whole here: the slices of a count together do the whole count's work or more
-    (measured up to 7 times more, by the restricted plans), which only pays when it fills threads that would idle."""
-    if not measured.heavy:
+    into about ``split`` slices run over the cluster (see :func:`wholes`).
+
+    With its counting plan (:attr:`Heavy.shared <distsm.plan.execute.Heavy>`), the slices run that plan over its
+    index (:mod:`distsm.plan.split`) and together do the whole count's work, so the query is always split: its
+    slices go before the batch's other tasks, which keeps a batch's heaviest queries off its critical path.
+    Without one (a count that takes the general join), slices of the global join plan themselves and repeat part
+    of each other's work (measured up to 7 times more), so the query is split only when no other task waits for a
+    worker thread, and counted whole here otherwise."""
+    heavy = measured.heavy
+    if heavy is None:
         return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
-    waiting = _waiting_tasks()
-    if waiting:
-        [work] = whole_query_jobs()
-        counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
-        why = (f"{query.distribution[1]}; heavy ({measured.heavy}) but counted whole by worker {state.worker}: "
-               f"{waiting} other tasks waited for a worker thread")
-        return merged(replace(query, distribution=("whole", why)), [measured, counted])
+    shared = heavy.shared
+    if shared is not None:
+        restricts = split_slices(shared, get_backend("numpy"), query.graph, query.sem, split)
+        pieces = len(restricts)
+
+        def submit(client: Any) -> list[Any]:
+            ref = client.scatter(shared, hash=False)  # each worker fetches the index once, not once per slice
+            return [client.submit(shared_slice, name, ref, restrict, query.graph, query.sem, budget,
+                                  key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
+                    for restrict in restricts]
+    else:
+        waiting = _waiting_tasks()
+        if waiting:
+            [work] = whole_query_jobs()
+            counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
+            why = (f"{query.distribution[1]}; heavy ({heavy.reason}) but counted whole by worker {state.worker}: "
+                   f"{waiting} other tasks waited for a worker thread")
+            return merged(replace(query, distribution=("whole", why)), [measured, counted])
+        slices = state.slices(query.graph, query.sem, split)
+        pieces = len(slices)
+
+        def submit(client: Any) -> list[Any]:
+            return [client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query.graph,
+                                  query.sem, budget, key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
+                                  priority=SPLIT_PRIORITY)
+                    for start, second in slices]
+    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, pieces, heavy.reason)
     # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
-    slices = state.slices(query.graph, query.sem, split)
-    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), measured.heavy)
-    results = _run_slices(name, query.graph, query.sem, budget, slices, control)
-    why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker "
-           f"{state.worker}: {measured.heavy}")
-    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {measured.heavy}")
+    results = _on_cluster(submit, control)
+    how = "sharing its counting plan" if shared is not None else "each planning its slice of the global join"
+    why = (f"sent whole ({query.distribution[1]}), then split into {pieces} slices by worker {state.worker}, "
+           f"{how}: {heavy.reason}")
+    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {heavy.reason}")
     return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *results])
+
+
+def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
+                 budget: int | None) -> JobResult:
+    """One slice of a heavy count split by its plan (a ``distsm-inter-*`` task; see :mod:`distsm.plan.split`);
+    stops when the task is released."""
+    state = _state(name)
+    return run_slice(state, shared, restrict, query, sem, state.job_budget(budget), control=task_control())
 
 
 def _waiting_tasks() -> int:
@@ -352,16 +387,13 @@ def waiting_tasks(dask_scheduler: Any) -> int:
     return len(dask_scheduler.queued) + sent
 
 
-def _run_slices(name: str, query: Graph, sem: Semantics, budget: int | None, slices: list[Slice],
-                control: engine.Control) -> list[JobResult]:
-    """Run ``slices`` of ``query``'s global join as tasks on the cluster and wait for their results, seceded from
+def _on_cluster(submit: Callable[[Any], list[Any]], control: engine.Control) -> list[JobResult]:
+    """The results of the tasks ``submit(client)`` puts on the cluster (a query's slices), waited for seceded from
     this worker's thread pool; cancelling this task (``control``) cancels them."""
     from distributed import wait, worker_client
 
     with worker_client() as client:
-        futures = [client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query, sem, budget,
-                                 key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
-                   for start, second in slices]
+        futures = submit(client)
         try:
             pending = set(futures)
             while pending:

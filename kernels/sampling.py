@@ -133,6 +133,22 @@ class Sampler:
                     cols[u] = len(cols)
         return out
 
+    def walk(self, start: int, steps: list[Extension]) -> Any:
+        """The walks after joining ``[start] + steps`` (a fixed order, e.g. a chosen plan's core), one row per walk
+        and a column per vertex in that order; None when no walk survives.  Resampling in proportion to the set
+        sizes leaves the walks spread about uniformly over the order's complete matches, so the walks through a
+        vertex image estimate its share of the join."""
+        xp = self.backend.xp
+        rng = np.random.default_rng(self.seed)
+        cands = self.ce.candidates[start]
+        table = cands[xp.asarray(rng.integers(0, int(cands.shape[0]), size=self.walks))][:, None]
+        for ext in steps:
+            self._evaluated()
+            table = self._resampled(rng, table, ext, None)
+            if table is None:
+                return None
+        return table
+
     def _evaluated(self) -> None:
         self.evaluations += 1
         if self.control is not None:

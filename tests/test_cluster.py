@@ -253,9 +253,9 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
-def test_a_heavy_query_is_counted_whole_while_other_tasks_wait(heavy_matcher, cluster):
-    """Slices of a count do its work again in part (their restricted plans): a worker splits a heavy query only
-    when no other task waits for a thread, and counts it whole otherwise; every count stays exact."""
+def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heavy_matcher, cluster):
+    """Slices that share a heavy count's plan do its work once between them, so every heavy query with a counting
+    plan is split, whether or not other tasks wait; every count is exact."""
     m, data, _, _ = heavy_matcher
     star = distsm.Graph.from_networkx(nx.star_graph(3))
     d = data.degrees.astype(object)
@@ -265,10 +265,30 @@ def test_a_heavy_query_is_counted_whole_while_other_tasks_wait(heavy_matcher, cl
     finally:
         cluster.run(_set_split_work, next(iter(old.values())))
     assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
+    assert all(r.distribution == "sliced" and "sharing its counting plan" in r.distribution_reason
+               for r in results), [r.distribution_reason for r in results]
+
+
+def test_a_heavy_general_count_is_counted_whole_while_other_tasks_wait(heavy_matcher, cluster, tmp_path):
+    """A heavy count without a counting plan (its candidate-edge index fits no budget) would be split into slices
+    of the global join that plan themselves and repeat part of each other's work: its worker splits it only when
+    no other task waits for a thread, and counts it whole otherwise; every count stays exact."""
+    _, data, _, _ = heavy_matcher
+    path = distsm.Graph.from_networkx(nx.star_graph(2))
+    d = data.degrees.astype(object)
+    old = cluster.run(_set_split_work, 1.0)
+    try:
+        with distsm.Matcher(data, cluster=cluster, backend="numpy", memory_budget=1 << 20,
+                            partitions=Partitioning(2, directory=tmp_path / "k2")) as m:
+            results = m.submit([path] * 8, names=[f"path{i}" for i in range(8)], timeout=120).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+    assert all(r.ok and r.count == int((d * (d - 1)).sum()) for r in results), [r.error for r in results]
+    assert all("index would need" in r.distribution_reason for r in results), [r.distribution_reason for r in results]
     whole = [r for r in results if r.distribution == "whole"]
     assert whole and all("counted whole" in r.distribution_reason and "waited" in r.distribution_reason
                          for r in whole), [r.distribution_reason for r in results]
-    assert all("split into" in r.distribution_reason for r in results if r.distribution == "sliced")
+    assert all("each planning its slice" in r.distribution_reason for r in results if r.distribution == "sliced")
 
 
 def _set_split_work(value):

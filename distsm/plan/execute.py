@@ -41,6 +41,7 @@ from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
 from distsm.plan.search import (Search, Span, WholeGraph, inter_count, inter_rows, intra_task, prepare_search,
                                 symmetry)
 from distsm.plan.slices import Slice
+from distsm.plan.split import SharedPlan, count_slice
 from distsm.semantics import Semantics
 
 #: The statuses a :class:`QueryResult` may have.
@@ -83,7 +84,10 @@ class JobResult:
     gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
     bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
     device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
-    heavy: str = ""              # why a whole query was found too heavy to count alone (then count is 0)
+    heavy: Heavy | None = None   # a whole query found too heavy to count alone (then count is 0), and why
+    #: a slice of a unique count: ``count`` is embeddings, and the query's matches are the sum over its slices
+    #: divided by this (``|Aut(Q)|``; see :mod:`distsm.plan.split`)
+    automorphisms: int | None = None
 
 
 @dataclass
@@ -193,7 +197,8 @@ class Site(Protocol):
         """Peak device bytes this site has held so far (as far as its backend knows them)."""
 
 
-#: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares it keeps.
+#: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares (and split
+#: plans' indexes) it keeps.
 RECENT_QUERIES = 8
 SHARED_COUNTS = 2
 
@@ -213,6 +218,7 @@ once); filtering and planning are serialized, which costs little beside the join
         self._lock = threading.RLock()  # a search's build looks its candidates up
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
         self._shares: OrderedDict[tuple, SharedCount] = OrderedDict()
+        self._indexes: OrderedDict[str, Any] = OrderedDict()
 
     def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
         # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
@@ -243,6 +249,17 @@ once); filtering and planning are serialized, which costs little beside the join
                     self._shares.popitem(last=False)
             self._shares.move_to_end(key)
             return self._shares[key]
+
+    def shared_index(self, shared: SharedPlan, backend: Backend) -> Any:
+        """``shared``'s candidate-edge index where ``backend`` reads it (one copy per plan on this site, however
+        many of its slices run here; the last :data:`SHARED_COUNTS` plans are kept)."""
+        with self._lock:
+            if shared.token not in self._indexes:
+                self._indexes[shared.token] = shared.ce if not backend.on_device else shared.ce.to(backend.xp.asarray)
+                while len(self._indexes) > SHARED_COUNTS:
+                    self._indexes.popitem(last=False)
+            self._indexes.move_to_end(shared.token)
+            return self._indexes[shared.token]
 
     def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
                spanning_only: bool) -> Search:
@@ -288,9 +305,12 @@ class SharedCount:
 
 @dataclass(frozen=True)
 class Heavy:
-    """A whole query whose counting plan is estimated too heavy to count alone: its worker splits it instead."""
+    """A whole query whose counting plan is estimated too heavy to count alone: its worker splits it instead, by
+    ``shared`` (its plan and candidate-edge index) where it has one, else (a count that takes the general join)
+    by slices of the global join that plan themselves."""
 
     reason: str
+    shared: SharedPlan | None = None
 
 
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
@@ -377,10 +397,12 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
             return stages.run(shared, allowed=restrict)
         return stages.run(stages.plan())
     planned = stages.plan()
-    if split_work is not None and (planned.general or planned.cost >= split_work):
-        return Heavy(planned.reason if planned.general else
-                     f"its counting plan's estimated work {planned.cost:.3g} is at least "
-                     f"distsm.cluster.split-work ({split_work:.3g})")
+    if split_work is not None and planned.general:
+        return Heavy(planned.reason)
+    if split_work is not None and planned.plan is not None and planned.cost >= split_work:
+        return Heavy(f"its counting plan's estimated work {planned.cost:.3g} is at least "
+                     f"distsm.cluster.split-work ({split_work:.3g})",
+                     SharedPlan.of(planned, placement, symmetry(query, sem).automorphisms))
     return stages.run(planned)
 
 
@@ -428,15 +450,29 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | Bu
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
-    rows, heavy = None, ""
+    rows, heavy = None, None
     if listing:
         rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
         count = int(rows.shape[0])
     else:
         found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
-        count, heavy = (0, found.reason) if isinstance(found, Heavy) else (found, "")
+        count, heavy = (0, found) if isinstance(found, Heavy) else (found, None)
     return JobResult(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
                  4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), heavy)
+
+
+def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
+              budget: int | BudgetPlan, *, control: engine.Control | None = None) -> JobResult:
+    """One slice of a heavy count split by ``shared`` (see :mod:`distsm.plan.split`) on ``site``: the matches
+    whose images lie in ``restrict`` (embeddings for a unique count, which the merge divides)."""
+    t = time.perf_counter()
+    index, _, _ = site.whole_graph()
+    placement = Placement.of(site.backend, index, site.host_index())
+    side = placement.device if shared.on_device else placement.host
+    ce = site.plans.shared_index(shared, side.backend)
+    count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
+    return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
+                     device_bytes=site.device_bytes(), automorphisms=shared.automorphisms)
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
@@ -513,7 +549,14 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
         result.rows = rows if limit is None else rows[:limit]
         result.count = int(result.rows.shape[0])
     else:
-        result.count = sum(p.count for p in results)
+        result.count = sum(p.count for p in results if p.automorphisms is None)
+        embeddings = [(p.count, p.automorphisms) for p in results if p.automorphisms is not None]
+        if embeddings:
+            total, automorphisms = sum(c for c, _ in embeddings), embeddings[0][1]
+            if total % automorphisms:
+                raise RuntimeError(f"{query}: its slices found {total} embeddings, not a multiple of |Aut| = "
+                                   f"{automorphisms}")
+            result.count += total // automorphisms
     seconds["merge"] = time.perf_counter() - t
     return result
 

@@ -1,0 +1,118 @@
+"""Splitting a heavy count into slices that share its plan (distsm.plan.split): the slices cover the count once,
+their counts add up to the oracles' answers under every semantics, and a start vertex heavier than a slice's
+share is split again by its second vertex."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis_settings import scaled
+from oracles import brute_force, networkx_matches, random_graph, sampled_query, subgraph_key
+
+from distsm.graph import Graph
+from distsm.kernels import get_backend
+from distsm.kernels.counting import Count, Target
+from distsm.kernels.placement import Placement
+from distsm.plan.search import symmetry
+from distsm.plan.split import SharedPlan, count_slice, slices
+from distsm.semantics import Semantics
+
+NUMPY = get_backend("numpy")
+SEMANTICS = {"plain": Semantics(), "unique": Semantics(unique=True), "homomorphism": Semantics(homomorphism=True)}
+
+
+def shared_plan(backend, data, query, sem):
+    """The :class:`SharedPlan` a worker would ship for ``query`` on ``data``, and its placement."""
+    placement = Placement.of(backend, data)
+    sym = symmetry(query, sem)
+    planned = Count(placement, Target(query, sem.match_options, sym), 1 << 26).plan(force=True)
+    return placement, SharedPlan.of(planned, placement, sym.automorphisms)
+
+
+def sliced_count(backend, data, query, sem, pieces):
+    """The count as a cluster's merge makes it from ``pieces`` slices, and the slices' restrictions."""
+    placement, shared = shared_plan(backend, data, query, sem)
+    restricts = slices(shared, NUMPY, query, sem, pieces)
+    ce = shared.ce if not backend.on_device else shared.ce.to(backend.xp.asarray)
+    total = sum(count_slice(placement, shared, ce, query, sem, r, 1 << 26) for r in restricts)
+    if shared.automorphisms is not None:
+        assert total % shared.automorphisms == 0
+        total //= shared.automorphisms
+    return total, restricts, shared
+
+
+def covered_once(restricts, shared, n):
+    """Whether the restrictions (of a prefix of the core's vertices each) cover every tuple of images of the core
+    vertices they restrict exactly once."""
+    depth = max(len(r) for r in restricts)
+    prefix = shared.plan.core[:depth]
+    cover = np.zeros((n,) * depth, np.int64)
+    for r in restricts:
+        assert set(r) == set(prefix[:len(r)]), (r, prefix)
+        cover[tuple(slice(r[u].start, r[u].stop) if u in r else slice(None) for u in prefix)] += 1
+    return bool((cover == 1).all())
+
+
+def expected(data, query, name):
+    if name == "homomorphism":
+        return len(brute_force(data, query, homomorphism=True))
+    matches = networkx_matches(data, query)
+    return len({subgraph_key(data, query, f) for f in matches}) if name == "unique" else len(matches)
+
+
+@scaled(25)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 16), p=st.floats(0.2, 0.7), vl=st.integers(1, 3),
+       size=st.integers(2, 5), pieces=st.integers(1, 9), name=st.sampled_from(sorted(SEMANTICS)))
+def test_slices_of_a_shared_plan_add_up_to_the_count(seed, n, p, vl, size, pieces, name):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, n, p, vl, 1, False)
+    query = sampled_query(rng, data, size)
+    if query is None or query.n < 2 or (name == "homomorphism" and query.n > 4):
+        return
+    total, restricts, shared = sliced_count(NUMPY, data, query, SEMANTICS[name], pieces)
+    assert total == expected(data, query, name)
+    assert covered_once(restricts, shared, data.n)
+    assert 1 <= len(restricts)
+
+
+def test_a_hub_start_vertex_is_split_by_its_second_vertex():
+    """A star's hub carries most of a path's work: its slices split it by the images of the second vertex."""
+    g = nx.star_graph(40)
+    g.add_edges_from((i, i + 1) for i in range(1, 40, 2))
+    data = Graph.from_networkx(g)
+    query = Graph.from_networkx(nx.path_graph(4))
+    total, restricts, shared = sliced_count(NUMPY, data, query, Semantics(), 8)
+    assert total == len(networkx_matches(data, query))
+    assert covered_once(restricts, shared, data.n)
+    second = shared.plan.core[1] if len(shared.plan.core) > 1 else None
+    assert second is not None and sum(second in r for r in restricts) >= 2, restricts
+
+
+def test_a_unique_count_is_divided_once_over_its_slices():
+    """A slice's embeddings do not come in whole orbits (a triangle's 6 embeddings fall in several slices); the
+    sum over slices divides exactly.  The data graph is two triangles sharing an edge."""
+    data = Graph.from_networkx(nx.Graph([(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]))
+    query = Graph.from_networkx(nx.cycle_graph(3))
+    placement, shared = shared_plan(NUMPY, data, query, Semantics(unique=True))
+    assert shared.automorphisms == 6
+    restricts = slices(shared, NUMPY, query, Semantics(unique=True), 4)
+    per_slice = [count_slice(placement, shared, shared.ce, query, Semantics(unique=True), r, 1 << 26)
+                 for r in restricts]
+    assert len(per_slice) > 1 and any(c % 6 for c in per_slice), per_slice
+    assert sum(per_slice) // 6 == 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("seed", range(4))
+def test_cupy_slices_equal_numpy(seed):
+    """The same shared plan's slices counted on the device (the index copied there) add up to the NumPy count."""
+    cupy = get_backend("cupy")
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 60, 0.3, 2, 1, False)
+    query = sampled_query(rng, data, 5)
+    assert query is not None
+    for name in ("plain", "unique"):
+        sem = SEMANTICS[name]
+        assert sliced_count(cupy, data, query, sem, 6)[0] == sliced_count(NUMPY, data, query, sem, 6)[0] == \
+            expected(data, query, name)
