@@ -34,7 +34,7 @@ def sliced_count(backend, data, query, sem, pieces):
     """The count as a cluster's merge makes it from ``pieces`` slices, and the slices' restrictions."""
     placement, shared = shared_plan(backend, data, query, sem)
     restricts = slices(shared, NUMPY, query, sem, pieces)
-    ce = shared.ce if not backend.on_device else shared.ce.to(backend.xp.asarray)
+    ce = shared.index(backend)
     total = sum(count_slice(placement, shared, ce, query, sem, r, 1 << 26) for r in restricts)
     if shared.automorphisms is not None:
         assert total % shared.automorphisms == 0
@@ -97,7 +97,7 @@ def test_a_unique_count_is_divided_once_over_its_slices():
     placement, shared = shared_plan(NUMPY, data, query, Semantics(unique=True))
     assert shared.automorphisms == 6
     restricts = slices(shared, NUMPY, query, Semantics(unique=True), 4)
-    per_slice = [count_slice(placement, shared, shared.ce, query, Semantics(unique=True), r, 1 << 26)
+    per_slice = [count_slice(placement, shared, shared.index(NUMPY), query, Semantics(unique=True), r, 1 << 26)
                  for r in restricts]
     assert len(per_slice) > 1 and any(c % 6 for c in per_slice), per_slice
     assert sum(per_slice) // 6 == 2
@@ -116,3 +116,22 @@ def test_cupy_slices_equal_numpy(seed):
         sem = SEMANTICS[name]
         assert sliced_count(cupy, data, query, sem, 6)[0] == sliced_count(NUMPY, data, query, sem, 6)[0] == \
             expected(data, query, name)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_shipped_index_rebuilds_its_lookups(seed):
+    """A shared plan ships its index without position maps and bit matrices; the receiver's rebuild equals them."""
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 40, 0.3, 2, 1, False)
+    query = sampled_query(rng, data, 5)
+    placement = Placement.of(NUMPY, data)
+    planned = Count(placement, Target(query, Semantics().match_options), 1 << 26).plan(force=True)
+    shared = SharedPlan.of(planned, placement, None)
+    assert shared.ce.positions is None and all(a.matrix is None for a in shared.ce.arcs.values())
+    rebuilt, original = shared.index(NUMPY), planned.ce
+    assert original.positions is not None and shared.matrix_arcs
+    assert all((a == b).all() for a, b in zip(rebuilt.positions, original.positions))
+    for key, arc in original.arcs.items():
+        assert (arc.matrix is None) == (rebuilt.arcs[key].matrix is None)
+        if arc.matrix is not None:
+            assert (arc.matrix == rebuilt.arcs[key].matrix).all()

@@ -255,7 +255,7 @@ once); filtering and planning are serialized, which costs little beside the join
         many of its slices run here; the last :data:`SHARED_COUNTS` plans are kept)."""
         with self._lock:
             if shared.token not in self._indexes:
-                self._indexes[shared.token] = shared.ce if not backend.on_device else shared.ce.to(backend.xp.asarray)
+                self._indexes[shared.token] = shared.index(backend)
                 while len(self._indexes) > SHARED_COUNTS:
                     self._indexes.popitem(last=False)
             self._indexes.move_to_end(shared.token)

@@ -54,7 +54,8 @@ EVEN_SHARE = 0.05
 class SharedPlan:
     """A heavy count's plan and candidate-edge index, shipped to the workers that run its slices.
 
-    ``ce`` holds host (NumPy) arrays; ``on_device`` says whether the planning worker ran the core join and trailing
+    ``ce`` holds host (NumPy) arrays without the lookups (position maps where ``maps``, and the bit matrices of
+    ``matrix_arcs``), which :meth:`index` builds again where the slices run; ``on_device`` says whether the planning worker ran the core join and trailing
     count on its device side (a worker running a slice does the same); ``refined`` are the refined candidate
     sizes and ``reason`` the planner's.  ``automorphisms`` is ``|Aut(Q)|`` for a unique count, whose slices count
     embeddings and whose merge divides their sum by it (None otherwise).  ``token`` names the plan: a worker keeps
@@ -62,6 +63,8 @@ class SharedPlan:
 
     plan: CountPlan
     ce: CandidateEdges
+    maps: bool
+    matrix_arcs: tuple[tuple[int, int, int], ...]
     on_device: bool
     refined: tuple[int, ...]
     reason: str
@@ -74,9 +77,17 @@ class SharedPlan:
         ``placement``)."""
         assert planned.plan is not None and planned.runner is not None  # only a plan is shared
         runner = planned.runner
-        ce = planned.ce if not runner.backend.on_device else planned.ce.to(runner.backend.to_host)
-        return cls(planned.plan, ce, runner is placement.device and placement.device.backend.on_device,
-                   planned.refined, planned.reason, automorphisms, uuid.uuid4().hex)
+        shipped, matrix_arcs = planned.ce.without_lookups()
+        if runner.backend.on_device:
+            shipped = shipped.to(runner.backend.to_host)
+        return cls(planned.plan, shipped, planned.ce.positions is not None, matrix_arcs,
+                   runner is placement.device and placement.device.backend.on_device, planned.refined,
+                   planned.reason, automorphisms, uuid.uuid4().hex)
+
+    def index(self, backend: Backend) -> CandidateEdges:
+        """The candidate-edge index, lookups included, in ``backend``'s memory."""
+        ce = self.ce if not backend.on_device else self.ce.to(backend.xp.asarray)
+        return ce.with_lookups(backend.xp, self.matrix_arcs, self.maps)
 
     @property
     def anchor(self) -> int:
@@ -154,8 +165,8 @@ def _ranges(values: np.ndarray, weights: np.ndarray, share: float, n: int) -> li
 def count_slice(placement: Placement, shared: SharedPlan, ce: CandidateEdges, query: Graph, sem: Semantics,
                 restrict: Mapping[int, range], budget: int | BudgetPlan, control: Control | None = None) -> int:
     """The matches of ``shared``'s count whose images lie in ``restrict`` (embeddings for a unique count: see
-    :class:`SharedPlan`), run on ``placement`` over ``ce`` (``shared.ce`` where the count runs: on the device side
-    when ``shared.on_device``)."""
+    :class:`SharedPlan`), run on ``placement`` over ``ce`` (``shared``'s :meth:`~SharedPlan.index` where the count
+    runs: on the device side when ``shared.on_device``)."""
     budget = BudgetPlan.of(budget)
     side = placement.device if shared.on_device else placement.host
     parts = budget.after_index(ce.nbytes, on_host=placement.twin and side is placement.host)
