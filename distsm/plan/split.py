@@ -57,8 +57,9 @@ class SharedPlan:
     ``ce`` holds host (NumPy) arrays without the lookups (position maps where ``maps``, and the bit matrices of
     ``matrix_arcs``), which :meth:`index` builds again where the slices run; ``on_device`` says whether the
     planning worker ran the core join and trailing count on its device side (a worker running a slice does the
-    same); ``refined`` are the refined candidate sizes and ``reason`` the planner's.  ``automorphisms`` is ``|Aut(Q)|`` for a unique count, whose slices count
-    embeddings and whose merge divides their sum by it (None otherwise).  ``token`` names the plan: a worker keeps
+    same); ``refined`` are the refined candidate sizes and ``reason`` the planner's.  ``automorphisms`` is
+    ``|Aut(Q)|`` for a unique count, whose slices count embeddings and whose merge divides their sum by it (None
+    otherwise).  ``token`` names the plan: a worker keeps
     one device copy of the index per token, whatever number of its slices it runs."""
 
     plan: CountPlan
