@@ -54,8 +54,12 @@ class EngineOptions:
     trial_ratio_device: float
     #: adjacency entries above which a device backend refines candidates on the device instead of the host
     device_refine: int
+    #: bytes one chunk of a core join or trailing count on the host may hold
+    host_chunk_bytes: int
 
     def __post_init__(self) -> None:
+        if self.host_chunk_bytes < 1:
+            raise ValueError(f"distsm.engine.host-chunk-bytes must be >= 1, got {self.host_chunk_bytes!r}")
         for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "device_refine"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")

@@ -76,17 +76,19 @@ def default_budget(backend: _Budgeted, memory_budget: int | None = None) -> int:
 @dataclass(frozen=True)
 class Parts:
     """What a count holds once its candidate-edge index is resident: ``left`` bytes shared by the sampler's walks,
-    the core join (``core``) and the trailing count (``trailing``)."""
+    the core join (``core``) and the trailing count (``trailing``), each of whose chunks holds at most ``chunk``
+    bytes (None: its half of ``left``)."""
 
     left: int
+    chunk: int | None = None
 
     @property
     def core(self) -> int:
-        return self.left // 2
+        return self.left // 2 if self.chunk is None else min(self.left // 2, self.chunk)
 
     @property
     def trailing(self) -> int:
-        return self.left // 2
+        return self.core
 
     @property
     def walks(self) -> int:

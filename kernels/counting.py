@@ -273,6 +273,7 @@ class Count:
         plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
                           start)
         runner = self.placement.count_side(plan.cost, index)
+        parts = self.placement.chunked(runner, parts)
         ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.backend.xp.asarray)
         self.clock.lap("plan")
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from distsm.config import EngineOptions, engine_options
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.budget import MIN_CHUNK_ENTRIES, BudgetPlan
+from distsm.kernels.budget import MIN_CHUNK_ENTRIES, BudgetPlan, Parts
 from distsm.kernels.index import DataIndex
 
 logger = logging.getLogger(__name__)
@@ -181,6 +181,15 @@ class Placement:
         if scan > limit:
             return self.decide("refinement", self.device, f"scans {scan} entries, over {limit}")
         return self.decide("refinement", self.host, f"scans {scan} entries, at most {limit}")
+
+    def chunked(self, runner: Side, parts: Parts) -> Parts:
+        """``parts`` with the chunks of a core join and trailing count on ``runner`` capped at ``host-chunk-bytes``
+        where it is a host: chunks of a few tens of MB stay in the caches, while the budget allows gigabytes.
+        Measured on NumPy (2-core AMD EPYC box, six R-MAT 2^18 queries of 1-7 s): 24-26 s with 2 GiB chunks, 12-17 s
+        with 64 MiB, 13 s with 16 MiB.  A device keeps the budget's chunks (fewer, larger launches)."""
+        if runner.backend.on_device:
+            return parts
+        return replace(parts, chunk=self.options.host_chunk_bytes)
 
     def count_side(self, cost: float, index: Side) -> Side:
         """Plans estimated below ``host-work`` (entries read and written) run on the host even for a device backend:

@@ -34,7 +34,7 @@ def sliced_count(backend, data, query, sem, pieces):
     """The count as a cluster's merge makes it from ``pieces`` slices, and the slices' restrictions."""
     placement, shared = shared_plan(backend, data, query, sem)
     restricts = slices(shared, NUMPY, query, sem, pieces)
-    ce = shared.index(backend)
+    ce = shared.index(shared.runner(placement).backend)
     total = sum(count_slice(placement, shared, ce, query, sem, r, 1 << 26) for r in restricts)
     if shared.automorphisms is not None:
         assert total % shared.automorphisms == 0

@@ -468,8 +468,7 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
     t = time.perf_counter()
     index, _, _ = site.whole_graph()
     placement = Placement.of(site.backend, index, site.host_index())
-    side = placement.device if shared.on_device else placement.host
-    ce = site.plans.shared_index(shared, side.backend)
+    ce = site.plans.shared_index(shared, shared.runner(placement).backend)
     count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
                      device_bytes=site.device_bytes(), automorphisms=shared.automorphisms)

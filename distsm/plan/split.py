@@ -35,7 +35,7 @@ from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.count_plan import CountPlan
 from distsm.kernels.counting import Count, PlannedCount, Symmetry, Target
 from distsm.kernels.engine import Control
-from distsm.kernels.placement import Placement
+from distsm.kernels.placement import Placement, Side
 from distsm.kernels.ce_join import run_lengths
 from distsm.kernels.sampling import PROBE_COST, Sampler
 from distsm.plan.slices import balanced_starts
@@ -84,6 +84,10 @@ class SharedPlan:
         return cls(planned.plan, shipped, planned.ce.positions is not None, matrix_arcs,
                    runner is placement.device and placement.device.backend.on_device, planned.refined,
                    planned.reason, automorphisms, uuid.uuid4().hex)
+
+    def runner(self, placement: Placement) -> Side:
+        """The side of ``placement`` a slice runs on: where the planning worker ran the count."""
+        return placement.device if self.on_device else placement.host
 
     def index(self, backend: Backend) -> CandidateEdges:
         """The candidate-edge index, lookups included, in ``backend``'s memory."""
@@ -169,8 +173,8 @@ def count_slice(placement: Placement, shared: SharedPlan, ce: CandidateEdges, qu
     :class:`SharedPlan`), run on ``placement`` over ``ce`` (``shared``'s :meth:`~SharedPlan.index` where the count
     runs: on the device side when ``shared.on_device``)."""
     budget = BudgetPlan.of(budget)
-    side = placement.device if shared.on_device else placement.host
-    parts = budget.after_index(ce.nbytes, on_host=placement.twin and side is placement.host)
+    side = shared.runner(placement)
+    parts = placement.chunked(side, budget.after_index(ce.nbytes, on_host=placement.twin and side is placement.host))
     planned = PlannedCount(shared.reason, shared.plan, side, ce, parts, shared.refined)
     stages = Count(placement, Target(query, sem.match_options, Symmetry(), restrict), budget, control=control)
     return stages.run(planned, allowed=restrict)
