@@ -44,7 +44,7 @@ from distsm.graph import Graph
 from distsm.kernels.array_backend import member
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
 from distsm.kernels.batch_plan import build_plans
-from distsm.kernels.candidate_sets import candidate_sets
+from distsm.kernels.candidate_sets import CandidateSets, candidate_sets
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Control
 from distsm.kernels.index import DataIndex
@@ -328,10 +328,11 @@ class Batch:
 
 
 def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | BudgetPlan, *,
-                control: Control | None = None) -> list[int | None]:
+                control: Control | None = None, candidates: list[CandidateSets] | None = None) -> list[int | None]:
     """Count every query of ``batch`` on ``index`` whose general join is light, together; None for the others
     (a join past its allowance, or one whose share of the batch alone would not fit ``budget``), which the caller
-    counts alone.  ``control`` cancels between groups.  See the module docstring."""
+    counts alone.  ``control`` cancels between groups; ``candidates`` is the batch's filter
+    (:meth:`~distsm.kernels.backend.Backend.candidates_of`) where the caller ran it.  See the module docstring."""
     queries = list(batch.queries)
     less = list(batch.less_than) if batch.less_than is not None else [()] * len(queries)
     allow = batch.allowances()
@@ -340,7 +341,8 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
     out: list[int | None] = [None] * len(queries)
     if not queries:
         return out
-    cands = backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism)
+    cands = candidates if candidates is not None else \
+        backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism)
     bitset = partial(backend.bitset, index)
     live = []
     for k, c in enumerate(cands):

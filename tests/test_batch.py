@@ -150,6 +150,38 @@ def test_run_whole_jobs_equals_one_job_at_a_time_with_heavy_and_light_queries():
     assert all(not r.heavy for k, r in enumerate(together) if k != 1)
 
 
+def test_queries_a_batch_leaves_count_alone_with_its_filter_and_no_second_trial(monkeypatch):
+    """A query past the batch's allowance is counted by its own job over the batch's candidates, without filtering
+    or a trial join again; the counts equal one job at a time."""
+    import networkx as nx
+
+    from distsm.kernels import counting
+
+    g = nx.gnm_random_graph(300, 3000, seed=2)
+    data = Graph.from_networkx(g)
+    queries = [Graph.from_networkx(q) for q in (nx.path_graph(2), nx.path_graph(5), nx.star_graph(3))]
+    matcher = PartitionedMatcher(data, 1, backend=NUMPY)
+    [job] = whole_query_jobs()
+    apart = [run_job(matcher, job, q, Semantics(), 1 << 26).count for q in queries]
+    filters, trials, plans = [], [], []
+    monkeypatch.setattr(NUMPY, "candidates_of", _recorded(NUMPY.candidates_of, filters))
+    monkeypatch.setattr(counting.Count, "_join", _recorded(counting.Count._join, trials))
+    monkeypatch.setattr(counting.Count, "plan", _recorded(counting.Count.plan, plans))
+    with distsm.options({"engine.trial-entries": 64, "engine.trial-ratio-host": 0.0}):
+        together = run_whole_jobs(matcher, queries, Semantics(), 1 << 26)
+    assert [r.count for r in together] == apart
+    assert len(plans) == 3  # every query left the batch for its own job
+    assert len(filters) == 1 and len(filters[0][1][1]) == 3 and not trials  # one batched filter, no solo trial
+
+
+def _recorded(function, calls):
+    """``function`` that appends its arguments to ``calls`` first."""
+    def record(*args, **kwargs):
+        calls.append((kwargs, args))
+        return function(*args, **kwargs)
+    return record
+
+
 def test_hprd_200_queries_as_one_batch_match_the_published_counts():
     data = distsm.read_graph(DATA)
     names = list(expected_counts())

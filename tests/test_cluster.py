@@ -233,7 +233,8 @@ def heavy_matcher(cluster, tmp_path_factory):
 def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, semantics):
     """A query sent whole whose counting plan shows it heavy is cut into slices by its worker, which runs them
     over the cluster: the count is exact (stars have closed forms) and the result says it was split; a light query
-    of the same batch finishes whole."""
+    of the same batch (an edge, whose trial join finishes within the allowance this test gives it) finishes
+    whole."""
     m, data, _, edge = heavy_matcher
     star = distsm.Graph.from_networkx(nx.star_graph(3))
     d = data.degrees.astype(object)
@@ -242,10 +243,12 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     sem = {"unique": semantics == "unique", "homomorphism": semantics == "homomorphism"}
     # Stars count fast from set sizes: a split-work of 1 makes every query past its trial join heavy.
     old = cluster.run(_set_split_work, 1.0)
+    trials = cluster.run(_set_config, "distsm.engine.trial-entries", 1 << 20)
     try:
         light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, **sem).results()
     finally:
         cluster.run(_set_split_work, next(iter(old.values())))
+        cluster.run(_set_config, "distsm.engine.trial-entries", next(iter(trials.values())))
     assert light.ok and light.distribution == "whole" and "sent whole" in light.distribution_reason
     assert light.count == 2 * data.m // (2 if semantics == "unique" else 1)
     assert heavy.ok and heavy.count == expected
@@ -289,6 +292,15 @@ def test_a_heavy_general_count_is_counted_whole_while_other_tasks_wait(heavy_mat
     assert whole and all("counted whole" in r.distribution_reason and "waited" in r.distribution_reason
                          for r in whole), [r.distribution_reason for r in results]
     assert all("each planning its slice" in r.distribution_reason for r in results if r.distribution == "sliced")
+
+
+def _set_config(key, value):
+    """Set the dask.config ``key`` in this process (run on the workers); returns the value it had."""
+    import dask.config
+
+    old = dask.config.get(key)
+    dask.config.set({key: value})
+    return old
 
 
 def _set_split_work(value):

@@ -24,7 +24,7 @@ import traceback as tb
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -57,8 +57,9 @@ class Job:
     ``start`` limits the ids of the vertices the searches start from (None: all), which is how one query's
     spanning work is sliced over workers; ``second`` further limits the ids of the vertices they visit second,
     which splits one heavy start vertex's work.  ``whole`` marks the one job of a query sent whole to a worker
-    (see :func:`whole_query_jobs`); ``heavy`` marks a slice of a query its worker already found heavy
-    (and split), which skips its own trial.
+    (see :func:`whole_query_jobs`); ``heavy`` marks a job whose query is known to pass its trial join's allowance
+    (a slice of a query its worker found heavy and split, or a query a batch's light stage left), which skips its
+    own trial.
     """
 
     stage: str
@@ -201,6 +202,9 @@ class Site(Protocol):
 #: plans' indexes) it keeps.
 RECENT_QUERIES = 8
 SHARED_COUNTS = 2
+#: Filters of a batch's queries left to their own jobs that a :class:`PlanCache` keeps for those jobs (a batch
+#: is counted by one task: its leftovers run right after its light stage).
+KEPT_FILTERS = 256
 
 
 class PlanCache:
@@ -219,6 +223,7 @@ once); filtering and planning are serialized, which costs little beside the join
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
         self._shares: OrderedDict[tuple, SharedCount] = OrderedDict()
         self._indexes: OrderedDict[str, Any] = OrderedDict()
+        self._kept: OrderedDict[tuple, list[Any]] = OrderedDict()
 
     def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
         # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
@@ -249,6 +254,18 @@ once); filtering and planning are serialized, which costs little beside the join
                     self._shares.popitem(last=False)
             self._shares.move_to_end(key)
             return self._shares[key]
+
+    def keep_candidates(self, backend: Backend, query: Graph, homomorphism: bool, candidates: list[Any]) -> None:
+        """Keep ``query``'s filter on ``backend`` (a batch's, for the query's own job: :meth:`kept_candidates`)."""
+        with self._lock:
+            self._kept[(graph_fingerprint(query), homomorphism, backend.name)] = candidates
+            while len(self._kept) > KEPT_FILTERS:
+                self._kept.popitem(last=False)
+
+    def kept_candidates(self, backend: Backend, query: Graph, homomorphism: bool) -> list[Any] | None:
+        """``query``'s filter on ``backend`` as :meth:`keep_candidates` kept it, once (None: not kept)."""
+        with self._lock:
+            return self._kept.pop((graph_fingerprint(query), homomorphism, backend.name), None)
 
     def shared_index(self, shared: SharedPlan, backend: Backend) -> Any:
         """``shared``'s candidate-edge index where ``backend`` reads it (one copy per plan on this site, however
@@ -384,7 +401,9 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
     shares among the query's slices (:class:`SharedCount`) where that plan's core holds the restricted vertices."""
     stages = Count(placement, Target(query, sem.match_options, symmetry(query, sem, divide=not restrict),
                                      restrict or None), budget, control=control,
-                   candidates=None if not restrict else site.plans.shared_count(
+                   candidates=site.plans.kept_candidates(placement.filter_side(query).backend, query,
+                                                         sem.homomorphism) if not restrict else
+                   site.plans.shared_count(
                        query, sem, next(iter(restrict)),
                        lambda: Count(placement, Target(query, sem.match_options, symmetry(query, sem, False)),
                                      budget)).candidates())
@@ -480,18 +499,22 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`).
 
     The light queries are counted first, all together (:func:`~distsm.kernels.batch.count_light`); each of the
-    others then runs its job alone.  A query counted in the batch is charged an equal share of the batch's time."""
+    others then runs its job alone, without a trial join of its own: the batch's was its trial (on R-MAT queries
+    that leave a batch, a second trial made the batch a fifth slower than counting one query at a time).  A query
+    counted in the batch is charged an equal share of the batch's time."""
     [work] = whole_query_jobs()
     t = time.perf_counter()
     moved = site.moved_bytes()
     light = _light_counts(site, queries, sem, budget, control)
+    left = work if light is None else replace(work, heavy=True)
+    light = light or [None] * len(queries)
     counted = sum(found is not None for found in light)
     share = (time.perf_counter() - t) / max(counted, 1)
     moved = site.moved_bytes() - moved
     results = []
     for q, found in zip(queries, light):
         if found is None:
-            results.append(run_job(site, work, q, sem, budget, control=control, split_work=split_work))
+            results.append(run_job(site, left, q, sem, budget, control=control, split_work=split_work))
         else:
             results.append(JobResult(work.stage, work.part, found, None, share, site.worker,
                                      bytes_h2d=moved, device_bytes=site.device_bytes()))
@@ -500,22 +523,27 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
 
 
 def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan,
-                  control: engine.Control | None) -> list[int | None]:
+                  control: engine.Control | None) -> list[int | None] | None:
     """The counts of the light ``queries`` joined together on ``site``'s resident whole-graph index (None for the
-    others, and for every query where the adjacency is gathered piece by piece or read over a bus: their jobs
-    read it their own way).  Queries the engine refuses (empty or disconnected) are left to their own jobs, which
+    others); None where the adjacency is gathered piece by piece or read over a bus (the jobs read it their own
+    way, trials included).  Queries the engine refuses (empty or disconnected) are left to their own jobs, which
     raise the engine's error."""
     index, _, adjacency = site.whole_graph()
-    out: list[int | None] = [None] * len(queries)
     if adjacency is not None or site.backend.adjacency_over_bus(index):
-        return out
+        return None
+    out: list[int | None] = [None] * len(queries)
     picked = [k for k, q in enumerate(queries) if q.n > 0 and q.is_connected()]
     mine = [queries[k] for k in picked]
+    if not mine:
+        return out
+    cands = site.backend.candidates_of(index, mine, homomorphism=sem.homomorphism)
     found = batch.count_light(site.backend, index,
                               batch.Batch(mine, sem.match_options, [symmetry(q, sem).less_than for q in mine]),
-                              budget, control=control)
-    for k, value in zip(picked, found):
+                              budget, control=control, candidates=cands)
+    for k, value, filtered in zip(picked, found, cands):
         out[k] = value
+        if value is None:  # its own job counts it with the batch's filter
+            site.plans.keep_candidates(site.backend, queries[k], sem.homomorphism, list(filtered))
     return out
 
 
