@@ -328,6 +328,35 @@ def _timed_count(job: tuple) -> tuple[float | None, int | None]:
     return round(time.perf_counter() - t, 4), n
 
 
+def contention(data, graphs: list, processes: list[int], cpu: bool) -> dict[str, dict]:
+    """What the machine itself does to a process's speed with others busy: for each count ``p`` in ``processes``,
+    ``p`` processes (no Dask) each count all of ``graphs`` one at a time at once; per ``p`` their walls and their
+    mean over the one-process wall.  Memory bandwidth and shared caches make a busy machine slower per process, an
+    efficiency ceiling no scheduling removes."""
+    import multiprocessing
+
+    backend = "numpy" if cpu else "cupy"
+    out: dict[str, dict] = {}
+    for p in processes:
+        with multiprocessing.get_context("spawn").Pool(p, _timer_init, (data, backend)) as pool:
+            walls = pool.map(_timed_batch, [graphs] * p)
+        out[str(p)] = {"walls_s": walls, "mean_s": round(sum(walls) / p, 3)}
+        out[str(p)]["slowdown"] = round(out[str(p)]["mean_s"] / out[str(processes[0])]["mean_s"], 3)
+        print(f"contention: {p} processes counting the batch each: mean {out[str(p)]['mean_s']} s "
+              f"({out[str(p)]['slowdown']}x)", file=sys.stderr, flush=True)
+    return out
+
+
+def _timed_batch(graphs: list) -> float:
+    """Seconds this (pool) process takes to count ``graphs`` one at a time."""
+    import distsm
+
+    t = time.perf_counter()
+    for g in graphs:
+        distsm.count(_TIMER["data"], g, backend=_TIMER["backend"])
+    return round(time.perf_counter() - t, 3)
+
+
 def main(argv=None):
     from distsm.kernels.index import estimate_index_bytes
 
@@ -365,6 +394,9 @@ def main(argv=None):
     p.add_argument("--report-dir", default=None, metavar="DIR",
                    help="save Dask's performance report (N-workers-BATCH.html) and task stream (...-tasks.json) of "
                         "every batch of every run here")
+    p.add_argument("--contention", type=int, nargs="+", default=None, metavar="P",
+                   help="first time P processes (no Dask) each counting the heavy batch at once, for each P (the "
+                        "first is the reference): the machine's own slowdown per busy process")
     p.add_argument("--hprd", action="store_true",
                    help="first check the 200 HPRD known answers on the largest cluster")
     args = p.parse_args(argv)
@@ -394,6 +426,8 @@ def main(argv=None):
           f"{graph['generate_s']:.1f}s; "
           + "; ".join(f"{name}: {len(g)} queries" for name, (g, _) in batches.items()), file=sys.stderr, flush=True)
     graph["index_bytes_estimate"] = index_bytes
+    machine_contention = None if not args.contention else contention(data, batches["heavy"][0], args.contention,
+                                                                     args.cpu)
     baseline: dict = {}
     if not args.no_in_process:
         baseline = in_process(data, batches, args, known)
@@ -425,7 +459,7 @@ def main(argv=None):
         path = meta.write("cluster_scaling", {"graph": graph, "query_size": args.size,
                                               "small_size": args.small_size, "adjacency": args.adjacency,
                                               "heavy_distribute": args.distribute,
-                                              "heavy_selection": selection,
+                                              "heavy_selection": selection, "contention": machine_contention,
                                               "batches": report, "complete": len(runs) == len(plan),
                                               "in_process": baseline, "runs": runs}, args.out)
     print(f"{'batch':>6} {'gpus':>4} {'budget':>10} {'fin':>4} {'wall s':>8} {'1proc s':>8} {'speedup':>7} "

@@ -39,8 +39,8 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
-from distsm.plan.execute import (Job, JobResult, PlanCache, QueryResult, merge, release_device_memory, run_job,
-                                 run_slice, run_whole_jobs, whole_query_jobs)
+from distsm.plan.execute import (Heavy, Job, JobResult, PlanCache, QueryResult, merge, release_device_memory,
+                                 run_job, run_slice, run_whole_jobs, whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
 from distsm.plan.split import SharedPlan
@@ -255,9 +255,10 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     Where the queries have a ``split`` (counts on the engine's counting paths; a group's queries share it), a query
     that passes its trial joins and whose counting plan (from sampled walks over its candidate edges) is estimated
     at ``distsm.cluster.split-work`` or more is heavy: rather than count it alone, this task cuts it into about
-    ``split`` slices of its global join,
-    submits them to the cluster (tasks ``distsm-inter-*``, any worker, this one included while the task waits
-    seceded) and merges their counts; the group's light queries are reported done first.  Heaviness is measured
+    ``split`` slices that share its plan (:func:`_split_shared`; the group's heavy queries go out together), or
+    slices of its global join where it has no plan (:func:`_finish`), submits them to the cluster (tasks
+    ``distsm-inter-*``, any worker, this one included while the task waits seceded) and merges their counts; the
+    group's light queries are reported done first.  Heaviness is measured
     on the worker, not guessed by the client, whose static estimates cannot tell a query that takes a millisecond
     from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of its group
     are counted one by one); the task itself fails only when all of it does (e.g. the matcher was closed).
@@ -279,9 +280,19 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else merged(q, [m])
                                          for q, m in zip(queries, measured)]
     report([r for r in results if r is not None and r.ok], queries[0].batch)
-    for i, (q, m) in enumerate(zip(queries, measured)):
+    heavy = [i for i, r in enumerate(results) if r is None]
+    # Queries with a counting plan go out together: the group waits on its slowest, not on their sum.
+    shared = [i for i in heavy if cast(Heavy, cast(JobResult, measured[i]).heavy).shared is not None]
+    if shared:
+        assert split is not None  # only a split_work finds a query heavy
+        split_results = _split_shared(name, state, [queries[i] for i in shared],
+                                      [cast(JobResult, measured[i]) for i in shared], budget, split, control)
+        for i, done in zip(shared, split_results):
+            results[i] = done
+        report([r for r in split_results if r.ok], queries[0].batch)
+    for i in heavy:
         if results[i] is None:
-            assert isinstance(m, JobResult)  # a heavy query's trial
+            q, m = queries[i], cast(JobResult, measured[i])
             try:
                 results[i] = done = _finish(name, state, q, m, budget, split, control)
             except engine.JoinCancelled:
@@ -312,55 +323,77 @@ def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResul
                               .strip(), error)
 
 
+def _split_shared(name: str, state: WorkerSite, queries: list[QueryTask], measured: list[JobResult],
+                  budget: int | None, split: int, control: engine.Control) -> list[QueryResult]:
+    """The results of heavy whole queries that have counting plans (``measured[i].heavy.shared``), each split into
+    about ``split`` slices that run its plan over its index (:mod:`distsm.plan.split`), all submitted at once.
+
+    Those slices together do the whole count's work, so such a query is always split: its slices go before the
+    batch's other tasks (:data:`SPLIT_PRIORITY`), which keeps a batch's heaviest queries off its critical path.
+    A query whose slices fail comes back as an ``error`` result."""
+    plans = [cast(Heavy, m.heavy) for m in measured]
+    restricts = [split_slices(cast(SharedPlan, h.shared), get_backend("numpy"), q.graph, q.sem, split)
+                 for q, h in zip(queries, plans)]
+    for q, h, r in zip(queries, plans, restricts):
+        logger.info("worker %s splits query %s into %d slices: %s", state.worker, q.name, len(r), h.reason)
+
+    def submit(client: Any) -> list[list[Any]]:
+        out = []
+        for q, h, query_restricts in zip(queries, plans, restricts):
+            ref = client.scatter(h.shared, hash=False)  # each worker fetches the index once, not once per slice
+            out.append([client.submit(shared_slice, name, ref, restrict, q.graph, q.sem, budget,
+                                      key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
+                        for restrict in query_restricts])
+        return out
+
+    results = []
+    for q, m, h, r, found in zip(queries, measured, plans, restricts, _on_cluster(submit, control)):
+        if isinstance(found, Exception):
+            results.append(_failed(state, q, found))
+            continue
+        why = (f"sent whole ({q.distribution[1]}), then split into {len(r)} slices by worker {state.worker}, "
+               f"sharing its counting plan: {h.reason}")
+        plan = replace(q.plan, reason=f"{q.plan.reason}; split into slices: {h.reason}")
+        # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
+        results.append(merged(replace(q, plan=plan, distribution=("sliced", why)), [m, *found]))
+    return results
+
+
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
             split: int | None, control: engine.Control) -> QueryResult:
-    """The result of a whole query from its job's result ``measured``.  A heavy one (``measured.heavy``) is split
-    into about ``split`` slices run over the cluster (see :func:`wholes`).
-
-    With its counting plan (:attr:`Heavy.shared <distsm.plan.execute.Heavy>`), the slices run that plan over its
-    index (:mod:`distsm.plan.split`) and together do the whole count's work, so the query is always split: its
-    slices go before the batch's other tasks, which keeps a batch's heaviest queries off its critical path.
-    Without one (a count that takes the general join), slices of the global join plan themselves and repeat part
-    of each other's work (measured up to 7 times more), so the query is split only when no other task waits for a
-    worker thread, and counted whole here otherwise."""
+    """The result of a whole query from its job's result ``measured``.  A heavy one without a counting plan
+    (``measured.heavy``; a count that takes the general join: :func:`_split_shared` splits the others) is split
+    into about ``split`` slices of the global join run over the cluster (see :func:`wholes`).  Those slices plan
+    themselves and repeat part of each other's work (measured up to 7 times more), so the query is split only when
+    no other task waits for a worker thread, and counted whole here otherwise."""
     heavy = measured.heavy
     if heavy is None:
         return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
-    shared = heavy.shared
-    if shared is not None:
-        restricts = split_slices(shared, get_backend("numpy"), query.graph, query.sem, split)
-        pieces = len(restricts)
+    waiting = _waiting_tasks()
+    if waiting:
+        [work] = whole_query_jobs()
+        counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
+        why = (f"{query.distribution[1]}; heavy ({heavy.reason}) but counted whole by worker {state.worker}: "
+               f"{waiting} other tasks waited for a worker thread")
+        return merged(replace(query, distribution=("whole", why)), [measured, counted])
+    slices = state.slices(query.graph, query.sem, split)
+    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), heavy.reason)
 
-        def submit(client: Any) -> list[Any]:
-            ref = client.scatter(shared, hash=False)  # each worker fetches the index once, not once per slice
-            return [client.submit(shared_slice, name, ref, restrict, query.graph, query.sem, budget,
-                                  key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
-                    for restrict in restricts]
-    else:
-        waiting = _waiting_tasks()
-        if waiting:
-            [work] = whole_query_jobs()
-            counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
-            why = (f"{query.distribution[1]}; heavy ({heavy.reason}) but counted whole by worker {state.worker}: "
-                   f"{waiting} other tasks waited for a worker thread")
-            return merged(replace(query, distribution=("whole", why)), [measured, counted])
-        slices = state.slices(query.graph, query.sem, split)
-        pieces = len(slices)
+    def submit(client: Any) -> list[list[Any]]:
+        return [[client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query.graph,
+                               query.sem, budget, key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
+                               priority=SPLIT_PRIORITY)
+                 for start, second in slices]]
 
-        def submit(client: Any) -> list[Any]:
-            return [client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query.graph,
-                                  query.sem, budget, key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
-                                  priority=SPLIT_PRIORITY)
-                    for start, second in slices]
-    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, pieces, heavy.reason)
-    # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
-    results = _on_cluster(submit, control)
-    how = "sharing its counting plan" if shared is not None else "each planning its slice of the global join"
-    why = (f"sent whole ({query.distribution[1]}), then split into {pieces} slices by worker {state.worker}, "
-           f"{how}: {heavy.reason}")
+    [found] = _on_cluster(submit, control)
+    if isinstance(found, Exception):
+        raise found
+    why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker {state.worker}, "
+           f"each planning its slice of the global join: {heavy.reason}")
     plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {heavy.reason}")
-    return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *results])
+    # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
+    return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *found])
 
 
 def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
@@ -387,13 +420,16 @@ def waiting_tasks(dask_scheduler: Any) -> int:
     return len(dask_scheduler.queued) + sent
 
 
-def _on_cluster(submit: Callable[[Any], list[Any]], control: engine.Control) -> list[JobResult]:
-    """The results of the tasks ``submit(client)`` puts on the cluster (a query's slices), waited for seceded from
-    this worker's thread pool; cancelling this task (``control``) cancels them."""
+def _on_cluster(submit: Callable[[Any], list[list[Any]]], control: engine.Control
+                ) -> list[list[JobResult] | Exception]:
+    """The results of the task lists ``submit(client)`` puts on the cluster (each query's slices), waited for
+    seceded from this worker's thread pool: per list its tasks' results, or the error of one that failed (the
+    list's other tasks are cancelled).  Cancelling this task (``control``) cancels them all."""
     from distributed import wait, worker_client
 
     with worker_client() as client:
-        futures = submit(client)
+        lists = submit(client)
+        futures = [f for fs in lists for f in fs]
         try:
             pending = set(futures)
             while pending:
@@ -402,8 +438,15 @@ def _on_cluster(submit: Callable[[Any], list[Any]], control: engine.Control) -> 
                 except TimeoutError:
                     control.check()
                     continue
-                if any(f.status != "finished" for f in done):
-                    break  # gather raises its error
-            return client.gather(futures)
+                failed = {f for f in done if f.status != "finished"}
+                if failed:  # the lists they belong to are settled: stop waiting for the rest of those
+                    pending -= {f for fs in lists if set(fs) & failed for f in fs}
+            out: list[list[JobResult] | Exception] = []
+            for fs in lists:
+                try:
+                    out.append(client.gather(fs))
+                except Exception as e:
+                    out.append(e)
+            return out
         finally:
             client.cancel([f for f in futures if not f.done()])
