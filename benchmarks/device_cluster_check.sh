@@ -10,7 +10,8 @@
 # (s per batch), METHOD, ADJACENCY (auto|device|host|gather), DEVICE_BUDGET (bytes per worker), OUT_OF_CORE
 # (host|gather|none), DISTRIBUTE (auto|whole|sliced: the heavy batch's spread), SKIP_TESTS=1, SKIP_HPRD=1,
 # STORE_DIR (partition stores kept between calls), SCALING_TIMEOUT (s for the whole scaling script), HEAVY_SECONDS
-# ("LOW HIGH": the heavy batch keeps pool queries whose in-process count takes that long).
+# ("LOW HIGH": the heavy batch keeps pool queries whose in-process count takes that long), WARMUP=1 (distsm warmup
+# first).
 set -uo pipefail
 OUT=${OUT:-results}
 GPUS=${1:-"1 2"}
@@ -22,6 +23,8 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/pip.log" 2>&1 || { cat "$OUT/pip.log"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total --format=csv >"$OUT/nvidia_smi.txt" 2>&1
+# WARMUP=1 compiles every kernel first, so that the in-process baseline does not pay compilation.
+[ "${WARMUP:-0}" = 1 ] && { python3 -m distsm warmup >"$OUT/warmup.log" 2>&1; echo "warmup rc=$?"; }
 [ "${SKIP_TESTS:-0}" = 1 ] || timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_gpu_engine.py >"$OUT/pytest_gpu.log" 2>&1
 [ "${SKIP_TESTS:-0}" = 1 ] || echo "gpu tests: $(tail -n 1 "$OUT/pytest_gpu.log")"
 extra=()
