@@ -2,8 +2,9 @@
 
 A slice (:data:`Slice`) is a range of the ids of the vertices a search starts from, and optionally a range of the
 ids of the vertices it visits second: disjoint slices that cover every id split a search into disjoint pieces.  The
-client cuts a query it slices up front (:class:`~distsm.Matcher`), and a worker cuts a query it was sent whole once
-its trial join shows it is heavy (:mod:`distsm.cluster.tasks`): both cut the same way, here.
+client cuts a query it slices up front (:class:`~distsm.Matcher`), and a worker cuts a query it was sent whole and
+found heavy without a counting plan (:mod:`distsm.cluster.tasks`): both cut the same way, here.  A heavy query with
+a counting plan is cut by that plan instead (:mod:`distsm.plan.split`).
 """
 
 from __future__ import annotations
