@@ -347,16 +347,23 @@ def _split_shared(name: str, state: WorkerSite, queries: list[QueryTask], measur
         return out
 
     results = []
-    for q, m, h, r, found in zip(queries, measured, plans, restricts, _on_cluster(submit, control)):
+    for q, m, found in zip(queries, measured, _on_cluster(submit, control)):
         if isinstance(found, Exception):
             results.append(_failed(state, q, found))
             continue
-        why = (f"sent whole ({q.distribution[1]}), then split into {len(r)} slices by worker {state.worker}, "
-               f"sharing its counting plan: {h.reason}")
-        plan = replace(q.plan, reason=f"{q.plan.reason}; split into slices: {h.reason}")
-        # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
-        results.append(merged(replace(q, plan=plan, distribution=("sliced", why)), [m, *found]))
+        results.append(_sliced(q, m, found, state.worker, "sharing its counting plan"))
     return results
+
+
+def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worker: str, how: str) -> QueryResult:
+    """The result of ``query``, found heavy (``measured``) and split by ``worker`` into slices that found ``found``
+    (``how``: in words)."""
+    reason = cast(Heavy, measured.heavy).reason
+    why = (f"sent whole ({query.distribution[1]}), then split into {len(found)} slices by worker {worker}, "
+           f"{how}: {reason}")
+    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {reason}")
+    # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
+    return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *found])
 
 
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
@@ -389,11 +396,7 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
     [found] = _on_cluster(submit, control)
     if isinstance(found, Exception):
         raise found
-    why = (f"sent whole ({query.distribution[1]}), then split into {len(slices)} slices by worker {state.worker}, "
-           f"each planning its slice of the global join: {heavy.reason}")
-    plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {heavy.reason}")
-    # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
-    return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *found])
+    return _sliced(query, measured, found, state.worker, "each planning its slice of the global join")
 
 
 def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,

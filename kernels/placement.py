@@ -185,7 +185,7 @@ class Placement:
     def chunked(self, runner: Side, parts: Parts) -> Parts:
         """``parts`` with the chunks of a core join and trailing count on ``runner`` capped at ``host-chunk-bytes``
         where it is a host: chunks of a few tens of MB stay in the caches, while the budget allows gigabytes.
-        Measured on NumPy (2-core AMD EPYC box, six R-MAT 2^18 queries of 1-7 s): 24-26 s with 2 GiB chunks, 12-17 s
+        Measured on NumPy (2-core AMD EPYC box, six R-MAT 2^18 queries of 1-7 s): 24-27 s with 2 GiB chunks, 12-17 s
         with 64 MiB, 13 s with 16 MiB.  A device keeps the budget's chunks (fewer, larger launches)."""
         if runner.backend.on_device:
             return parts

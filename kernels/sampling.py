@@ -195,9 +195,7 @@ class Sampler:
         for j in vertices:
             ext, mean = self.extension(table, cols, j)
             links = len(ext.links)
-            # A set hanging off one core vertex is sized by a lookup (see TrailingCounter); others are read.
-            work += (1 if links == 1 else mean * (1 + PROBE_COST * (links - 1))) + \
-                len(ext.distinct_cols) * links * PROBE_COST
+            work += set_work(links, mean) + len(ext.distinct_cols) * links * PROBE_COST
             exts[j] = (ext, mean)
             out.append(ext)
         for g in groups:
@@ -228,6 +226,13 @@ class SampledOrder:
 
     def columns(self, k: int) -> dict[int, int]:
         return {u: i for i, u in enumerate(self.order[:k])}
+
+
+def set_work(links: int, run: Any) -> Any:
+    """The work of one trailing vertex's set for a core match whose first link's run is ``run`` entries long (a
+    number, or an array of them): a set hanging off one core vertex is sized by a lookup (see
+    :class:`~distsm.kernels.trailing.TrailingCounter`), others read the run and probe it in the other links."""
+    return 1 if links == 1 else run * (1 + PROBE_COST * (links - 1))
 
 
 #: Cost of probing one entry against one further link, in units of entries read.

@@ -37,7 +37,7 @@ from distsm.kernels.counting import Count, PlannedCount, Symmetry, Target
 from distsm.kernels.engine import Control
 from distsm.kernels.placement import Placement, Side
 from distsm.kernels.ce_join import run_lengths
-from distsm.kernels.sampling import PROBE_COST, Sampler
+from distsm.kernels.sampling import Sampler, set_work
 from distsm.plan.slices import balanced_starts
 from distsm.semantics import Semantics
 
@@ -140,16 +140,12 @@ def slices(shared: SharedPlan, host: Backend, query: Graph, sem: Semantics, piec
 
 def _trailing_work(host: Backend, ce: CandidateEdges, plan: CountPlan, walks: Any) -> np.ndarray:
     """The work each walk (a complete core match) stands for: one for its row, plus what counting its trailing
-    vertices reads (as :meth:`~distsm.kernels.sampling.Sampler.trailing` estimates it, per row: a lookup for a
-    set hanging off one core vertex, else the first link's run, each entry probed in the other links).  A dense
-    query's core rows differ by orders of magnitude in this."""
+    vertices reads (:func:`~distsm.kernels.sampling.set_work` per row).  A dense query's core rows differ by
+    orders of magnitude in this."""
     work = np.ones(walks.shape[0])
     for ext in plan.trailing:
-        if len(ext.links) == 1:
-            work += 1
-            continue
-        _, lengths = run_lengths(host.xp, ce, walks, *ext.links[0])
-        work += np.asarray(lengths, np.float64) * (1 + PROBE_COST * (len(ext.links) - 1))
+        run = 0 if len(ext.links) == 1 else np.asarray(run_lengths(host.xp, ce, walks, *ext.links[0])[1], np.float64)
+        work += set_work(len(ext.links), run)
     return work
 
 
