@@ -9,7 +9,8 @@ Draws dense (average degree >= 3) random-walk queries of each size from the data
 ``--per-size`` whose count lies in ``[--min-count, --max-count]``, and the first ``--keep-capped`` whose count did
 not finish within the cap (heavier still for distsm: the peers' counts and the reference path settle them).  The
 kept queries are written to ``DIR/<size>/heavy_<size>_<i>.graph`` with ``DIR/manifest.json`` (data graph, and per
-query its file, size, edges, the selecting count and seconds); ``python -m benchmarks run peers --suites
+query its file, size, edges, the selecting count and seconds; files inside ``DIR`` are named relative to it, so the
+folder can be moved); ``python -m benchmarks run peers --suites
 dense-heavy --dense-heavy DIR`` then times distsm against gMatch and EGSM on them, the counts cross-checked by a
 second path of distsm's.  The JSON result records every candidate drawn (count or capped) so the selection can be
 audited.
@@ -94,7 +95,7 @@ def select(args: argparse.Namespace) -> dict[str, Any]:
             if chosen:
                 path = out / str(size) / f"heavy_{size}_{found + capped}.graph"
                 distsm.write_graph(q, path)
-                kept.append({"name": path.stem, "path": str(path.resolve()), "size": size, "edges": q.m,
+                kept.append({"name": path.stem, "path": str(path.relative_to(out)), "size": size, "edges": q.m,
                              "count": count, "seconds": round(seconds, 4)})
                 found, capped = found + in_range, capped + beyond
                 _write_manifest(args, kept)  # a run cut short keeps what it chose
@@ -102,11 +103,14 @@ def select(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _write_manifest(args: argparse.Namespace, kept: list[dict[str, Any]]) -> dict[str, Any]:
-    manifest = {"data": str(Path(args.data).resolve()), "queries": kept,
+    out = Path(args.dir)
+    data = Path(args.data)
+    manifest = {"data": str(data.relative_to(out)) if data.is_relative_to(out) else str(data.resolve()),
+                "queries": kept,
                 "selection": {k: getattr(args, k) for k in ("sizes", "per_size", "keep_capped", "candidates",
                                                               "min_count", "max_count", "cap", "seed", "backend",
                                                               "relabel")}}
-    (Path(args.dir) / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest
 
 

@@ -20,7 +20,8 @@ numeric order), ``hprd-dense-16``, ``hprd-dense-24`` and ``hprd-dense-32`` (``--
 queries on HPRD from ``benchmarks.generators``; their counts are checked against a second path of distsm's
 (``--reference``: the listing path, which enumerates every match, or the partitioned plan), or where that did not
 finish in ``--reference-seconds``, against the peers that finished, if they agree), and ``dense-heavy`` (the queries
-``benchmarks.dense_heavy`` chose for 1e9-1e11 embeddings, ``--dense-heavy DIR``; checked the same way).
+``benchmarks.dense_heavy`` chose for 1e9-1e11 embeddings, ``--dense-heavy DIR...``: one suite per folder; checked
+the same way).
 
 JSON (``benchmarks/results/peers.json`` unless ``--out``): per suite and query, per system the status (ok,
 capped, unsupported, error), count, exact (None where no answer is known) and seconds, plus the ratio
@@ -128,7 +129,14 @@ def dense_suite(size: int, count: int, seed: int, query_dir: Path, limit: int | 
                       f"benchmarks.generators.query_set seed {seed + size}")
 
 
-def dense_heavy_suite(directory: Path, limit: int | None) -> Suite:
+def _dense_heavy_names(args: argparse.Namespace) -> list[str]:
+    """The suite names of the ``--dense-heavy`` folders: ``dense-heavy`` for one, ``dense-heavy:FOLDER`` each for
+    several (a suite has one data graph; e.g. HPRD relabelled into 6 classes for 16 vertices, 8 for 24 and 32)."""
+    dirs = args.dense_heavy or []
+    return ["dense-heavy"] if len(dirs) == 1 else [f"dense-heavy:{d.name}" for d in dirs]
+
+
+def dense_heavy_suite(directory: Path, limit: int | None, name: str = "dense-heavy") -> Suite:
     """The queries :mod:`benchmarks.dense_heavy` chose, from its ``manifest.json`` (their counts are checked by
     the reference path, not taken from the selection, which ran the timed path)."""
     import json
@@ -136,9 +144,9 @@ def dense_heavy_suite(directory: Path, limit: int | None) -> Suite:
     from benchmarks.dense_heavy import MANIFEST
 
     manifest = json.loads((directory / MANIFEST).read_text())
-    queries = [Query(q["name"], q["path"], q["size"], q["edges"]) for q in manifest["queries"][:limit]]
+    queries = [Query(q["name"], str(directory / q["path"]), q["size"], q["edges"]) for q in manifest["queries"][:limit]]
     sel = manifest["selection"]
-    return Suite("dense-heavy", manifest["data"], queries, generated=True,
+    return Suite(name, str(directory / manifest["data"]), queries, generated=True,
                  note=f"{len(queries)} dense random-walk queries of {sel['sizes']} vertices chosen for "
                       f"{sel['min_count']:.0e}-{sel['max_count']:.0e} embeddings (benchmarks.dense_heavy, seed "
                       f"{sel['seed']})")
@@ -324,7 +332,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--peer-args", action="append", default=[], metavar='NAME="ARGS"',
                    help="extra command-line arguments for a peer")
     p.add_argument("--gmatch-test", type=Path, metavar="DIR", help="gMatch's test/ directory")
-    p.add_argument("--dense-heavy", type=Path, metavar="DIR", help="queries chosen by benchmarks.dense_heavy")
+    p.add_argument("--dense-heavy", type=Path, nargs="+", metavar="DIR",
+                   help="queries chosen by benchmarks.dense_heavy (several folders: one suite each, named "
+                        "dense-heavy:FOLDER)")
     p.add_argument("--limit", type=int, default=None, help="run only the first N queries of each suite")
     p.add_argument("--dense-count", type=int, default=100)
     p.add_argument("--seed", type=int, default=0, help="dense suites use seed + query size")
@@ -344,6 +354,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("the gmatch-test suite needs --gmatch-test DIR")
     if "dense-heavy" in args.suites and not args.dense_heavy:
         p.error("the dense-heavy suite needs --dense-heavy DIR (written by python -m benchmarks run dense-heavy)")
+    if "dense-heavy" in args.suites:
+        at = args.suites.index("dense-heavy")
+        args.suites[at:at + 1] = _dense_heavy_names(args)
     args.reference_seconds = args.reference_seconds or args.max_seconds
     return args
 
@@ -353,8 +366,8 @@ def load(name: str, args: argparse.Namespace) -> Suite:
         return hprd_suite(args.limit)
     if name == "gmatch-test":
         return gmatch_test_suite(args.gmatch_test, args.limit)
-    if name == "dense-heavy":
-        return dense_heavy_suite(args.dense_heavy, args.limit)
+    if name.startswith("dense-heavy"):
+        return dense_heavy_suite(args.dense_heavy[_dense_heavy_names(args).index(name)], args.limit, name)
     query_dir = args.query_dir or Path(tempfile.mkdtemp(prefix="distsm-peers-"))
     args.query_dir = query_dir
     return dense_suite(int(name.rsplit("-", 1)[1]), args.dense_count, args.seed, query_dir, args.limit)

@@ -545,6 +545,13 @@ class ArrayBackend:
         array level the trailing count is :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
         return None
 
+    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
+        """``table`` with each row repeated once per extension under ``program`` (one extension, see
+        :func:`~distsm.kernels.ce_join.fused_program`), the extension appended as a last column, rows sorted by
+        row then vertex; None where the backend has no fused pass for it: at array level the core join extends
+        through :func:`~distsm.kernels.ce_join.extension_set` itself."""
+        return None
+
 
 class NumpyBackend(ArrayBackend):
     """The CPU reference backend."""

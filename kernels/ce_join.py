@@ -7,19 +7,23 @@ same-label column (injectivity; linked columns differ anyway, the data graph has
 the core join and the trailing counter all extend through :func:`extension_set`.
 
 :func:`walk_core` joins the core level by level, depth-first over chunks whose entries fit the memory budget (as
-the general driver does), and yields tables of complete core matches.
+the general driver does), and yields tables of complete core matches.  A backend with a fused extension
+(:meth:`Backend.extend_rows` over a :func:`fused_program`: the CuPy backend's ``kernels/cuda/trailing.cu``) grows
+each chunk in two passes, counting then writing each row's extensions, instead of the array operations of
+:func:`extension_set`; the rows are the same, in the same order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from distsm.kernels.array_backend import admits, chunk_end, restricted
-from distsm.kernels.records import Allowed
+from distsm.kernels.records import Allowed, TrailingProgram
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
@@ -73,6 +77,39 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
     return row, x
 
 
+def fused_program(exts: Sequence[Extension], ce: CandidateEdges, injective: bool,
+                  groups: Sequence[list[int]] = ()) -> TrailingProgram:
+    """The program a fused pass of ``kernels/cuda/trailing.cu`` reads for the extensions ``exts`` over ``ce``.
+
+    Words (int32): ``[length, T, G, start of entry 0 .. T + G - 1, entries...]``: first one entry per extension,
+    ``[first link id, links, (column, arc slot) per link, distinct columns, the columns...]`` (link ids number all
+    links in order; no distinct columns unless ``injective``), then the ``groups`` entries as given (the trailing
+    count's label groups, see :func:`distsm.kernels.trailing.trailing_program`; a group entry starts with its
+    size).  The arc slots index the program's arcs: per arc its run offsets, values and source lookup."""
+    slot: dict[tuple[int, int, int], int] = {}
+    for ext in exts:
+        for _, arc_key in ext.links:
+            slot.setdefault(arc_key, len(slot))
+    entries: list[list[int]] = []
+    first = 0
+    for ext in exts:
+        dist = ext.distinct_cols if injective else ()
+        words = [first, len(ext.links)]
+        for col, arc_key in ext.links:
+            words += [int(col), slot[arc_key]]
+        entries.append(words + [len(dist), *map(int, dist)])
+        first += len(ext.links)
+    entries += groups
+    starts = itertools.accumulate((len(w) for w in entries[:-1]), initial=3 + len(entries))
+    words = [0, len(exts), len(groups), *starts, *itertools.chain.from_iterable(entries)]
+    words[0] = len(words)
+    positions = ce.positions is not None
+    arcs = tuple((ce.arcs[k].offsets, ce.arcs[k].values,
+                  ce.positions[k[0]] if ce.positions is not None else ce.candidates[k[0]]) for k in slot)
+    return TrailingProgram(np.asarray(words, dtype=np.int32), arcs, positions, first,
+                           max((g[0] for g in groups), default=0))
+
+
 def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
               injective: bool, control: Any = None, level_rows: list[int] | None = None,
               allowed: Mapping[int, Allowed] | None = None) -> Iterator[Any]:
@@ -86,6 +123,7 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
     allowed = allowed or {}
     xp = backend.xp
     cap = max(budget // ((len(steps) + 1) * CORE_ENTRY_BYTES), 1024)
+    programs = [fused_program([ext], ce, injective) for ext in steps]
 
     def note(level: int, rows: int) -> None:
         if level_rows is not None:
@@ -104,13 +142,15 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
                 control.check()
             r1 = chunk_end(bounds, r0, cap)
             part = table[r0:r1]
-            row, x = extension_set(backend, ce, part, ext, injective)
+            grown = backend.extend_rows(programs[level], part)
+            if grown is None:
+                row, x = extension_set(backend, ce, part, ext, injective)
+                grown = xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1)
             if ext.vertex in allowed:
-                keep = admits(xp, x, allowed[ext.vertex])
-                row, x = row[keep], x[keep]
-            note(level + 1, int(x.shape[0]))
-            if x.shape[0]:
-                yield from descend(xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1), level + 1)
+                grown = grown[admits(xp, grown[:, -1], allowed[ext.vertex])]
+            note(level + 1, int(grown.shape[0]))
+            if grown.shape[0]:
+                yield from descend(grown, level + 1)
             r0 = r1
 
     first = ce.candidates[start] if start not in allowed else restricted(xp, ce.candidates[start], allowed[start])

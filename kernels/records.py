@@ -73,12 +73,14 @@ class Spanning:
 
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity (backends cache uploads per program)
 class TrailingProgram:
-    """A plan's trailing count as a fused pass reads it (built by :func:`distsm.kernels.trailing.trailing_program`).
+    """A plan's trailing count, or one core extension, as a fused pass reads it (built by
+    :func:`distsm.kernels.ce_join.fused_program`, through :func:`distsm.kernels.trailing.trailing_program` for a
+    trailing count).
 
-    ``words`` (int32, host) is the program whose layout ``kernels/trailing.py`` documents; ``arcs`` holds per arc
+    ``words`` (int32, host) is the program whose layout ``fused_program`` documents; ``arcs`` holds per arc
     slot the arc's run ``offsets`` (int64) and ``values``, and the ``lookup`` that finds a source's position: its
     position map (int32 over the data vertices) where ``positions``, else its sorted candidates.  ``links`` is the
-    trailing vertices' links in all and ``largest_group`` the most vertices of one group (the limits a kernel
+    extensions' links in all and ``largest_group`` the most vertices of one group (the limits a kernel
     checks)."""
 
     words: np.ndarray

@@ -23,7 +23,6 @@ exact.  NumPy has no fused pass: this array code is its implementation.
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -33,7 +32,7 @@ from distsm.kernels.array_backend import chunk_end
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.ce_join import Extension, extension_set, run_lengths
+from distsm.kernels.ce_join import Extension, extension_set, fused_program, run_lengths
 from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
 from distsm.kernels.records import TrailingProgram
 
@@ -222,28 +221,13 @@ def contiguous_groups(xp: Any, keys: Any) -> tuple[Any, Any]:
 
 
 def trailing_program(plan: CountPlan, ce: CandidateEdges, homomorphism: bool) -> TrailingProgram:
-    """``plan``'s trailing count over ``ce`` as a fused pass reads it (see :class:`TrailingProgram`).
-
-    Words (int32): ``[length, T, G, start of entry 0 .. T + G - 1, entries...]``: first one entry per trailing
-    vertex, ``[first link id, links, (column, arc slot) per link, distinct columns, the columns...]`` (link ids
-    number all links in order), then one per label group, ``[k, k!, its trailing vertices, terms, (coefficient,
-    blocks, each block as a mask over the group's positions) per term]`` with the terms of :func:`partitions`.
-    A homomorphism has one group per trailing vertex and no distinct columns (its count multiplies set sizes)."""
-    trailing = plan.trailing
-    slot: dict[tuple[int, int, int], int] = {}
-    for ext in trailing:
-        for _, arc_key in ext.links:
-            slot.setdefault(arc_key, len(slot))
-    groups = [(j,) for j in range(len(trailing))] if homomorphism else [tuple(g) for g in plan.groups]
+    """``plan``'s trailing count over ``ce`` as a fused pass reads it (see :class:`TrailingProgram`): one
+    :func:`~distsm.kernels.ce_join.fused_program` entry per trailing vertex, then one per label group, ``[k, k!, its
+    trailing vertices, terms, (coefficient, blocks, each block as a mask over the group's positions) per term]``
+    with the terms of :func:`partitions`.  A homomorphism has one group per trailing vertex and no distinct
+    columns (its count multiplies set sizes)."""
+    groups = [(j,) for j in range(len(plan.trailing))] if homomorphism else [tuple(g) for g in plan.groups]
     entries: list[list[int]] = []
-    first = 0
-    for ext in trailing:
-        dist = () if homomorphism else ext.distinct_cols
-        words = [first, len(ext.links)]
-        for col, arc_key in ext.links:
-            words += [int(col), slot[arc_key]]
-        entries.append(words + [len(dist), *map(int, dist)])
-        first += len(ext.links)
     for g in groups:
         place = {j: i for i, j in enumerate(g)}
         terms = partitions(g)
@@ -251,10 +235,4 @@ def trailing_program(plan: CountPlan, ce: CandidateEdges, homomorphism: bool) ->
         for coef, blocks in terms:
             words += [coef, len(blocks), *(sum(1 << place[j] for j in b) for b in blocks)]
         entries.append(words)
-    starts = itertools.accumulate((len(w) for w in entries[:-1]), initial=3 + len(entries))
-    words = [0, len(trailing), len(groups), *starts, *itertools.chain.from_iterable(entries)]
-    words[0] = len(words)
-    positions = ce.positions is not None
-    arcs = tuple((ce.arcs[k].offsets, ce.arcs[k].values,
-                  ce.positions[k[0]] if ce.positions is not None else ce.candidates[k[0]]) for k in slot)
-    return TrailingProgram(np.asarray(words, dtype=np.int32), arcs, positions, first, max(map(len, groups), default=0))
+    return fused_program(plan.trailing, ce, not homomorphism, entries)

@@ -1,10 +1,12 @@
-"""The fused trailing count (``kernels/cuda/trailing.cu``) against the NumPy trailing counter and networkx.
+"""The fused trailing count and core extension (``kernels/cuda/trailing.cu``) against NumPy and networkx.
 
 Queries are random trees (the core) with up to six pendant trailing vertices, each linked to one to three core
 vertices, so label groups of one to five same-label trailing vertices, core columns of the trailing label
 (distinct columns) and multi-link trailing vertices all occur; homomorphisms, position maps and their binary
-search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.  Where no
-GPU is, a plain-Python reading of the kernel's program checks its layout and the algorithm against NumPy.
+search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.  The core
+join's fused extension (``ce_extend_count`` / ``ce_extend_write``) must give the array path's rows in its order,
+sliced or not.  Where no GPU is, plain-Python readings of the kernels' programs check their layout and the
+algorithms against NumPy.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from oracles import brute_force, networkx_matches, random_graph
 
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges, counting, get_backend
-from distsm.kernels.ce_join import walk_core
+from distsm.kernels.ce_join import extension_set, fused_program, walk_core
 from distsm.kernels.count_plan import plan_count
 from distsm.kernels.cupy import launch
 from distsm.kernels.explain import Explanation
@@ -145,6 +147,73 @@ def test_the_kernels_program_counts_what_the_numpy_counter_counts(seed, homomorp
     counter = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=1 << 24)
     for table in tables:
         assert interpret(counter.program, table) == counter.count(table)
+
+
+def interpret_extension(program, table) -> np.ndarray:
+    """``ce_extend_count`` and ``ce_extend_write`` in plain Python: each row followed by every entry of its first
+    link's run that the other links' runs hold and its distinct columns do not."""
+    words = [int(w) for w in program.words]
+    e = words[3]
+    links = words[e + 1]
+    dist = words[e + 2 + 2 * links:]
+    out = []
+    for row in table.tolist():
+        runs = []
+        for link in range(links):
+            col, arc = words[e + 2 + 2 * link], words[e + 3 + 2 * link]
+            offsets, values, lookup = program.arcs[arc]
+            p = int(lookup[row[col]]) if program.positions else int(np.searchsorted(lookup, row[col]))
+            runs.append([int(x) for x in values[int(offsets[p]):int(offsets[p + 1])]])
+        out += [row + [x] for x in runs[0]
+                if all(x in run for run in runs[1:]) and all(row[c] != x for c in dist[1:1 + dist[0]])]
+    return np.asarray(out, dtype=np.int64).reshape(len(out), table.shape[1] + 1)
+
+
+def core_levels(ce, plan, injective: bool):
+    """``(step, table before it, its extension by the array path)`` for every core step of ``plan`` (NumPy)."""
+    table = ce.candidates[plan.core[0]][:, None]
+    for ext in plan.steps:
+        row, x = extension_set(NUMPY, ce, table, ext, injective)
+        grown = np.concatenate([table[row], x[:, None].astype(table.dtype)], axis=1)
+        yield ext, table, grown
+        table = grown
+
+
+@scaled(10)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans())
+def test_the_extension_kernels_program_extends_as_the_array_path_does(seed, homomorphism, positions):
+    case = planned_tables(seed, homomorphism, positions)
+    if case is None:
+        return
+    _, _, ce, plan, _ = case
+    for ext, table, grown in core_levels(ce, plan, not homomorphism):
+        assert np.array_equal(interpret_extension(fused_program([ext], ce, not homomorphism), table), grown)
+
+
+@pytest.mark.gpu
+@scaled(20)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(), sliced=st.booleans())
+def test_fused_extensions_give_the_array_paths_rows(seed, homomorphism, positions, sliced):
+    case = planned_tables(seed, homomorphism, positions)
+    if case is None:
+        return
+    _, _, ce, plan, tables = case
+    cupy_backend = get_backend("cupy")
+    xp = cupy_backend.xp
+    device_ce = ce.to(xp.asarray)
+    for ext, table, grown in core_levels(ce, plan, not homomorphism):
+        got = cupy_backend.extend_rows(fused_program([ext], device_ce, not homomorphism), xp.asarray(table))
+        assert got is not None and np.array_equal(xp.asnumpy(got), grown)
+    allowed = {}
+    if sliced and plan.steps:  # a slice restricts the last core vertex's images to a range of ids
+        last = np.sort(ce.candidates[plan.core[-1]])
+        allowed = {plan.core[-1]: range(int(last[0]), int(last[len(last) // 2]) + 1)}
+    expected = list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 12, not homomorphism,
+                              allowed=allowed))
+    got = list(walk_core(cupy_backend, device_ce, plan.core[0], list(plan.steps), 1 << 12, not homomorphism,
+                         allowed=allowed))
+    empty = np.zeros((0, len(plan.core)), dtype=np.int64)
+    assert np.array_equal(np.concatenate([empty, *expected]), np.concatenate([empty, *map(xp.asnumpy, got)]))
 
 
 @pytest.mark.gpu

@@ -1,4 +1,5 @@
-// distsm's fused trailing count (loaded by kernels/cupy/launch.py through cupy.RawModule, compiled by NVRTC).
+// distsm's fused trailing count and core extension (loaded by kernels/cupy/launch.py through cupy.RawModule,
+// compiled by NVRTC).
 //
 // For every row of a table of core matches (int32, row-major, columns in core order) it computes what
 // kernels/trailing.py's TrailingCounter computes with arrays: each trailing vertex j's set S_j (its first link's
@@ -182,5 +183,71 @@ trailing_count(const int* __restrict__ table, int ncols, long long nrows, long l
         block_total[blockIdx.x] = total;
         block_bound[blockIdx.x] = bound;
         block_entries[blockIdx.x] = entries;
+    }
+}
+
+// The core join's extension of a table by one query vertex (kernels/ce_join.py's extension_set and the
+// concatenation walk_core does after it, in two passes instead of a dozen array operations): the program holds
+// one trailing entry (T = 1, G = 0), the extension, and each row's extensions are the entries of its first link's
+// run that tr_in_set keeps, in run order (sorted, as extension_set gives them).
+//   ce_extend_count: counts[r] = the number of extensions of row r;
+//   ce_extend_write: writes each row's extensions as rows of ncols + 1 columns (the row, then the new vertex) from
+//                    out row starts[r] on (starts: the exclusive prefix sum of counts).
+__device__ __forceinline__ void ce_runs(const int* sprog, const long long* sarcs, const int* row, long long* lo,
+                                        long long* hi) {
+    const int* e = sprog + sprog[3];
+    for (int l = 0; l < e[1]; ++l) {
+        const long long* arc = sarcs + 4 * e[3 + 2 * l];
+        const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
+        long long p = tr_position(arc, row[e[2 + 2 * l]]);
+        lo[l] = offsets[p];
+        hi[l] = offsets[p + 1];
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
+                const long long* __restrict__ arcs, int narcs, long long* __restrict__ counts) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
+        const int* row = table + r * ncols;
+        ce_runs(sprog, sarcs, row, lo, hi);
+        long long n = 0;
+        for (long long p = lo[0]; p < hi[0]; ++p)
+            n += tr_in_set(sprog, sarcs, 0, 0, values[p], row, lo, hi);
+        counts[r] = n;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
+                const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
+                int* __restrict__ out) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
+        const int* row = table + r * ncols;
+        ce_runs(sprog, sarcs, row, lo, hi);
+        int* o = out + starts[r] * (ncols + 1);
+        for (long long p = lo[0]; p < hi[0]; ++p) {
+            int x = values[p];
+            if (!tr_in_set(sprog, sarcs, 0, 0, x, row, lo, hi)) continue;
+            for (int c = 0; c < ncols; ++c) o[c] = row[c];
+            o[ncols] = x;
+            o += ncols + 1;
+        }
     }
 }

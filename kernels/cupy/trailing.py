@@ -1,4 +1,5 @@
-"""The trailing count on the device as one fused pass (``kernels/cuda/trailing.cu``): no per-entry set is laid out.
+"""The trailing count on the device as one fused pass (``kernels/cuda/trailing.cu``): no per-entry set is laid out;
+and the core join's extensions in two passes of the same module (:meth:`TrailingOps.extend_rows`).
 
 :meth:`TrailingOps.trailing_totals` uploads a :class:`~distsm.kernels.records.TrailingProgram` (its words, and a
 table of its arcs' device addresses; cached for the program's lifetime) and launches ``trailing_count`` over a
@@ -31,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import (TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_MAX_GROUP,
-                                        TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_WRITE, MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS,
+                                        TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
@@ -62,6 +63,29 @@ class TrailingOps(DeviceBase):
                             block_bound=bounds, block_entries=entries)
         cuts = np.minimum(np.arange(blocks + 1, dtype=np.int64) * per, rows)
         return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), int(self.to_host(entries).sum()))
+
+    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
+        """The core join's extension of ``table`` by ``program``'s one vertex in two passes of ``trailing.cu``:
+        ``ce_extend_count`` counts each row's extensions, ``ce_extend_write`` writes them from the rows' prefix
+        sums (one synchronisation, for the output's size).  None past the kernel's fixed sizes."""
+        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX:
+            return None
+        words, arcs, _ = self._uploaded(program)
+        xp = self.xp
+        table = self._as_table(table)
+        rows, ncols = int(table.shape[0]), int(table.shape[1])
+        if not rows:
+            return xp.empty((0, ncols + 1), dtype=xp.int32)
+        grid = max(1, min(-(-rows // TRAILING_BLOCK), MAX_GRID))
+        head = {"table": table, "ncols": ncols, "nrows": rows, "prog": words, "arcs": arcs,
+                "narcs": len(program.arcs)}
+        counts = xp.empty(rows, dtype=xp.int64)
+        self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
+        ends = xp.cumsum(counts)
+        out = xp.empty((int(ends[-1]), ncols + 1), dtype=xp.int32)
+        if out.shape[0]:
+            self.kernels.launch(CE_EXTEND_WRITE, grid, TRAILING_BLOCK, **head, starts=ends - counts, out=out)
+        return out
 
     def _uploaded(self, program: TrailingProgram) -> tuple[Any, Any, list[Any]]:
         """``program``'s words on the device, and its arc table: per arc, the device addresses of its offsets
