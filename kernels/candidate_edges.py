@@ -30,7 +30,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.array_backend import bit_words, chunk_end, member
+from distsm.kernels.array_backend import bit_words, chunk_ranges, member
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
@@ -257,14 +257,10 @@ def arc_edge_counts(backend: Backend, idx: DataIndex, candidates: list[Any], arc
     s, t = backend.run_bounds(idx, candidates[u], label)
     lengths = t - s
     out = xp.zeros(lengths.shape[0], dtype=xp.int64)
-    bounds = np.cumsum(backend.to_host(lengths))
-    a = 0
-    while a < lengths.shape[0]:
-        b = chunk_end(bounds, a, COUNT_CHUNK_ENTRIES)
+    for a, b in chunk_ranges(xp, lengths, COUNT_CHUNK_ENTRIES):
         row, rank = backend.expand(lengths[a:b])
         hit = inside[idx.nbr[s[a:b][row] + rank]]
         out[a:b] = xp.bincount(row[hit], minlength=b - a)
-        a = b
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import admits, chunk_end, restricted
+from distsm.kernels.array_backend import admits, chunk_ranges, restricted
 from distsm.kernels.records import Allowed, TrailingProgram
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
@@ -135,12 +135,9 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
             return
         ext = steps[level]
         _, counts = run_lengths(xp, ce, table, *ext.links[0])
-        bounds = np.cumsum(backend.to_host(counts))
-        r0, rows = 0, int(table.shape[0])
-        while r0 < rows:
+        for r0, r1 in chunk_ranges(xp, counts, cap):
             if control is not None:
                 control.check()
-            r1 = chunk_end(bounds, r0, cap)
             part = table[r0:r1]
             grown = backend.extend_rows(programs[level], part)
             if grown is None:
@@ -151,7 +148,6 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
             note(level + 1, int(grown.shape[0]))
             if grown.shape[0]:
                 yield from descend(grown, level + 1)
-            r0 = r1
 
     first = ce.candidates[start] if start not in allowed else restricted(xp, ce.candidates[start], allowed[start])
     note(0, int(first.shape[0]))

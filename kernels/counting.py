@@ -271,7 +271,7 @@ class Count:
         sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
                           walks=parts.walks, control=self.control)
         plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
-                          start)
+                          start, on_device=lambda cost: self.placement.counts_on_device(cost, index))
         runner = self.placement.count_side(plan.cost, index)
         parts = self.placement.chunked(runner, parts)
         ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.backend.xp.asarray)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import chunk_end
+from distsm.kernels.array_backend import chunk_ranges
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
@@ -88,15 +88,11 @@ class TrailingCounter:
         work = xp.zeros(rows, dtype=xp.int64)
         for ext in self.plan.trailing:
             work += run_lengths(xp, self.ce, table, *ext.links[0])[1]
-        bounds = np.cumsum(self.backend.to_host(work))
         total = 0
-        r0 = 0
-        while r0 < rows:
-            r1 = chunk_end(bounds, r0, self.cap)
+        for r0, r1 in chunk_ranges(xp, work, self.cap):
             if control is not None:
                 control.check()
             total += self._count_rows(table[r0:r1])
-            r0 = r1
         return total
 
     def _count_rows(self, table: Any) -> int:

@@ -725,3 +725,29 @@ def test_host_chunks_are_capped_and_counts_stay_exact():
     whole = [distsm.count(data, Graph.from_networkx(nx.path_graph(k)), backend="numpy") for k in (3, 4)]
     d = data.degrees.astype(object)
     assert capped == whole and capped[0] == int((d * (d - 1)).sum())
+
+
+def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypatch):
+    """A device runs a plan's work many times faster than NumPy, so a plan bound for it is worth less sampling:
+    with the device's speed-up made huge, sampling stops after the greedy order's splits; both plans count
+    exactly."""
+    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels.ce_join import walk_core
+    from distsm.kernels.sampling import Sampler
+    from distsm.kernels.trailing import TrailingCounter
+
+    data, query = make_case(2, 40, 0.3, 1, 1, False, 6, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    sizes = [int(c.shape[0]) for c in ce.candidates]
+    expected = counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general")
+    monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e6)
+    sampled = []
+    for on_device in (False, True):
+        sampler = Sampler(NUMPY, query, ce, homomorphism=False)
+        plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost, d=on_device: d)
+        counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
+        assert sum(counter.count(t) for t in walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 26,
+                                                       True)) == expected
+        sampled.append((sampler.evaluations, plan.plans_tried))
+    assert sampled[1][0] < sampled[0][0] and sampled[1][1] < sampled[0][1]
