@@ -553,10 +553,13 @@ class ArrayBackend:
         return out
 
     # ------------------------------------------------------------------ counting
-    def trailing_totals(self, program: TrailingProgram, table: Any) -> TrailingTotals | None:
+    def trailing_totals(self, program: TrailingProgram, table: Any,
+                        pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None:
         """The completions of every row of ``table`` (core matches) under ``program`` in one fused pass (see
-        :class:`~distsm.kernels.records.TrailingTotals`), or None where the backend has no such pass for it: at
-        array level the trailing count is :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
+        :class:`~distsm.kernels.records.TrailingTotals`), or with ``pairs`` ``(parents, xs)`` of the matches
+        ``table[parents[k]]`` followed by ``xs[k]`` (as :meth:`extend_pairs` gives them); None where the backend has
+        no such pass for it: at array level the trailing count is
+        :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
         return None
 
     def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
@@ -564,6 +567,11 @@ class ArrayBackend:
         :func:`~distsm.kernels.ce_join.fused_program`), the extension appended as a last column, rows sorted by
         row then vertex; None where the backend has no fused pass for it: at array level the core join extends
         through :func:`~distsm.kernels.ce_join.extension_set` itself."""
+        return None
+
+    def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
+        """:meth:`extend_rows` as ``(parents, xs)`` (int32): the k-th extension is row ``parents[k]`` followed by
+        ``xs[k]``, so the rows are not copied; None where the backend has no such pass."""
         return None
 
 

@@ -296,11 +296,17 @@ class Count:
                                   budget=parts.trailing)
         level_rows = [0] * len(plan.core)
         total = 0
-        for table in walk_core(runner, ce, plan.core[0], list(plan.steps), parts.core,
-                               not self.target.options.homomorphism, self.control, level_rows, allowed=allowed):
+        # The core's last level is extended inside the trailing count (on a device as (row, vertex) pairs that are
+        # never copied into rows), unless a slice restricts its images.
+        extend = bool(plan.steps) and plan.core[-1] not in (allowed or {})
+        steps = list(plan.steps[:-1] if extend else plan.steps)
+        for table in walk_core(runner, ce, plan.core[0], steps, parts.core, not self.target.options.homomorphism,
+                               self.control, level_rows, allowed=allowed):
             self.clock.lap("core join")
-            total += counter.count(table, self.control)
+            total += counter.count(table, self.control, extend)
             self.clock.lap("trailing count")
+        if extend:
+            level_rows[-1] = counter.extended_rows
         sym = self.target.symmetry
         if sym.less_than:
             assert sym.automorphisms  # _general_reason sends symmetry breaking without |Aut(Q)| to the join

@@ -59,27 +59,62 @@ class TrailingCounter:
         self.entries = 0
         self.fused_rows = 0
         self.program = trailing_program(plan, ce, homomorphism)
+        self.last = fused_program([plan.steps[-1]], ce, not homomorphism) if plan.steps else None
+        self.extended_rows = 0
         self._per_candidate: dict[tuple[int, ...], Any] = {}
 
-    def count(self, table: Any, control: Any = None) -> int:
+    def count(self, table: Any, control: Any = None, extend: bool = False) -> int:
         """Completions of every row of ``table`` (columns in core order), summed (a Python int): by the backend's
-        fused pass where it has one, the ranges whose int64 sums may have overflowed recounted exactly."""
-        rows = int(table.shape[0])
+        fused pass where it has one, the ranges whose int64 sums may have overflowed recounted exactly.
+
+        ``extend``: ``table`` lacks the core's last column, and each of its rows counts for all its extensions by
+        the core's last vertex (``extended_rows`` adds them up).  A backend with :meth:`Backend.extend_pairs`
+        gives them as (row, vertex) pairs that the fused pass reads in place: the core's last level is often its
+        largest (978M rows of 18 columns for a dense 24-vertex query) and its rows are never copied."""
+        if not extend:
+            return self._count(table, control)
+        assert self.last is not None, "a plan without core steps has no last level to extend"
+        last, xp = self.plan.steps[-1], self.backend.xp
+        total = 0
+        for a, b in chunk_ranges(xp, run_lengths(xp, self.ce, table, *last.links[0])[1], self.cap):
+            part = table[a:b]
+            pairs = self.backend.extend_pairs(self.last, part)
+            if pairs is None:
+                row, x = extension_set(self.backend, self.ce, part, last, not self.homomorphism)
+                grown = xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1)
+                self.extended_rows += int(grown.shape[0])
+                total += self._count(grown, control)
+            else:
+                self.extended_rows += int(pairs[0].shape[0])
+                total += self._count(part, control, pairs)
+        return total
+
+    def _count(self, table: Any, control: Any, pairs: tuple[Any, Any] | None = None) -> int:
+        """:meth:`count` of the core matches ``table`` holds, or (``pairs``) of ``table[parents[k]]`` followed by
+        ``xs[k]``."""
+        rows = int(table.shape[0] if pairs is None else pairs[0].shape[0])
         if not rows:
             return 0
         if control is not None:
             control.check()
-        fused = self.backend.trailing_totals(self.program, table)
+        fused = self.backend.trailing_totals(self.program, table, pairs)
         if fused is None:
-            return self.count_arrays(table, control)
+            return self.count_arrays(self._matches(table, pairs, 0, rows), control)
         self.entries += fused.entries
         safe = fused.bounds < self.safe
         total = int(fused.totals[safe].astype(object).sum())
         for i in np.flatnonzero(~safe):
             a, b = int(fused.cuts[i]), int(fused.cuts[i + 1])
-            total += self.count_arrays(table[a:b], control)
+            total += self.count_arrays(self._matches(table, pairs, a, b), control)
         self.fused_rows += rows - int(np.sum(np.diff(fused.cuts)[~safe]))
         return total
+
+    def _matches(self, table: Any, pairs: tuple[Any, Any] | None, a: int, b: int) -> Any:
+        """Core matches ``a`` to ``b`` as rows."""
+        if pairs is None:
+            return table[a:b]
+        parents, xs = pairs
+        return self.backend.xp.concatenate([table[parents[a:b]], xs[a:b, None].astype(table.dtype)], axis=1)
 
     def count_arrays(self, table: Any, control: Any = None) -> int:
         """:meth:`count` by the array code on any backend, in chunks whose set entries fit the budget."""

@@ -4,8 +4,9 @@ Queries are random trees (the core) with up to six pendant trailing vertices, ea
 vertices, so label groups of one to five same-label trailing vertices, core columns of the trailing label
 (distinct columns) and multi-link trailing vertices all occur; homomorphisms, position maps and their binary
 search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.  The core
-join's fused extension (``ce_extend_count`` / ``ce_extend_write``) must give the array path's rows in its order,
-sliced or not.  Where no GPU is, plain-Python readings of the kernels' programs check their layout and the
+join's fused extension (``ce_extend_count`` / ``ce_extend_write``, ``ce_extend_pairs``) must give the array path's
+rows in its order, sliced or not, and the trailing count over the core's last level as (row, vertex) pairs
+(``trailing_count_pairs``) what the counter counts over the rows.  Where no GPU is, plain-Python readings of the kernels' programs check their layout and the
 algorithms against NumPy.
 """
 
@@ -179,6 +180,26 @@ def core_levels(ce, plan, injective: bool):
         table = grown
 
 
+def before_last(ce, plan, homomorphism: bool) -> list:
+    """The core tables without the core's last column (what a count that extends the last level reads), NumPy."""
+    return list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps[:-1]), 1 << 16, not homomorphism))
+
+
+@scaled(10)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(),
+       budget=st.sampled_from([1 << 10, 1 << 24]))
+def test_a_count_that_extends_the_last_level_counts_the_whole_core(seed, homomorphism, positions, budget):
+    case = planned_tables(seed, homomorphism, positions)
+    if case is None or not case[3].steps:
+        return
+    _, _, ce, plan, tables = case
+    reference = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=1 << 24)
+    counter = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=budget)
+    assert sum(counter.count(t, extend=True) for t in before_last(ce, plan, homomorphism)) == \
+        sum(reference.count(t) for t in tables)
+    assert counter.extended_rows == sum(int(t.shape[0]) for t in tables)
+
+
 @scaled(10)
 @given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans())
 def test_the_extension_kernels_program_extends_as_the_array_path_does(seed, homomorphism, positions):
@@ -214,6 +235,33 @@ def test_fused_extensions_give_the_array_paths_rows(seed, homomorphism, position
                          allowed=allowed))
     empty = np.zeros((0, len(plan.core)), dtype=np.int64)
     assert np.array_equal(np.concatenate([empty, *expected]), np.concatenate([empty, *map(xp.asnumpy, got)]))
+
+
+@pytest.mark.gpu
+@scaled(20)
+@given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(),
+       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]), budget=st.sampled_from([1 << 10, 1 << 24]))
+def test_fused_totals_over_last_level_pairs_equal_the_numpy_counter(seed, homomorphism, positions, safe, budget):
+    """The core's last level as (row, vertex) pairs counted in place; recounted ranges become rows."""
+    case = planned_tables(seed, homomorphism, positions)
+    if case is None or not case[3].steps:
+        return
+    _, _, ce, plan, tables = case
+    gpu = get_backend("cupy")
+    xp = gpu.xp
+    device_ce = ce.to(xp.asarray)
+    device = TrailingCounter(gpu, plan, device_ce, homomorphism=homomorphism, budget=budget, safe=safe)
+    reference = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=1 << 24)
+    ext = plan.steps[-1]
+    for table in before_last(ce, plan, homomorphism):
+        row, x = extension_set(NUMPY, ce, table, ext, not homomorphism)
+        parents, xs = gpu.extend_pairs(fused_program([ext], device_ce, not homomorphism), xp.asarray(table))
+        assert np.array_equal(xp.asnumpy(parents), row) and np.array_equal(xp.asnumpy(xs), x)
+    assert sum(device.count(xp.asarray(t), extend=True) for t in before_last(ce, plan, homomorphism)) == \
+        sum(reference.count(t) for t in tables)
+    assert device.extended_rows == sum(int(t.shape[0]) for t in tables)
+    if safe == SAFE_BOUND:
+        assert device.fused_rows == device.extended_rows
 
 
 @pytest.mark.gpu

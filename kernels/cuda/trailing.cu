@@ -18,6 +18,7 @@
 //   [length, T, G, offset of trailing entry 0..T-1, offset of group entry 0..G-1, entries...]
 //   trailing entry: [first link id, nlinks, (col, arc)*nlinks, ndist, distinct cols*ndist]
 //   group entry:    [k, k!, members*k, nterms, (coef, nblocks, block masks*nblocks)*nterms]
+// The core join's extension (ce_extend_*) reads a program of one trailing entry and no group.
 // Arcs (int64, 4 words each, copied to shared memory): addresses of the arc's offsets (int64) and values (int32),
 // the address of its source's position map (int32[n]; size word -1) or sorted int32 candidates (size word their
 // number), and that size word.  Homomorphisms are programs with one group per trailing vertex and no distinct
@@ -60,10 +61,19 @@ __device__ __forceinline__ bool tr_contains(const int* values, long long lo, lon
     return false;
 }
 
+// A core match read in place: a table row, or (trailing_count_pairs) a row and the image x of one more column
+// `last`, so that no thread copies a match into local memory.
+struct tr_extended_row {
+    const int* row;
+    int last, x;
+    __device__ __forceinline__ int operator[](int c) const { return c == last ? x : row[c]; }
+};
+
 // Is x, an entry of a run of trailing vertex t's link `skip` (-1: of none), in S_t?  Every other link's run must
 // hold it, and it must differ from the images in t's distinct columns.
+template <typename Row>
 __device__ __forceinline__ bool tr_in_set(const int* prog, const long long* arcs, int t, int skip, int x,
-                                          const int* row, const long long* lo, const long long* hi) {
+                                          const Row& row, const long long* lo, const long long* hi) {
     const int* e = prog + prog[3 + t];
     int first = e[0], nlinks = e[1];
     for (int l = 0; l < nlinks; ++l) {
@@ -77,91 +87,77 @@ __device__ __forceinline__ bool tr_in_set(const int* prog, const long long* arcs
     return true;
 }
 
-// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of table):
-//   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
-//                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
-//   block_bound[b]   the sum of the rows' bounds (double),
-//   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
-//                    a row's first empty set).
-extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-trailing_count(const int* __restrict__ table, int ncols, long long nrows, long long rows_per_block,
-               const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
-               long long* __restrict__ block_total, double* __restrict__ block_bound,
-               long long* __restrict__ block_entries) {
-    __shared__ int sprog[DSM_TR_PROG_MAX];
-    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+// The completions of one core match `row` (its trailing links' run bounds go to lo/hi): the product over label
+// groups of the inclusion-exclusion sums; `bound` gets the row's bound (prod over groups of k! * prod_j |S_j|)
+// and `entries` the first-link run entries walked.
+template <typename Row>
+__device__ __forceinline__ long long tr_row(const int* sprog, const long long* sarcs, const Row& row,
+                                            long long* lo, long long* hi, double& bound, long long& entries) {
+    const int T = sprog[1], G = sprog[2];
+    int h[1 << DSM_TR_MAX_GROUP];
+    for (int t = 0; t < T; ++t) {
+        const int* e = sprog + sprog[3 + t];
+        for (int l = 0; l < e[1]; ++l) {
+            const long long* arc = sarcs + 4 * e[3 + 2 * l];
+            const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
+            long long p = tr_position(arc, row[e[2 + 2 * l]]);
+            lo[e[0] + l] = offsets[p];
+            hi[e[0] + l] = offsets[p + 1];
+        }
+    }
+    long long value = 1;
+    bound = 1.0;
+    for (int g = 0; g < G && value; ++g) {
+        const int* ge = sprog + sprog[3 + T + g];
+        const int k = ge[0], full = 1 << k;
+        const int* members = ge + 2;
+        for (int f = 0; f < full; ++f) h[f] = 0;
+        for (int i = 0; i < k; ++i) {
+            const int t = members[i];
+            const int* e = sprog + sprog[3 + t];
+            const int first = e[0];
+            const int* values = reinterpret_cast<const int*>(sarcs[4 * e[3] + 1]);
+            int found = 0;
+            entries += hi[first] - lo[first];
+            for (long long p = lo[first]; p < hi[first]; ++p) {
+                int x = values[p];
+                if (!tr_in_set(sprog, sarcs, t, 0, x, row, lo, hi)) continue;
+                int mask = 1 << i;
+                for (int m = i + 1; m < k; ++m)
+                    if (tr_in_set(sprog, sarcs, members[m], -1, x, row, lo, hi)) mask |= 1 << m;
+                ++h[mask];
+                ++found;
+            }
+            if (!found) { value = 0; break; }
+        }
+        if (!value) { bound = 0.0; break; }
+        // Superset sums over the bits above each mask's lowest: h[B] becomes |intersection of block B|.
+        for (int b = 1; b < k; ++b)
+            for (int f = 1; f < full; ++f)
+                if (!(f >> b & 1) && (f & ((1 << b) - 1))) h[f] += h[f | 1 << b];
+        const int* term = members + k;
+        const int nterms = *term++;
+        long long acc = 0;
+        for (int s = 0; s < nterms; ++s) {
+            long long prod = term[0];
+            for (int b = 0; b < term[1]; ++b) prod *= h[term[2 + b]];
+            acc += prod;
+            term += 2 + term[1];
+        }
+        double group_bound = (double)ge[1];
+        for (int i = 0; i < k; ++i) group_bound *= (double)h[1 << i];
+        bound *= group_bound;
+        value *= acc;
+    }
+    return value;
+}
+
+// A block's sums (every thread's total, bound and entries) written by its thread 0.
+__device__ __forceinline__ void tr_block_sums(long long total, double bound, long long entries,
+                                              long long* block_total, double* block_bound,
+                                              long long* block_entries) {
     __shared__ long long red_total[DSM_TR_BLOCK / 32], red_entries[DSM_TR_BLOCK / 32];
     __shared__ double red_bound[DSM_TR_BLOCK / 32];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
-    const int T = sprog[1], G = sprog[2];
-
-    long long total = 0, entries = 0;
-    double bound = 0.0;
-    long long r0 = (long long)blockIdx.x * rows_per_block;
-    long long r1 = min(r0 + rows_per_block, nrows);
-    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
-    int h[1 << DSM_TR_MAX_GROUP];
-    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
-        const int* row = table + r * ncols;
-        for (int t = 0; t < T; ++t) {
-            const int* e = sprog + sprog[3 + t];
-            for (int l = 0; l < e[1]; ++l) {
-                const long long* arc = sarcs + 4 * e[3 + 2 * l];
-                const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
-                long long p = tr_position(arc, row[e[2 + 2 * l]]);
-                lo[e[0] + l] = offsets[p];
-                hi[e[0] + l] = offsets[p + 1];
-            }
-        }
-        long long value = 1;
-        double row_bound = 1.0;
-        for (int g = 0; g < G && value; ++g) {
-            const int* ge = sprog + sprog[3 + T + g];
-            const int k = ge[0], full = 1 << k;
-            const int* members = ge + 2;
-            for (int f = 0; f < full; ++f) h[f] = 0;
-            for (int i = 0; i < k; ++i) {
-                const int t = members[i];
-                const int* e = sprog + sprog[3 + t];
-                const int first = e[0];
-                const int* values = reinterpret_cast<const int*>(sarcs[4 * e[3] + 1]);
-                int found = 0;
-                entries += hi[first] - lo[first];
-                for (long long p = lo[first]; p < hi[first]; ++p) {
-                    int x = values[p];
-                    if (!tr_in_set(sprog, sarcs, t, 0, x, row, lo, hi)) continue;
-                    int mask = 1 << i;
-                    for (int m = i + 1; m < k; ++m)
-                        if (tr_in_set(sprog, sarcs, members[m], -1, x, row, lo, hi)) mask |= 1 << m;
-                    ++h[mask];
-                    ++found;
-                }
-                if (!found) { value = 0; break; }
-            }
-            if (!value) { row_bound = 0.0; break; }
-            // Superset sums over the bits above each mask's lowest: h[B] becomes |intersection of block B|.
-            for (int b = 1; b < k; ++b)
-                for (int f = 1; f < full; ++f)
-                    if (!(f >> b & 1) && (f & ((1 << b) - 1))) h[f] += h[f | 1 << b];
-            const int* term = members + k;
-            const int nterms = *term++;
-            long long acc = 0;
-            for (int s = 0; s < nterms; ++s) {
-                long long prod = term[0];
-                for (int b = 0; b < term[1]; ++b) prod *= h[term[2 + b]];
-                acc += prod;
-                term += 2 + term[1];
-            }
-            double group_bound = (double)ge[1];
-            for (int i = 0; i < k; ++i) group_bound *= (double)h[1 << i];
-            row_bound *= group_bound;
-            value *= acc;
-        }
-        total += value;
-        bound += row_bound;
-    }
     for (int d = 16; d > 0; d >>= 1) {
         total += __shfl_down_sync(DSM_TR_FULL_MASK, total, d);
         entries += __shfl_down_sync(DSM_TR_FULL_MASK, entries, d);
@@ -184,6 +180,63 @@ trailing_count(const int* __restrict__ table, int ncols, long long nrows, long l
         block_bound[blockIdx.x] = bound;
         block_entries[blockIdx.x] = entries;
     }
+}
+
+// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of table):
+//   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
+//                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
+//   block_bound[b]   the sum of the rows' bounds (double),
+//   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
+//                    a row's first empty set).
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count(const int* __restrict__ table, int ncols, long long nrows, long long rows_per_block,
+               const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+               long long* __restrict__ block_total, double* __restrict__ block_bound,
+               long long* __restrict__ block_entries) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    long long total = 0, entries = 0;
+    double bound = 0.0;
+    long long r0 = (long long)blockIdx.x * rows_per_block;
+    long long r1 = min(r0 + rows_per_block, nrows);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+        double row_bound;
+        const int* row = table + r * ncols;
+        total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
+        bound += row_bound;
+    }
+    tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
+}
+
+// trailing_count over virtual core matches: match v is row parents[v] of table followed by xs[v] in column ncols
+// (the core's last level, as ce_extend_pairs gives it: only 8 bytes per match are written, not the whole row).
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count_pairs(const int* __restrict__ table, int ncols, const int* __restrict__ parents,
+                     const int* __restrict__ xs, long long nrows, long long rows_per_block,
+                     const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+                     long long* __restrict__ block_total, double* __restrict__ block_bound,
+                     long long* __restrict__ block_entries) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    long long total = 0, entries = 0;
+    double bound = 0.0;
+    long long r0 = (long long)blockIdx.x * rows_per_block;
+    long long r1 = min(r0 + rows_per_block, nrows);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+        double row_bound;
+        tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
+        total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
+        bound += row_bound;
+    }
+    tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
 }
 
 // The core join's extension of a table by one query vertex (kernels/ce_join.py's extension_set and the
@@ -248,6 +301,34 @@ ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const
             for (int c = 0; c < ncols; ++c) o[c] = row[c];
             o[ncols] = x;
             o += ncols + 1;
+        }
+    }
+}
+
+// ce_extend_write's rows without their copies of the row: parents[k] = r and xs[k] = x for the k-th extension
+// (from starts[r] on), the pairs trailing_count_pairs counts.
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
+                const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
+                int* __restrict__ parents, int* __restrict__ xs) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
+        const int* row = table + r * ncols;
+        ce_runs(sprog, sarcs, row, lo, hi);
+        long long k = starts[r];
+        for (long long p = lo[0]; p < hi[0]; ++p) {
+            int x = values[p];
+            if (!tr_in_set(sprog, sarcs, 0, 0, x, row, lo, hi)) continue;
+            parents[k] = (int)r;
+            xs[k] = x;
+            ++k;
         }
     }
 }

@@ -32,35 +32,41 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_WRITE, MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS,
-                                        TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_EXTEND_WRITE, MAX_GRID, TRAILING_BLOCK,
+                                        TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_COUNT_PAIRS, TRAILING_MAX_GROUP,
+                                        TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
 
 class TrailingOps(DeviceBase):
-    """:meth:`trailing_totals` by the fused kernel (see the module docstring)."""
+    """:meth:`trailing_totals` by the fused kernel (see the module docstring), also over the core's last level as
+    ``(parents, xs)`` pairs (:meth:`extend_pairs`) that never copy a row."""
 
     def __init__(self) -> None:
         super().__init__()
         self._trailing_programs = LifetimeCache()  # program -> (words, arc table, arrays it points into)
 
-    def trailing_totals(self, program: TrailingProgram, table: Any) -> TrailingTotals | None:
+    def trailing_totals(self, program: TrailingProgram, table: Any,
+                        pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None:
         if program.links > TRAILING_MAX_LINKS or program.largest_group > TRAILING_MAX_GROUP or \
                 program.words.shape[0] > TRAILING_PROG_MAX:
             return None
         words, arcs, _ = self._uploaded(program)
         xp = self.xp
         table = self._as_table(table)
-        rows, ncols = int(table.shape[0]), int(table.shape[1])
+        rows, ncols = int(table.shape[0] if pairs is None else pairs[0].shape[0]), int(table.shape[1])
         per = -(-rows // max(1, min(-(-rows // TRAILING_BLOCK), TRAILING_BLOCKS)))
         blocks = -(-rows // per)
         totals = xp.empty(blocks, dtype=xp.int64)
         bounds = xp.empty(blocks, dtype=xp.float64)
         entries = xp.empty(blocks, dtype=xp.int64)
-        self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, table=table, ncols=ncols, nrows=rows,
-                            rows_per_block=per, prog=words, arcs=arcs, narcs=len(program.arcs), block_total=totals,
-                            block_bound=bounds, block_entries=entries)
+        args = {"table": table, "ncols": ncols, "nrows": rows, "rows_per_block": per, "prog": words, "arcs": arcs,
+                "narcs": len(program.arcs), "block_total": totals, "block_bound": bounds, "block_entries": entries}
+        if pairs is None:
+            self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, **args)
+        else:
+            self.kernels.launch(TRAILING_COUNT_PAIRS, blocks, TRAILING_BLOCK, **args, parents=pairs[0], xs=pairs[1])
         cuts = np.minimum(np.arange(blocks + 1, dtype=np.int64) * per, rows)
         return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), int(self.to_host(entries).sum()))
 
@@ -86,6 +92,31 @@ class TrailingOps(DeviceBase):
         if out.shape[0]:
             self.kernels.launch(CE_EXTEND_WRITE, grid, TRAILING_BLOCK, **head, starts=ends - counts, out=out)
         return out
+
+    def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
+        """:meth:`extend_rows` as ``(parents, xs)``: ``ce_extend_count``, then ``ce_extend_pairs`` writes each
+        extension's row index and vertex (8 bytes, where the row is ``4 * (ncols + 1)``)."""
+        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX or \
+                table.shape[0] >= 1 << 31:
+            return None
+        words, arcs, _ = self._uploaded(program)
+        xp = self.xp
+        table = self._as_table(table)
+        rows, ncols = int(table.shape[0]), int(table.shape[1])
+        if not rows:
+            return xp.empty(0, dtype=xp.int32), xp.empty(0, dtype=xp.int32)
+        grid = max(1, min(-(-rows // TRAILING_BLOCK), MAX_GRID))
+        head = {"table": table, "ncols": ncols, "nrows": rows, "prog": words, "arcs": arcs,
+                "narcs": len(program.arcs)}
+        counts = xp.empty(rows, dtype=xp.int64)
+        self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
+        ends = xp.cumsum(counts)
+        total = int(ends[-1])
+        parents, xs = xp.empty(total, dtype=xp.int32), xp.empty(total, dtype=xp.int32)
+        if total:
+            self.kernels.launch(CE_EXTEND_PAIRS, grid, TRAILING_BLOCK, **head, starts=ends - counts, parents=parents,
+                                xs=xs)
+        return parents, xs
 
     def _uploaded(self, program: TrailingProgram) -> tuple[Any, Any, list[Any]]:
         """``program``'s words on the device, and its arc table: per arc, the device addresses of its offsets
