@@ -18,7 +18,8 @@ audited.
 ``--relabel K`` first collapses the data graph's vertex labels into ``K`` classes (labels ranked by frequency,
 rank modulo ``K``: classes of similar size) and writes that graph to ``DIR/data.graph``, which the queries are
 drawn from and matched against.  HPRD's 307 labels leave its dense 24- and 32-vertex queries with at most about 1e6
-embeddings; ``--data HPRD.graph --relabel 8`` gives the same structure with counts of 1e9-1e11.
+embeddings; ``--data HPRD.graph --relabel 8`` gives the same structure with counts of 1e9-1e11 for 24 and 32
+vertices, ``--relabel 6`` for 16 (benchmarks/results/dense_heavy_hprd6.json and dense_heavy_hprd8.json).
 """
 
 from __future__ import annotations

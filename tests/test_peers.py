@@ -268,3 +268,33 @@ def test_sigterm_saves_what_ran_and_leaves_no_process_behind(tmp_path):
 def test_peer_binaries_must_be_executable(tmp_path):
     with pytest.raises(SystemExit, match="not an executable"):
         suite.peer_info(suite.parse_args(["--gmatch", str(tmp_path / "missing")]))
+
+
+def test_dense_heavy_folders_are_suites_of_their_own_with_files_named_inside_them(tmp_path):
+    """benchmarks.dense_heavy names its files relative to its folder, so a folder can move; several folders (one
+    data graph each) become one suite each."""
+    from benchmarks import dense_heavy
+
+    data = tmp_path / "hprd.graph"
+    complete = [(u, v) for u in range(7) for v in range(u + 1, 7)]  # dense queries of 4 vertices exist in K7
+    distsm.write_graph(distsm.Graph.from_edges(complete, n=7, vertex_labels=[0, 1] * 3 + [0]), data)
+    made = []
+    for name, relabel in (("six", 2), ("eight", 1)):
+        out = tmp_path / "made" / name
+        dense_heavy.main(["--data", str(data), "--dir", str(out), "--sizes", "4", "--candidates", "2",
+                          "--per-size", "1", "--min-count", "0", "--cap", "5", "--backend", "numpy", "--relabel",
+                          str(relabel), "--out", str(tmp_path / f"{name}.json")])
+        manifest = json.loads((out / dense_heavy.MANIFEST).read_text())
+        assert manifest["data"] == "data.graph" and manifest["queries"]
+        assert all(not Path(q["path"]).is_absolute() for q in manifest["queries"])
+        moved = tmp_path / "moved" / name
+        moved.parent.mkdir(exist_ok=True)
+        (out).rename(moved)
+        made.append(moved)
+    args = suite.parse_args(["--suites", "dense-heavy", "--dense-heavy", *map(str, made)])
+    assert args.suites == ["dense-heavy:six", "dense-heavy:eight"]
+    for name, folder in zip(args.suites, made):
+        loaded = suite.load(name, args)
+        assert loaded.name == name and loaded.data == str(folder / "data.graph")
+        assert all(Path(q.path).is_file() and Path(q.path).is_relative_to(folder) for q in loaded.queries)
+    assert suite.parse_args(["--suites", "dense-heavy", "--dense-heavy", str(made[0])]).suites == ["dense-heavy"]
