@@ -61,7 +61,7 @@ __device__ __forceinline__ bool tr_contains(const int* values, long long lo, lon
     return false;
 }
 
-// A core match read in place: a table row, or (trailing_count over pairs) a row and the image x of one more column
+// A core match read in place: a table row, or (trailing_count_pairs) a row and the image x of one more column
 // `last`, so that no thread copies a match into local memory.
 struct tr_extended_row {
     const int* row;
@@ -85,14 +85,6 @@ __device__ __forceinline__ bool tr_in_set(const int* prog, const long long* arcs
     for (int d = 0; d < dist[0]; ++d)
         if (row[dist[1 + d]] == x) return false;
     return true;
-}
-
-// A block's copy of the program and the arc table in shared memory.
-__device__ __forceinline__ void tr_stage(const int* prog, const long long* arcs, int narcs, int* sprog,
-                                         long long* sarcs) {
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
 }
 
 // The completions of one core match `row` (its trailing links' run bounds go to lo/hi): the product over label
@@ -190,23 +182,22 @@ __device__ __forceinline__ void tr_block_sums(long long total, double bound, lon
     }
 }
 
-// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of the core matches):
+// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of table):
 //   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
 //                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
 //   block_bound[b]   the sum of the rows' bounds (double),
 //   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
 //                    a row's first empty set).
-// The core matches are table's rows, or where parents is not null the pairs of the core's last level as
-// ce_extend_pairs gives them: match r is row parents[r] of table followed by xs[r] in column ncols (read in place,
-// 8 bytes per match written instead of the whole row).
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__ parents, const int* __restrict__ xs,
-               long long nrows, long long rows_per_block, const int* __restrict__ prog,
-               const long long* __restrict__ arcs, int narcs, long long* __restrict__ block_total,
-               double* __restrict__ block_bound, long long* __restrict__ block_entries) {
+trailing_count(const int* __restrict__ table, int ncols, long long nrows, long long rows_per_block,
+               const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+               long long* __restrict__ block_total, double* __restrict__ block_bound,
+               long long* __restrict__ block_entries) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
     long long total = 0, entries = 0;
     double bound = 0.0;
     long long r0 = (long long)blockIdx.x * rows_per_block;
@@ -214,13 +205,35 @@ trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
         double row_bound;
-        if (parents) {
-            tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
-            total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
-        } else {
-            const int* row = table + r * ncols;
-            total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
-        }
+        const int* row = table + r * ncols;
+        total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
+        bound += row_bound;
+    }
+    tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
+}
+
+// trailing_count over virtual core matches: match v is row parents[v] of table followed by xs[v] in column ncols
+// (the core's last level, as ce_extend_pairs gives it: only 8 bytes per match are written, not the whole row).
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count_pairs(const int* __restrict__ table, int ncols, const int* __restrict__ parents,
+                     const int* __restrict__ xs, long long nrows, long long rows_per_block,
+                     const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+                     long long* __restrict__ block_total, double* __restrict__ block_bound,
+                     long long* __restrict__ block_entries) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+    long long total = 0, entries = 0;
+    double bound = 0.0;
+    long long r0 = (long long)blockIdx.x * rows_per_block;
+    long long r1 = min(r0 + rows_per_block, nrows);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+        double row_bound;
+        tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
+        total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
         bound += row_bound;
     }
     tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
@@ -250,7 +263,9 @@ ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const
                 const long long* __restrict__ arcs, int narcs, long long* __restrict__ counts) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -270,7 +285,9 @@ ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const
                 int* __restrict__ out) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -289,14 +306,16 @@ ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const
 }
 
 // ce_extend_write's rows without their copies of the row: parents[k] = r and xs[k] = x for the k-th extension
-// (from starts[r] on), the pairs trailing_count counts in place.
+// (from starts[r] on), the pairs trailing_count_pairs counts.
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
 ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
                 const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
                 int* __restrict__ parents, int* __restrict__ xs) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
