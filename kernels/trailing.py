@@ -75,8 +75,10 @@ class TrailingCounter:
             return self._count(table, control)
         assert self.last is not None, "a plan without core steps has no last level to extend"
         last, xp = self.plan.steps[-1], self.backend.xp
+        # As in walk_core, a chunk's entries are bounded by the budget over the columns of the rows they become.
+        cap = max(self.cap // (int(table.shape[1]) + 1), 1024)
         total = 0
-        for a, b in chunk_ranges(xp, run_lengths(xp, self.ce, table, *last.links[0])[1], self.cap):
+        for a, b in chunk_ranges(xp, run_lengths(xp, self.ce, table, *last.links[0])[1], cap):
             part = table[a:b]
             pairs = self.backend.extend_pairs(self.last, part)
             if pairs is None:
