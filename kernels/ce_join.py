@@ -110,6 +110,18 @@ def fused_program(exts: Sequence[Extension], ce: CandidateEdges, injective: bool
                            max((g[0] for g in groups), default=0))
 
 
+def extended(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension, injective: bool,
+             program: TrailingProgram) -> Any:
+    """``table`` with each row followed by each of its extensions by ``ext`` (``program``: its
+    :func:`fused_program`), rows sorted by row then vertex: the backend's fused pass where it has one, else
+    :func:`extension_set`."""
+    grown = backend.extend_rows(program, table)
+    if grown is None:
+        row, x = extension_set(backend, ce, table, ext, injective)
+        grown = backend.xp.concatenate([table[row], x[:, None].astype(table.dtype)], axis=1)
+    return grown
+
+
 def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
               injective: bool, control: Any = None, level_rows: list[int] | None = None,
               allowed: Mapping[int, Allowed] | None = None) -> Iterator[Any]:
@@ -139,10 +151,7 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
             if control is not None:
                 control.check()
             part = table[r0:r1]
-            grown = backend.extend_rows(programs[level], part)
-            if grown is None:
-                row, x = extension_set(backend, ce, part, ext, injective)
-                grown = xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1)
+            grown = extended(backend, ce, part, ext, injective, programs[level])
             if ext.vertex in allowed:
                 grown = grown[admits(xp, grown[:, -1], allowed[ext.vertex])]
             note(level + 1, int(grown.shape[0]))

@@ -210,7 +210,7 @@ class Placement:
         if index is self.host:
             return self.host
         limit = self.options.host_work
-        if cost < limit:
+        if not self.counts_on_device(cost, index):
             return self.decide("core join and trailing count", self.host,
                                f"estimated work {cost:.3g}, below {limit:.3g}")
         return self.decide("core join and trailing count", self.device,

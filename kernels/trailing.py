@@ -32,7 +32,7 @@ from distsm.kernels.array_backend import chunk_ranges
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.ce_join import Extension, extension_set, fused_program, run_lengths
+from distsm.kernels.ce_join import Extension, extended, extension_set, fused_program, run_lengths
 from distsm.kernels.count_plan import CountPlan, blocks_needed, partitions
 from distsm.kernels.records import TrailingProgram
 
@@ -82,8 +82,7 @@ class TrailingCounter:
             part = table[a:b]
             pairs = self.backend.extend_pairs(self.last, part)
             if pairs is None:
-                row, x = extension_set(self.backend, self.ce, part, last, not self.homomorphism)
-                grown = xp.concatenate([part[row], x[:, None].astype(part.dtype)], axis=1)
+                grown = extended(self.backend, self.ce, part, last, not self.homomorphism, self.last)
                 self.extended_rows += int(grown.shape[0])
                 total += self._count(grown, control)
             else:

@@ -69,6 +69,14 @@ struct tr_extended_row {
     __device__ __forceinline__ int operator[](int c) const { return c == last ? x : row[c]; }
 };
 
+// A block's copy of the program and the arc table in shared memory.
+__device__ __forceinline__ void tr_stage(const int* prog, const long long* arcs, int narcs, int* sprog,
+                                         long long* sarcs) {
+    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
+    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
+    __syncthreads();
+}
+
 // Is x, an entry of a run of trailing vertex t's link `skip` (-1: of none), in S_t?  Every other link's run must
 // hold it, and it must differ from the images in t's distinct columns.
 template <typename Row>
@@ -195,9 +203,7 @@ trailing_count(const int* __restrict__ table, int ncols, long long nrows, long l
                long long* __restrict__ block_entries) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
     long long total = 0, entries = 0;
     double bound = 0.0;
     long long r0 = (long long)blockIdx.x * rows_per_block;
@@ -222,9 +228,7 @@ trailing_count_pairs(const int* __restrict__ table, int ncols, const int* __rest
                      long long* __restrict__ block_entries) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
     long long total = 0, entries = 0;
     double bound = 0.0;
     long long r0 = (long long)blockIdx.x * rows_per_block;
@@ -263,9 +267,7 @@ ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const
                 const long long* __restrict__ arcs, int narcs, long long* __restrict__ counts) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -285,9 +287,7 @@ ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const
                 int* __restrict__ out) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
@@ -313,9 +313,7 @@ ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const
                 int* __restrict__ parents, int* __restrict__ xs) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    for (int i = threadIdx.x; i < prog[0]; i += blockDim.x) sprog[i] = prog[i];
-    for (int i = threadIdx.x; i < 4 * narcs; i += blockDim.x) sarcs[i] = arcs[i];
-    __syncthreads();
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
     const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     long long stride = (long long)gridDim.x * blockDim.x;
