@@ -6,7 +6,7 @@ vertices, so label groups of one to five same-label trailing vertices, core colu
 search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.  The core
 join's fused extension (``ce_extend_count`` / ``ce_extend_write``, ``ce_extend_pairs``) must give the array path's
 rows in its order, sliced or not, and the trailing count over the core's last level as (row, vertex) pairs
-(``trailing_count_pairs``) what the counter counts over the rows.  Where no GPU is, plain-Python readings of the
+(``trailing_count`` given them) what the counter counts over the rows.  Where no GPU is, plain-Python readings of the
 kernels' programs check their layout and the algorithms against NumPy.
 """
 

@@ -61,7 +61,7 @@ __device__ __forceinline__ bool tr_contains(const int* values, long long lo, lon
     return false;
 }
 
-// A core match read in place: a table row, or (trailing_count_pairs) a row and the image x of one more column
+// A core match read in place: a table row, or (trailing_count over pairs) a row and the image x of one more column
 // `last`, so that no thread copies a match into local memory.
 struct tr_extended_row {
     const int* row;
@@ -190,17 +190,20 @@ __device__ __forceinline__ void tr_block_sums(long long total, double bound, lon
     }
 }
 
-// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of table):
+// Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of the core matches):
 //   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
 //                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
 //   block_bound[b]   the sum of the rows' bounds (double),
 //   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
 //                    a row's first empty set).
+// The core matches are table's rows, or where parents is not null the pairs of the core's last level as
+// ce_extend_pairs gives them: match r is row parents[r] of table followed by xs[r] in column ncols (read in place,
+// 8 bytes per match written instead of the whole row).
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-trailing_count(const int* __restrict__ table, int ncols, long long nrows, long long rows_per_block,
-               const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
-               long long* __restrict__ block_total, double* __restrict__ block_bound,
-               long long* __restrict__ block_entries) {
+trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__ parents, const int* __restrict__ xs,
+               long long nrows, long long rows_per_block, const int* __restrict__ prog,
+               const long long* __restrict__ arcs, int narcs, long long* __restrict__ block_total,
+               double* __restrict__ block_bound, long long* __restrict__ block_entries) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
     tr_stage(prog, arcs, narcs, sprog, sarcs);
@@ -211,33 +214,13 @@ trailing_count(const int* __restrict__ table, int ncols, long long nrows, long l
     long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
         double row_bound;
-        const int* row = table + r * ncols;
-        total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
-        bound += row_bound;
-    }
-    tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
-}
-
-// trailing_count over virtual core matches: match v is row parents[v] of table followed by xs[v] in column ncols
-// (the core's last level, as ce_extend_pairs gives it: only 8 bytes per match are written, not the whole row).
-extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-trailing_count_pairs(const int* __restrict__ table, int ncols, const int* __restrict__ parents,
-                     const int* __restrict__ xs, long long nrows, long long rows_per_block,
-                     const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
-                     long long* __restrict__ block_total, double* __restrict__ block_bound,
-                     long long* __restrict__ block_entries) {
-    __shared__ int sprog[DSM_TR_PROG_MAX];
-    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
-    long long total = 0, entries = 0;
-    double bound = 0.0;
-    long long r0 = (long long)blockIdx.x * rows_per_block;
-    long long r1 = min(r0 + rows_per_block, nrows);
-    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
-    for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
-        double row_bound;
-        tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
-        total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
+        if (parents) {
+            tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
+            total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
+        } else {
+            const int* row = table + r * ncols;
+            total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
+        }
         bound += row_bound;
     }
     tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
@@ -306,7 +289,7 @@ ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const
 }
 
 // ce_extend_write's rows without their copies of the row: parents[k] = r and xs[k] = x for the k-th extension
-// (from starts[r] on), the pairs trailing_count_pairs counts.
+// (from starts[r] on), the pairs trailing_count counts in place.
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
 ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
                 const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,

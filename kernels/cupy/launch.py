@@ -238,19 +238,16 @@ TRAILING_DEFINES: dict[str, str] = {
 }
 TRAILING_MODULE = Module(TRAILING_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in TRAILING_DEFINES.items())))
 TRAILING_COUNT = Kernel("trailing_count", (
-    _p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), Arg("rows_per_block", _i64), _p("prog", _i32),
-    _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64), _p("block_bound", np.float64),
-    _p("block_entries", _i64)), TRAILING_MODULE)
+    _p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32), Arg("nrows", _i64),
+    Arg("rows_per_block", _i64), _p("prog", _i32), _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64),
+    _p("block_bound", np.float64), _p("block_entries", _i64)), TRAILING_MODULE)
 _CE_EXTEND_HEAD = (_p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), _p("prog", _i32), _p("arcs", _i64),
                    Arg("narcs", _i32))
 CE_EXTEND_COUNT = Kernel("ce_extend_count", _CE_EXTEND_HEAD + (_p("counts", _i64),), TRAILING_MODULE)
 CE_EXTEND_WRITE = Kernel("ce_extend_write", _CE_EXTEND_HEAD + (_p("starts", _i64), _p("out", _i32)), TRAILING_MODULE)
 CE_EXTEND_PAIRS = Kernel("ce_extend_pairs", _CE_EXTEND_HEAD + (_p("starts", _i64), _p("parents", _i32), _p("xs", _i32)),
                          TRAILING_MODULE)
-TRAILING_COUNT_PAIRS = Kernel("trailing_count_pairs", (
-    _p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32), Arg("nrows", _i64),
-    Arg("rows_per_block", _i64), _p("prog", _i32), _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64),
-    _p("block_bound", np.float64), _p("block_entries", _i64)), TRAILING_MODULE)
+
 #: Every kernel of ``trailing.cu``, by name.
-TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, TRAILING_COUNT_PAIRS, CE_EXTEND_COUNT,
-                                                            CE_EXTEND_WRITE, CE_EXTEND_PAIRS)}
+TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EXTEND_COUNT, CE_EXTEND_WRITE,
+                                                            CE_EXTEND_PAIRS)}

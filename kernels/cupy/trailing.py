@@ -33,8 +33,8 @@ import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_EXTEND_WRITE, MAX_GRID, TRAILING_BLOCK,
-                                        TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_COUNT_PAIRS, TRAILING_MAX_GROUP,
-                                        TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
+                                        TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS,
+                                        TRAILING_PROG_MAX)
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
@@ -61,12 +61,10 @@ class TrailingOps(DeviceBase):
         totals = xp.empty(blocks, dtype=xp.int64)
         bounds = xp.empty(blocks, dtype=xp.float64)
         entries = xp.empty(blocks, dtype=xp.int64)
-        args = {"table": table, "ncols": ncols, "nrows": rows, "rows_per_block": per, "prog": words, "arcs": arcs,
-                "narcs": len(program.arcs), "block_total": totals, "block_bound": bounds, "block_entries": entries}
-        if pairs is None:
-            self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, **args)
-        else:
-            self.kernels.launch(TRAILING_COUNT_PAIRS, blocks, TRAILING_BLOCK, **args, parents=pairs[0], xs=pairs[1])
+        parents, xs = pairs if pairs is not None else (np.uint64(0), np.uint64(0))  # null: the table's own rows
+        self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, table=table, ncols=ncols, parents=parents, xs=xs,
+                            nrows=rows, rows_per_block=per, prog=words, arcs=arcs, narcs=len(program.arcs),
+                            block_total=totals, block_bound=bounds, block_entries=entries)
         cuts = np.minimum(np.arange(blocks + 1, dtype=np.int64) * per, rows)
         return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), int(self.to_host(entries).sum()))
 
@@ -74,21 +72,11 @@ class TrailingOps(DeviceBase):
         """The core join's extension of ``table`` by ``program``'s one vertex in two passes of ``trailing.cu``:
         ``ce_extend_count`` counts each row's extensions, ``ce_extend_write`` writes them from the rows' prefix
         sums (one synchronisation, for the output's size).  None past the kernel's fixed sizes."""
-        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX:
+        counted = self._extensions(program, table)
+        if counted is None:
             return None
-        words, arcs, _ = self._uploaded(program)
-        xp = self.xp
-        table = self._as_table(table)
-        rows, ncols = int(table.shape[0]), int(table.shape[1])
-        if not rows:
-            return xp.empty((0, ncols + 1), dtype=xp.int32)
-        grid = max(1, min(-(-rows // TRAILING_BLOCK), MAX_GRID))
-        head = {"table": table, "ncols": ncols, "nrows": rows, "prog": words, "arcs": arcs,
-                "narcs": len(program.arcs)}
-        counts = xp.empty(rows, dtype=xp.int64)
-        self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
-        ends = xp.cumsum(counts)
-        out = xp.empty((int(ends[-1]), ncols + 1), dtype=xp.int32)
+        head, grid, counts, ends = counted
+        out = self.xp.empty((int(ends[-1]) if counts.shape[0] else 0, head["ncols"] + 1), dtype=self.xp.int32)
         if out.shape[0]:
             self.kernels.launch(CE_EXTEND_WRITE, grid, TRAILING_BLOCK, **head, starts=ends - counts, out=out)
         return out
@@ -96,27 +84,33 @@ class TrailingOps(DeviceBase):
     def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
         """:meth:`extend_rows` as ``(parents, xs)``: ``ce_extend_count``, then ``ce_extend_pairs`` writes each
         extension's row index and vertex (8 bytes, where the row is ``4 * (ncols + 1)``)."""
-        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX or \
-                table.shape[0] >= 1 << 31:
+        counted = self._extensions(program, table) if table.shape[0] < 1 << 31 else None
+        if counted is None:
             return None
-        words, arcs, _ = self._uploaded(program)
-        xp = self.xp
-        table = self._as_table(table)
-        rows, ncols = int(table.shape[0]), int(table.shape[1])
-        if not rows:
-            return xp.empty(0, dtype=xp.int32), xp.empty(0, dtype=xp.int32)
-        grid = max(1, min(-(-rows // TRAILING_BLOCK), MAX_GRID))
-        head = {"table": table, "ncols": ncols, "nrows": rows, "prog": words, "arcs": arcs,
-                "narcs": len(program.arcs)}
-        counts = xp.empty(rows, dtype=xp.int64)
-        self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
-        ends = xp.cumsum(counts)
-        total = int(ends[-1])
-        parents, xs = xp.empty(total, dtype=xp.int32), xp.empty(total, dtype=xp.int32)
+        head, grid, counts, ends = counted
+        total = int(ends[-1]) if counts.shape[0] else 0
+        parents, xs = self.xp.empty(total, dtype=self.xp.int32), self.xp.empty(total, dtype=self.xp.int32)
         if total:
             self.kernels.launch(CE_EXTEND_PAIRS, grid, TRAILING_BLOCK, **head, starts=ends - counts, parents=parents,
                                 xs=xs)
         return parents, xs
+
+    def _extensions(self, program: TrailingProgram, table: Any) -> tuple[dict[str, Any], int, Any, Any] | None:
+        """``ce_extend_count`` over ``table``: the launch's common arguments, its grid, each row's extensions and
+        their running sums; None past the kernel's fixed sizes."""
+        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX:
+            return None
+        words, arcs, _ = self._uploaded(program)
+        xp = self.xp
+        table = self._as_table(table)
+        rows = int(table.shape[0])
+        grid = max(1, min(-(-rows // TRAILING_BLOCK), MAX_GRID))
+        head = {"table": table, "ncols": int(table.shape[1]), "nrows": rows, "prog": words, "arcs": arcs,
+                "narcs": len(program.arcs)}
+        counts = xp.empty(rows, dtype=xp.int64)
+        if rows:
+            self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
+        return head, grid, counts, xp.cumsum(counts)
 
     def _uploaded(self, program: TrailingProgram) -> tuple[Any, Any, list[Any]]:
         """``program``'s words on the device, and its arc table: per arc, the device addresses of its offsets
