@@ -114,6 +114,17 @@ class Watch:
             self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0))
         return self.trial is not None and self.trial.stopped
 
+    def doomed(self, entries: int, chunk: int) -> bool:
+        """Whether a trial must pass its allowance before a level of ``entries`` entries read in chunks of ``chunk``
+        ends: its entries but the last chunk's, added to those read so far, already pass it, and the join checks
+        :meth:`halted` before that last chunk.  The trial is then stopped at once, not after reading them (a
+        12-vertex query's device trial spent 7.7 ms reading to its allowance)."""
+        if self.trial is None or self.trial.stopped:
+            return False
+        assert self.stats is not None  # checked on construction
+        self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0) + entries - chunk)
+        return self.trial.stopped
+
     def note(self, level: int, rows: int, read: int) -> None:
         """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
         if self.stats is not None:
@@ -179,6 +190,8 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
         delta, offsets, total = work if work is not None else backend.workload(idx, table, step)
         last = level == nq - 1
         chunk = budgets.chunk(nq, level + 1)
+        if watch.doomed(total, chunk):
+            return
         bits = prepared.bits[step.vertex]
         for a in range(0, total, chunk):
             if halted():

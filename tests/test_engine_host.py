@@ -135,7 +135,8 @@ def test_trials_stopped_or_finished_count_what_brute_force_counts(seed, n, p, vl
         want //= len(brute_force(query, query))
     assert got.count == want
     for backend, allowance, read in got.trials:
-        assert backend == "numpy" and read > allowance >= entries * query.n
+        # Past its allowance, or stopped before a level whose reading must pass it (then it read less).
+        assert backend == "numpy" and allowance >= entries * query.n
     # A stopped trial hands the count to the planner (or, when its index would not fit the budget, to the general
     # join without allowance), whose refinement may find a query vertex without candidates (no match); a finished
     # trial answers the count (unless the semantics or the filter decided first).
@@ -269,6 +270,18 @@ def test_a_device_reading_over_the_bus_leaves_trials_to_its_host(hprd_data):
 def scan_of(data, query):
     idx = NUMPY.index(data)
     return scan_entries(NUMPY, idx, NUMPY.candidates(idx, query, homomorphism=False), query)
+
+
+def test_a_trial_stops_before_a_level_that_must_pass_its_allowance():
+    """Triangles in K_40 with an allowance of 300 entries: the second level reads 40 * 39 entries in chunks of 150,
+    so the trial must pass its allowance there; it stops before reading any, and the count is still exact."""
+    data = distsm.Graph.from_edges([(a, b) for a in range(40) for b in range(a + 1, 40)], n=40)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2), (0, 2)], n=3)
+    with distsm.options({"engine.trial-entries": 100, "engine.trial-ratio-host": 0.0}):
+        report = distsm.explain(data, query, backend="numpy", memory_budget=1 << 26)
+    assert report.count == 40 * 39 * 38
+    [(backend, allowance, read)] = report.trials
+    assert (backend, allowance, read) == ("numpy", 300, 0)
 
 
 def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
