@@ -133,7 +133,6 @@ class TrailingCounter:
 
     def _count_rows(self, table: Any) -> int:
         xp = self.backend.xp
-        rows = int(table.shape[0])
         sizes, inside = [], {}
         for j, ext in enumerate(self.plan.trailing):
             size = self._raw_sizes(table, (j,))
@@ -144,6 +143,15 @@ class TrailingCounter:
                     inside[(j, col)] = hit
                     size = size - hit
             sizes.append(size)
+            # A core match with an empty set has no completion: the later sets are not read for it (as the fused
+            # count stops at a row's first empty set; the planner charges the rows that way).
+            keep = size > 0
+            if not bool(xp.all(keep)):
+                table, sizes = table[keep], [s[keep] for s in sizes]
+                inside = {key: hit[keep] for key, hit in inside.items()}
+                if not table.shape[0]:
+                    return 0
+        rows = int(table.shape[0])
         if self.homomorphism:
             return self._sum_products([[(1, tuple((j,) for j in range(len(sizes))))]], {}, sizes)
         size_of: dict[tuple[int, ...], Any] = {}
