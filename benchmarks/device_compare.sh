@@ -8,7 +8,7 @@
 #
 # Each argument is one benchmark command line (after `python -m benchmarks run`), '+' standing for spaces inside
 # an argument.  $OUT/compare.json gathers every run (tree, round, command, summed seconds per suite, each query's
-# seconds, the machine); the runs' own JSON stay on the machine (the device tool brings back a few files only).
+# seconds and count, the machine); the runs' own JSON stay on the machine (the device tool brings back a few files only).
 # BASE_COMMIT and NEW_COMMIT name the two trees' commits in the results.  Each tree is installed with --target into
 # its own folder and run from a folder holding links to its benchmarks/ and tests/ only, so neither tree's source
 # folders shadow the other's installed package.  TESTS=1 runs this checkout's GPU tests first (TEST_TIMEOUT seconds).
@@ -68,7 +68,8 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
     d = json.loads(f.read_text())
     suites = {name: {"summed_s": round(sum(q["systems"]["distsm"].get("seconds") or 0 for q in s["queries"]), 6),
                      "exact": all(q["systems"]["distsm"].get("exact") for q in s["queries"]),
-                     "seconds": {q["name"]: q["systems"]["distsm"].get("seconds") for q in s["queries"]}}
+                     "seconds": {q["name"]: q["systems"]["distsm"].get("seconds") for q in s["queries"]},
+                     "counts": {q["name"]: q["systems"]["distsm"].get("count") for q in s["queries"]}}
               for name, s in d.get("suites", {}).items()}
     runs.append({"tree": tree, "round": int(rnd[1:]), "run": int(i), "command": d.get("command"),
                  "machine": d.get("machine"), "when": d.get("when"), "suites": suites})
