@@ -181,12 +181,9 @@ def _cheapest(sampler: Sampler, candidates: list[tuple[SampledOrder, int, list[l
     """The cheapest of ``(sampled order, core size, trailing label groups)`` candidates as a :class:`CountPlan`."""
     best: CountPlan | None = None
     for sampled, k, groups in candidates:
-        walks, cols, rows = sampled.walks[k - 1], sampled.columns(k), sampled.estimates[k - 1]
-        work, trailing = sampler.trailing(walks, cols, groups)
-        if rows * work > QUICK_COST:
-            # Worth reading the walks' sets: what a core match costs depends on where its first empty set is.
-            work, trailing = sampler.trailing(walks, cols, groups, sized=True)
-        cost = sampled.cost(k) + rows * work
+        work, trailing = sampler.trailing(sampled.walks[k - 1], sampled.columns(k), [j for g in groups for j in g],
+                                          groups)
+        cost = sampled.cost(k) + sampled.estimates[k - 1] * work
         if best is None or cost < best.cost:
             index_of = {t.vertex: i for i, t in enumerate(trailing)}
             best = CountPlan(tuple(sampled.order[:k]), tuple(sampled.steps[:k - 1]), tuple(trailing),

@@ -185,65 +185,26 @@ class Sampler:
             row, x = found[0][pick], found[1][pick]
         return xp.concatenate([table[row], x[:, None].astype(table.dtype)], axis=1)
 
-    def trailing(self, table: Any, cols: dict[int, int], groups: list[list[int]], *,
-                 sized: bool = False) -> tuple[float, list[Extension]]:
-        """Estimated work per core match of counting the trailing vertices ``groups`` (label groups, counted in
-        this order: set entries read and probed, block intersections of each group, per-row terms) and their
-        :class:`Extension` s, in that order.
-
-        ``sized``: read the walks' sets too, so that a core match is charged only for what the count reads before
-        its first empty set (the fused count stops there, the array count drops the row): a dense 12-vertex query
-        whose first trailing set was empty for 78% of its core matches was estimated at 396 per match for 125
-        read.  Without it every set is charged in full, at the cost of the run lengths alone."""
-        out, exts = [], {}
+    def trailing(self, table: Any, cols: dict[int, int], vertices: list[int],
+                 groups: list[list[int]]) -> tuple[float, list[Extension]]:
+        """Estimated work per core match of counting the trailing ``vertices`` (set entries read and probed,
+        block intersections of each label group, per-row terms) and their :class:`Extension` s."""
+        work, out, exts = 0.0, [], {}
         if self.control is not None:
             self.control.check()
-        for j in (j for g in groups for j in g):
+        for j in vertices:
             ext, mean = self.extension(table, cols, j)
+            links = len(ext.links)
+            work += set_work(links, mean) + len(ext.distinct_cols) * links * PROBE_COST
             exts[j] = (ext, mean)
             out.append(ext)
-        if sized and table is not None:
-            return self._sized_work(table, groups, {j: e for j, (e, _) in exts.items()}), out
-        work = 0.0
         for g in groups:
-            for j in g:
-                ext, mean = exts[j]
-                work += set_work(len(ext.links), mean) + len(ext.distinct_cols) * len(ext.links) * PROBE_COST
-            work += self._group_terms(g, exts)
+            for size in range(2, len(g) + 1):
+                for block in itertools.combinations(g, size):
+                    sources = {c for j in block for c, _ in exts[j][0].links}
+                    work += 1 if len(sources) == 1 else exts[block[0]][1] * sum(len(exts[j][0].links) for j in block)
+            work += BELL[len(g)]
         return work, out
-
-    def _group_terms(self, group: list[int], exts: dict[int, tuple[Extension, float]]) -> float:
-        """The work of ``group``'s block intersections and inclusion-exclusion terms per core match."""
-        work = 0.0
-        for size in range(2, len(group) + 1):
-            for block in itertools.combinations(group, size):
-                sources = {c for j in block for c, _ in exts[j][0].links}
-                work += 1 if len(sources) == 1 else exts[block[0]][1] * sum(len(exts[j][0].links) for j in block)
-        return work + BELL[len(group)]
-
-    def _sized_work(self, table: Any, groups: list[list[int]], exts: dict[int, Extension]) -> float:
-        """:meth:`trailing`'s work with the walks' sets read: each walk pays for a set only while every set before
-        it (in count order) is non-empty."""
-        xp = self.backend.xp
-        rows = int(table.shape[0])
-        alive = xp.ones(rows, dtype=bool)
-        work = xp.zeros(rows, dtype=xp.float64)
-        for g in groups:
-            means: dict[int, tuple[Extension, float]] = {}
-            at_start = float(xp.count_nonzero(alive)) / rows
-            for j in g:
-                ext = exts[j]
-                run = run_lengths(xp, self.ce, table, *ext.links[0])[1]
-                work += alive * (set_work(len(ext.links), run) + len(ext.distinct_cols) * len(ext.links) * PROBE_COST)
-                means[j] = (ext, float(xp.mean(run)))
-                if len(ext.links) == 1 and not ext.distinct_cols:
-                    size = run
-                else:
-                    row, _ = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
-                    size = xp.bincount(row, minlength=rows)
-                alive &= size > 0
-            work += at_start * self._group_terms(g, means)
-        return float(xp.mean(work))
 
 
 @dataclass
