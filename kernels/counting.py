@@ -39,7 +39,7 @@ from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
 from distsm.kernels.ce_join import walk_core
-from distsm.kernels.count_plan import CountPlan, plan_count
+from distsm.kernels.count_plan import DEVICE_SPEEDUP, CountPlan, plan_count
 from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
@@ -105,6 +105,13 @@ class PlannedCount:
     def cost(self) -> float:
         """Estimated work (entries read and written); 0 without a plan."""
         return 0.0 if self.plan is None else float(self.plan.cost)
+
+    @property
+    def host_cost(self) -> float:
+        """:attr:`cost` in NumPy's terms: divided by :data:`~distsm.kernels.count_plan.DEVICE_SPEEDUP` where the
+        plan runs on a device, which does that work that much faster."""
+        on_device = self.runner is not None and self.runner.backend.on_device
+        return self.cost / DEVICE_SPEEDUP if on_device else self.cost
 
     def covers(self, vertices: Mapping[int, Any]) -> bool:
         """Whether a run restricted on ``vertices`` can use this plan (they must be core vertices)."""

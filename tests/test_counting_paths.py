@@ -681,6 +681,27 @@ def test_split_work_finds_only_heavy_plans_heavy():
     assert whole(data, edge, sem, 1 << 26, split_work=0.0) == 2 * data.m
 
 
+def test_a_plan_bound_for_a_device_is_split_by_its_work_on_numpys_scale():
+    """A device runs a plan DEVICE_SPEEDUP times faster than NumPy, so split-work judges its cost divided by that:
+    a plan costing split-work on a device is not heavy there, and is on the host."""
+    import dataclasses
+    from types import SimpleNamespace
+
+    from distsm.kernels.count_plan import DEVICE_SPEEDUP
+    from distsm.kernels.placement import Side
+
+    rng = np.random.default_rng(4)
+    data = random_graph(rng, 30, 0.4, 1, 1, False)
+    query = star_like(rng, data, 0, 2, 1, 2)
+    placement = Placement.of(NUMPY, data)
+    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
+        planned = Count(placement, Target(query, MatchOptions(), Symmetry()), 1 << 26).plan()
+    assert planned.cost > 0 and planned.host_cost == planned.cost
+    device = Side(SimpleNamespace(on_device=True), placement.device.index)
+    on_device = dataclasses.replace(planned, runner=device)
+    assert on_device.host_cost == pytest.approx(planned.cost / DEVICE_SPEEDUP)
+
+
 def test_a_cancelled_count_stops_while_its_plan_is_sampled():
     """Sampling the orders of a large query takes seconds: the count's control is polled at every evaluation, so
     a count cancelled then stops there instead of after planning (and a count not cancelled samples as before)."""

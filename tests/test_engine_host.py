@@ -134,7 +134,7 @@ def test_trials_stopped_or_finished_count_what_brute_force_counts(seed, n, p, vl
         # Each subgraph copy is the image of |Aut(Q)| embeddings (Q's embeddings into itself).
         want //= len(brute_force(query, query))
     assert got.count == want
-    for backend, allowance, read in got.trials:
+    for backend, allowance, _read in got.trials:
         # Past its allowance, or stopped before a level whose reading must pass it (then it read less).
         assert backend == "numpy" and allowance >= entries * query.n
     # A stopped trial hands the count to the planner (or, when its index would not fit the budget, to the general
