@@ -189,6 +189,25 @@ def test_queries_a_batch_leaves_count_alone_with_its_filter_and_no_second_trial(
     assert len(filters) == 1 and len(filters[0][1][1]) == 3 and not trials  # one batched filter, no solo trial
 
 
+@pytest.mark.parametrize("on_device", [False, True])
+def test_a_devices_batch_leaves_its_leftovers_their_own_trial(monkeypatch, on_device):
+    """A device's batch refuses queries whose levels outgrow its scratch tables, untried: its leftovers run their
+    own trial join (a host's leftovers were tried by the batch and plan directly)."""
+    from types import SimpleNamespace
+
+    from distsm.plan import execute
+
+    site = SimpleNamespace(backend=SimpleNamespace(on_device=on_device), worker="w", moved_bytes=lambda: 0,
+                           device_bytes=lambda: 0)
+    jobs = []
+    monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 7])
+    monkeypatch.setattr(execute, "run_job", lambda site, job, *args, **kwargs: jobs.append(job) or "alone")
+    results = run_whole_jobs(site, [Graph.from_edges([(0, 1)], n=2)] * 2, Semantics(), 1 << 26)
+    assert results[0] == "alone" and results[1].count == 7
+    [job] = jobs
+    assert job.heavy is not on_device
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_batch_filter_in_chunks_equals_one_query_at_a_time(monkeypatch, seed):
     """A batch whose pools are large is filtered a run of queries at a time; each query's candidates equal its own
