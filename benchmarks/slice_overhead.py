@@ -1,0 +1,80 @@
+"""What splitting a heavy count into shared-plan slices costs, in one process: each query counted whole, then as
+about 8 and 32 slices (:mod:`distsm.plan.split`) run one after another, their summed and longest times.
+
+    python -m benchmarks.slice_overhead --backend cupy --scale 22 --edges 32000000 --labels 64
+
+Queries are random-walk queries of 8 and 10 vertices on the R-MAT graph whose count takes ``--low`` to ``--high``
+seconds (the first ``--queries``).  A slice's fixed cost (its restricted core join, its trailing count's launches)
+is what a cluster worker pays per slice on top of the whole count's work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from functools import partial
+
+import distsm
+from benchmarks import meta
+from benchmarks.common import add_rmat_options, rmat_from
+from benchmarks.generators import query_set
+from distsm.kernels import get_backend
+from distsm.kernels.budget import default_budget
+from distsm.kernels.counting import Count, Symmetry, Target
+from distsm.kernels.placement import Placement
+from distsm.plan.split import SharedPlan, count_slice, slices
+from distsm.semantics import Semantics
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_rmat_options(p, scale=20, edges=6_000_000, labels=32, seed=7)
+    p.add_argument("--backend", default="auto")
+    p.add_argument("--queries", type=int, default=5)
+    p.add_argument("--low", type=float, default=0.3)
+    p.add_argument("--high", type=float, default=4.0)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    data, graph = rmat_from(args)
+    be = get_backend(args.backend)
+    sem, placement = Semantics(), Placement.of(be, data)
+
+    def synced(f, *args):
+        t = time.perf_counter()
+        value = f(*args)
+        if be.on_device:
+            be.xp.cuda.runtime.deviceSynchronize()
+        return value, time.perf_counter() - t
+
+    picked = []
+    for _, q in query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4):
+        _, seconds = synced(partial(distsm.count, backend=args.backend), data, q)
+        if args.low < seconds < args.high:
+            picked.append((q, seconds))
+        if len(picked) >= args.queries:
+            break
+    rows = []
+    for q, seconds in picked:
+        budget = default_budget(be, None)
+        stages = Count(placement, Target(q, sem.match_options, Symmetry()), budget)
+        planned, plan_s = synced(stages.plan)
+        whole, run_s = synced(stages.run, planned)
+        shared = SharedPlan.of(planned, placement, None)
+        row = {"vertices": q.n, "count_s": seconds, "plan_s": plan_s, "run_s": run_s}
+        for pieces in (8, 32):
+            ce, index_s = synced(shared.index, shared.runner(placement).backend)
+            cut, split_s = synced(slices, shared, get_backend("numpy"), q, sem, pieces)
+            times, total = [], 0
+            for restrict in cut:
+                found, s = synced(count_slice, placement, shared, ce, q, sem, restrict, budget)
+                total += found
+                times.append(s)
+            row[f"s{pieces}"] = {"slices": len(cut), "index_s": index_s, "split_s": split_s, "sum_s": sum(times),
+                                 "max_s": max(times), "min_s": min(times), "exact": total == whole}
+        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+        rows.append(row)
+    meta.write("slice_overhead", {"graph": graph, "backend": args.backend, "queries": rows}, args.out)
+
+
+if __name__ == "__main__":
+    main()
