@@ -22,7 +22,7 @@ Everything is array-level code over the backend's ``xp`` (NumPy or CuPy), vector
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,7 +222,7 @@ def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
     return _RUNS.put(idx, LabelledRuns(idx.nbr[xp.argsort(key, kind="stable")], offsets, labels))
 
 
-def scan_entries(backend: Backend, idx: DataIndex, candidates: list[Any], query: Graph) -> int:
+def scan_entries(backend: Backend, idx: DataIndex, candidates: Sequence[Any], query: Graph) -> int:
     """Adjacency entries one pass over every query arc scans (the work and memory measure of a build).
 
     Arcs leaving one query vertex with one label scan the same runs, so each such group is read once; on a graph
