@@ -23,9 +23,9 @@ Counting the queries of a batch one at a time pays that overhead per query; here
   find it heavy.  So a level's output space never exceeds the summed allowances.  :func:`count_light` first runs
   the whole batch at once with every allowance cut by one factor so that together they fit the memory budget
   (light queries read far less than their allowance), then the queries that passed their cut allowance again
-  with their own, in groups that fit the budget, and last those still uncounted with the allowance a trial join
-  of their own would have where that is larger (the trial ratio times the entries their refinement would scan,
-  :class:`~distsm.kernels.placement.Trial`).
+  with their own, in groups that fit the budget, and last (where the caller says what it is) those still
+  uncounted with the allowance a trial join of their own would have where that is larger
+  (:class:`~distsm.kernels.placement.Trial`: the trial ratio times the entries their refinement would scan).
 
 Answers equal the per-query general join's: same candidates, same steps, same tests, only evaluated together.
 """
@@ -45,7 +45,6 @@ from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels.array_backend import member
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
-from distsm.kernels.candidate_edges import scan_entries
 from distsm.kernels.batch_plan import build_plans
 from distsm.kernels.candidate_sets import CandidateSets, candidate_sets
 from distsm.kernels.prepared import PreparedQuery
@@ -331,11 +330,14 @@ class Batch:
 
 
 def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | BudgetPlan, *,
-                control: Control | None = None, candidates: list[CandidateSets] | None = None) -> list[int | None]:
+                control: Control | None = None, candidates: list[CandidateSets] | None = None,
+                trial_allowance: Callable[[int, CandidateSets], int] | None = None) -> list[int | None]:
     """Count every query of ``batch`` on ``index`` whose general join is light, together; None for the others
     (a join past its allowance, or one whose share of the batch alone would not fit ``budget``), which the caller
     counts alone.  ``control`` cancels between groups; ``candidates`` is the batch's filter
-    (:meth:`~distsm.kernels.backend.Backend.candidates_of`) where the caller ran it.  See the module docstring."""
+    (:meth:`~distsm.kernels.backend.Backend.candidates_of`) where the caller ran it; ``trial_allowance(k,
+    candidates)``, the allowance query ``k``'s own trial join would have, gives the queries still uncounted a third
+    round where that is more than the batch's.  See the module docstring."""
     queries = list(batch.queries)
     less = list(batch.less_than) if batch.less_than is not None else [()] * len(queries)
     allow = batch.allowances()
@@ -365,15 +367,10 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
         plans = [(k, p) for (k, p), a in zip(plans, cut) if out[k] is None and a < allow[k]]
     # Round two: full allowances, in groups that fit the budget.
     _in_groups(backend, [(k, p, allow[k]) for k, p in plans], limit, out, control)
-    if batch.allowance is None:
+    if trial_allowance is not None:
         # Round three: the queries still uncounted get the allowance a trial join of their own would have, where
-        # that is more: the trial ratio times the entries their refinement would scan (measured only for them).
-        # On 2 x H200 a 50M-edge R-MAT batch of 200 small queries left many to refinement and planning alone
-        # (5.11 s on a worker against 1.78 s counted one at a time).
-        opts = engine_options()
-        ratio = opts.trial_ratio_device if backend.on_device else opts.trial_ratio_host
-        again = [(k, p, int(ratio * scan_entries(backend, index, cands[k], queries[k]))) for k, p in prepared
-                 if out[k] is None and ratio > 0]
+        # that is more (measured only for them).
+        again = [(k, p, trial_allowance(k, cands[k])) for k, p in prepared if out[k] is None]
         _in_groups(backend, [(k, p, a) for k, p, a in again if a > allow[k]], limit, out, control)
     return out
 
