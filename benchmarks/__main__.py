@@ -18,6 +18,8 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     loading     SNAP text, binary reload and DataFrame vs pandas/pyarrow CSV readers (benchmarks.loading)
     dense-heavy dense 16/24/32-vertex queries chosen for 1e9-1e11 embeddings (then: peers) (benchmarks.dense_heavy)
     batch       HPRD's 200 queries: one at a time vs the batched light stage, count_batch (benchmarks.batch_gpu)
+    stages      median time of each explained stage of a count, per query            (benchmarks.explain_stages)
+    slices      a heavy count whole and as 8 / 32 shared-plan slices in one process  (benchmarks.slice_overhead)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -43,6 +45,8 @@ SUITES = {
     "loading": "benchmarks.loading",
     "dense-heavy": "benchmarks.dense_heavy",
     "batch": "benchmarks.batch_gpu",
+    "stages": "benchmarks.explain_stages",
+    "slices": "benchmarks.slice_overhead",
 }
 
 

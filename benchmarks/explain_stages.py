@@ -1,7 +1,7 @@
 """Where a count's time goes, stage by stage: ``distsm.explain`` repeated on each query, the median of every stage.
 
-    python -m benchmarks.explain_stages --data .peers/gmatch-test/data.graph --backend cupy \
-        --out benchmarks/results/explain_stages.json QUERY.graph ...
+    python -m benchmarks run stages --data .peers/gmatch-test/data.graph --backend cupy \
+        QUERY.graph ...
 
 For queries whose whole count takes milliseconds (gMatch's Q_19 and Q_8 against gMatch's own 11-24 ms), the fixed
 host stages (filter, trial join, refinement, planning) are most of the time; this measures each of them over
@@ -10,7 +10,6 @@ host stages (filter, trial join, refinement, planning) are most of the time; thi
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 import time
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import distsm
 from benchmarks import meta
+from benchmarks.common import parser
 
 
 def stages(data: distsm.Graph, query: distsm.Graph, backend: str, repeat: int) -> dict:
@@ -38,12 +38,11 @@ def stages(data: distsm.Graph, query: distsm.Graph, backend: str, repeat: int) -
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = parser(__doc__, "explain_stages")
     p.add_argument("queries", nargs="+", help="query graph files")
     p.add_argument("--data", required=True, help="data graph file")
     p.add_argument("--backend", default="auto")
     p.add_argument("--repeat", type=int, default=25)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     data = distsm.read_graph(args.data)
     rows = {}

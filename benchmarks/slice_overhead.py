@@ -1,7 +1,7 @@
 """What splitting a heavy count into shared-plan slices costs, in one process: each query counted whole, then as
 about 8 and 32 slices (:mod:`distsm.plan.split`) run one after another, their summed and longest times.
 
-    python -m benchmarks.slice_overhead --backend cupy --scale 22 --edges 32000000 --labels 64
+    python -m benchmarks run slices --backend cupy --scale 22 --edges 32000000 --labels 64
 
 Queries are random-walk queries of 8 and 10 vertices on the R-MAT graph whose count takes ``--low`` to ``--high``
 seconds (the first ``--queries``).  A slice's fixed cost (its restricted core join, its trailing count's launches)
@@ -10,13 +10,12 @@ is what a cluster worker pays per slice on top of the whole count's work.
 
 from __future__ import annotations
 
-import argparse
 import time
 from functools import partial
 
 import distsm
 from benchmarks import meta
-from benchmarks.common import add_rmat_options, rmat_from
+from benchmarks.common import add_rmat_options, parser, rmat_from
 from benchmarks.generators import query_set
 from distsm.kernels import get_backend
 from distsm.kernels.budget import default_budget
@@ -27,13 +26,12 @@ from distsm.semantics import Semantics
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = parser(__doc__, "slice_overhead")
     add_rmat_options(p, scale=20, edges=6_000_000, labels=32, seed=7)
     p.add_argument("--backend", default="auto")
     p.add_argument("--queries", type=int, default=5)
     p.add_argument("--low", type=float, default=0.3)
     p.add_argument("--high", type=float, default=4.0)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     data, graph = rmat_from(args)
     be = get_backend(args.backend)
