@@ -23,9 +23,7 @@ Counting the queries of a batch one at a time pays that overhead per query; here
   find it heavy.  So a level's output space never exceeds the summed allowances.  :func:`count_light` first runs
   the whole batch at once with every allowance cut by one factor so that together they fit the memory budget
   (light queries read far less than their allowance), then the queries that passed their cut allowance again
-  with their own, in groups that fit the budget, and last (where the caller says what it is) those still
-  uncounted with the allowance a trial join of their own would have where that is larger
-  (:class:`~distsm.kernels.placement.Trial`: the trial ratio times the entries their refinement would scan).
+  with their own, in groups that fit the budget.
 
 Answers equal the per-query general join's: same candidates, same steps, same tests, only evaluated together.
 """
@@ -330,14 +328,11 @@ class Batch:
 
 
 def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | BudgetPlan, *,
-                control: Control | None = None, candidates: list[CandidateSets] | None = None,
-                trial_allowance: Callable[[int, CandidateSets], int] | None = None) -> list[int | None]:
+                control: Control | None = None, candidates: list[CandidateSets] | None = None) -> list[int | None]:
     """Count every query of ``batch`` on ``index`` whose general join is light, together; None for the others
     (a join past its allowance, or one whose share of the batch alone would not fit ``budget``), which the caller
     counts alone.  ``control`` cancels between groups; ``candidates`` is the batch's filter
-    (:meth:`~distsm.kernels.backend.Backend.candidates_of`) where the caller ran it; ``trial_allowance(k,
-    candidates)``, the allowance query ``k``'s own trial join would have, gives the queries still uncounted a third
-    round where that is more than the batch's.  See the module docstring."""
+    (:meth:`~distsm.kernels.backend.Backend.candidates_of`) where the caller ran it.  See the module docstring."""
     queries = list(batch.queries)
     less = list(batch.less_than) if batch.less_than is not None else [()] * len(queries)
     allow = batch.allowances()
@@ -357,7 +352,7 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
             live.append(k)
     built = build_plans([queries[k] for k in live], [cands[k].sizes for k in live], index.label_entries, index.n,
                         batch.options, [less[k] for k in live])
-    plans = prepared = [(k, PreparedQuery(index, plan, cands[k], bitset)) for k, plan in zip(live, built)]
+    plans = [(k, PreparedQuery(index, plan, cands[k], bitset)) for k, plan in zip(live, built)]
     limit = BudgetPlan.of(budget).total
     cut = fitting_allowances([p for _, p in plans], [allow[k] for k, _ in plans], limit)
     if cut is not None:
@@ -366,31 +361,19 @@ def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | 
         _run(backend, [(k, p, a) for (k, p), a in zip(plans, cut)], out, control)
         plans = [(k, p) for (k, p), a in zip(plans, cut) if out[k] is None and a < allow[k]]
     # Round two: full allowances, in groups that fit the budget.
-    _in_groups(backend, [(k, p, allow[k]) for k, p in plans], limit, out, control)
-    if trial_allowance is not None:
-        # Round three: the queries still uncounted get the allowance a trial join of their own would have, where
-        # that is more (measured only for them).
-        again = [(k, p, trial_allowance(k, cands[k])) for k, p in prepared if out[k] is None]
-        _in_groups(backend, [(k, p, a) for k, p, a in again if a > allow[k]], limit, out, control)
-    return out
-
-
-def _in_groups(backend: Backend, items: list[tuple[int, PreparedQuery, int]], limit: int, out: list[int | None],
-               control: Control | None) -> None:
-    """Count ``items`` (``(position, prepared query, allowance)``) into ``out`` in groups that fit ``limit`` bytes
-    (a query that alone would not is left None)."""
     group: list[tuple[int, PreparedQuery, int]] = []
     held = 0
-    for k, p, a in items:
-        need = need_bytes(p, a)
+    for k, p in plans:
+        need = need_bytes(p, allow[k])
         if need > limit:
             continue
         if held + need > limit:
             _run(backend, group, out, control)
             group, held = [], 0
-        group.append((k, p, a))
+        group.append((k, p, allow[k]))
         held += need
     _run(backend, group, out, control)
+    return out
 
 
 #: Round one of :func:`count_light` runs when the budget leaves every query at least this fraction of its allowance.

@@ -94,25 +94,6 @@ def test_queries_past_their_allowance_are_left_to_the_per_query_path(seed, n, p,
     assert [r.count for r in results] == expected
 
 
-def test_queries_past_the_least_allowance_get_their_own_trials_allowance_in_a_workers_batch():
-    """A worker's batch gives a query what a trial join of its own would read (the trial ratio times the entries
-    its refinement would scan, where that is more than the least): with a least of one entry per vertex, a ratio
-    of 0 leaves the multi-vertex queries to their own jobs and a ratio of 100 counts them in the batch."""
-    from distsm.plan import execute
-
-    rng = np.random.default_rng(11)
-    data = random_graph(rng, 14, 0.5, 1, 1, False)
-    queries = [q for q in queries_for(rng, data, [3, 4, 4, 3, 3], 1, 1) if q.n > 1]
-    sem = Semantics()
-    expected = [oracle(data, q, sem) for q in queries]
-    matcher = PartitionedMatcher(data, 1, backend=NUMPY)
-    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
-        assert execute._light_counts(matcher, queries, sem, 1 << 26, None) == \
-            [None if want else 0 for want in expected]
-    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 100.0}):
-        assert execute._light_counts(matcher, queries, sem, 1 << 26, None) == expected
-
-
 def test_a_budget_bounds_every_join_of_the_batch_and_skips_what_fits_nowhere():
     rng = np.random.default_rng(7)
     data = random_graph(rng, 12, 0.5, 2, 2, False)

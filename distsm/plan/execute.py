@@ -29,9 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from distsm.config import engine_options
 from distsm.graph import Graph, graph_fingerprint
-from distsm.kernels import batch, candidate_edges, engine
+from distsm.kernels import batch, engine
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
@@ -544,18 +543,9 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
     if not mine:
         return out
     cands = site.backend.candidates_of(index, mine, homomorphism=sem.homomorphism)
-    opts = engine_options()
-    ratio = opts.trial_ratio_device if site.backend.on_device else opts.trial_ratio_host
-
-    def trial_allowance(k: int, filtered: Any) -> int:
-        # What the query's own trial join would read (Placement.trials): a batch that gave the queries past its
-        # least allowance nothing more sent them to refinement and planning where a trial would have counted them.
-        return int(ratio * candidate_edges.scan_entries(site.backend, index, filtered, mine[k]))
-
     found = batch.count_light(site.backend, index,
                               batch.Batch(mine, sem.match_options, [symmetry(q, sem).less_than for q in mine]),
-                              budget, control=control, candidates=cands,
-                              trial_allowance=trial_allowance if ratio > 0 else None)
+                              budget, control=control, candidates=cands)
     for k, value, filtered in zip(picked, found, cands):
         out[k] = value
         if value is None:  # its own job counts it with the batch's filter
