@@ -10,7 +10,6 @@ host stages (filter, trial join, refinement, planning) are most of the time; thi
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from pathlib import Path
@@ -25,9 +24,8 @@ def stages(data: distsm.Graph, query: distsm.Graph, backend: str, repeat: int) -
     distsm.explain(data, query, backend=backend)
     seen: dict[str, list[float]] = {}
     for _ in range(repeat):
-        report = str(distsm.explain(data, query, backend=backend))
-        for name, value in re.findall(r"([a-z ]+) (\d+\.\d+)", report.split("seconds:")[1]):
-            seen.setdefault(name.strip(), []).append(float(value))
+        for name, value in distsm.explain(data, query, backend=backend).seconds.items():
+            seen.setdefault(name, []).append(value)
     counts = []
     for _ in range(repeat):
         t = time.perf_counter()

@@ -77,8 +77,8 @@ class TrailingCounter:
         last, xp = self.plan.steps[-1], self.backend.xp
         runs = run_lengths(xp, self.ce, table, *last.links[0])[1]
         # Rows written out are bounded by the budget over their columns, as in walk_core; pairs take 8 bytes an
-        # extension, so a device's chunks hold the budget's entries (cut by the row width too, a dense 24-vertex
-        # query's 978M last-level extensions of 18 columns went in chunks 19 times smaller than the budget's).
+        # extension, so a device's chunks hold the budget's entries (cutting them by the row width too made an
+        # 18-column core's chunks 19 times smaller than the pairs need).
         wide = max(self.cap // (int(table.shape[1]) + 1), 1024)
         total = 0
         for a, b in chunk_ranges(xp, runs, self.cap if self.backend.on_device else wide):

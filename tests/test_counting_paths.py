@@ -683,7 +683,7 @@ def test_split_work_finds_only_heavy_plans_heavy():
 
 def test_a_plan_bound_for_a_device_is_split_by_its_work_on_numpys_scale():
     """A device runs a plan DEVICE_SPEEDUP times faster than NumPy, so split-work judges its cost divided by that:
-    a plan costing split-work on a device is not heavy there, and is on the host."""
+    the same plan's cost on NumPy's scale is its cost on the host and its cost / DEVICE_SPEEDUP on a device."""
     import dataclasses
     from types import SimpleNamespace
 
@@ -772,4 +772,3 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
                                                        True)) == expected
         sampled.append((sampler.evaluations, plan.plans_tried))
     assert sampled[1][0] < sampled[0][0] and sampled[1][1] < sampled[0][1]
-
