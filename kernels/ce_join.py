@@ -70,9 +70,18 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
     for col, other in ext.links[1:]:
         keep = ce.probe(xp, other, ce.position(xp, other[0], table[:, col])[row], x)
         row, x = row[keep], x[keep]
-    if injective:
-        for col in ext.distinct_cols:
-            keep = x != table[row, col]
+    if injective and ext.distinct_cols and x.shape[0]:
+        # The entries are sorted by (row, vertex) key, and only a few repeat a distinct column of their row: one
+        # binary search per (row, column) finds them, and one compaction drops them all, instead of a gather and
+        # a compaction of every entry per column.
+        key = row.astype(xp.int64) * ce.n + x
+        taken = (xp.arange(table.shape[0], dtype=xp.int64)[:, None] * ce.n +
+                 table[:, list(ext.distinct_cols)]).ravel()
+        at = xp.minimum(xp.searchsorted(key, taken), key.shape[0] - 1)
+        clash = at[key[at] == taken]
+        if clash.shape[0]:
+            keep = xp.ones(x.shape[0], dtype=bool)
+            keep[clash] = False
             row, x = row[keep], x[keep]
     return row, x
 

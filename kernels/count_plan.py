@@ -75,9 +75,10 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
     everything = (1 << query.n) - 1
     found: list[frozenset[int]] = []
 
-    def connected(core: int) -> bool:
-        seen = frontier = core & -core
-        while frontier:
+    def reaches(core: int, start: int, targets: int) -> bool:
+        """Whether a search from the vertices ``start`` inside ``core`` reaches all of ``targets``."""
+        seen = frontier = start
+        while frontier and targets & ~seen:
             reached = 0
             while frontier:
                 low = frontier & -frontier
@@ -85,20 +86,53 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
                 frontier ^= low
             frontier = reached & core & ~seen
             seen |= frontier
-        return seen == core
+        return not targets & ~seen
 
-    def grow(chosen: int, size: int, blocked: int, start: int) -> None:
+    def grow(chosen: int, members: tuple[int, ...], blocked: int, start: int) -> None:
         for v in range(start, query.n):
             if blocked >> v & 1 or len(found) >= MAX_SUBSETS:
                 continue
             grown = chosen | 1 << v
             core = everything & ~grown
-            if core and connected(core):
-                found.append(frozenset(u for u in range(v + 1) if grown >> u & 1))
-            if size + 1 < limit:
-                grow(grown, size + 1, blocked | nbrs[v] | 1 << v, v + 1)
+            if connected_query:
+                # The core before v left was connected, and v's neighbours all lie in it (the set is
+                # independent): without v it stays connected exactly when they still reach one another.  If it
+                # does not, no independent superset has a connected complement either: removing vertices never
+                # joins the core's components, and each component but one would have to move into the set whole,
+                # which independence forbids (a component of two vertices holds an edge; a lone vertex's
+                # neighbours are all in the set already, the query being connected).
+                if not (core and reaches(core, nbrs[v] & -nbrs[v], nbrs[v])):
+                    continue
+                found.append(frozenset(members + (v,)))
+            elif core and reaches(core, core & -core, core):
+                found.append(frozenset(members + (v,)))
+            if len(members) + 1 < limit:
+                grow(grown, members + (v,), blocked | nbrs[v] | 1 << v, v + 1)
 
-    grow(0, 0, 0, 0)
+    connected_query = reaches(everything, 1, everything)
+    grow(0, (), 0, 0)
+    return found
+
+
+def maximal_sets(sets: set[frozenset[int]], nbrs: list[set[int]]) -> list[frozenset[int]]:
+    """The independent sets of ``sets`` that grow into no other one of ``sets`` by one vertex (``nbrs``: the
+    query's neighbours per vertex).  Only a vertex outside a set and its neighbours can grow it; sets are compared
+    as bit masks, a few word operations per such vertex."""
+    nbr_masks = [sum(1 << w for w in ws) for ws in nbrs]
+    masks = {sum(1 << u for u in t): t for t in sets}
+    everything = (1 << len(nbrs)) - 1
+    found = []
+    for mask, t in masks.items():
+        free = everything & ~mask
+        for u in t:
+            free &= ~nbr_masks[u]
+        while free:
+            low = free & -free
+            if mask | low in masks:
+                break
+            free ^= low
+        else:
+            found.append(t)
     return found
 
 
@@ -139,7 +173,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     def trailing_sets() -> set[frozenset[int]]:
         # Enumerated only past the quick plans below: about a millisecond of a 12-vertex query's planning.
         return {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1))
-                if label_groups(t) is not None and start not in t}
+                if (len(t) <= MAX_GROUP or label_groups(t) is not None) and start not in t}
 
     if trailing is not None:
         if trailing not in trailing_sets():
@@ -160,8 +194,9 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     sets = trailing_sets()
     # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
     # those that leave the vertices with the most candidates to counting.
-    maximal = [t for t in sets if not any(t | {v} in sets for v in everything - t)]
-    maximal.sort(key=lambda t: (-len(t), -sum(math.log(max(sizes[j], 1)) for j in t), sorted(t)))
+    maximal = maximal_sets(sets, nbrs)
+    logs = [math.log(max(size, 1)) for size in sizes]
+    maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
     for trailing_set in maximal[:MAX_SAMPLED]:
         # Sampling more orders is worth at most a share of the work of the best plan found so far.
         speedup = DEVICE_SPEEDUP if best is not None and on_device(best.cost) else 1.0

@@ -23,7 +23,7 @@ from distsm.graph import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.budget import Parts
-from distsm.kernels.count_plan import MAX_GROUP, independent_sets, partitions
+from distsm.kernels.count_plan import MAX_GROUP, independent_sets, maximal_sets, partitions
 from distsm.kernels.counting import Count, Symmetry, Target
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
@@ -237,6 +237,21 @@ def test_independent_sets_are_all_trailing_sets_in_lexicographic_order(seed, n, 
                 if not any(g.has_edge(a, b) for a, b in itertools.combinations(s, 2))
                 and len(s) < n and nx.is_connected(g.subgraph(set(range(n)) - set(s)))]
     assert [tuple(sorted(s)) for s in independent_sets(query, limit)] == sorted(expected)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), p=st.floats(0.1, 0.9), limit=st.integers(1, 6),
+       drop=st.floats(0.0, 0.5))
+def test_maximal_sets_are_those_no_other_set_contains(seed, n, p, limit, drop):
+    rng = np.random.default_rng(seed)
+    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
+    query = Graph.from_edges(edges, n=n)
+    # Some sets dropped, as the planner drops those with too large label groups: maximal among those left.
+    sets = {s for s in independent_sets(query, limit) if rng.random() >= drop}
+    expected = {s for s in sets if not any(s | {v} in sets for v in set(range(n)) - s)}
+    nbrs = [{w for w, _ in arcs} for arcs in query_adjacency(query)]
+    got = maximal_sets(sets, nbrs)
+    assert len(got) == len(set(got)) and set(got) == expected
 
 
 @pytest.fixture(scope="module")
