@@ -4,7 +4,7 @@ Queries are random trees (the core) with up to six pendant trailing vertices, ea
 vertices, so label groups of one to five same-label trailing vertices, core columns of the trailing label
 (distinct columns) and multi-link trailing vertices all occur; homomorphisms, position maps and their binary
 search fallback, and the exact recount of ranges whose int64 sums might overflow (the bound lowered) too.  The core
-join's fused extension (``ce_extend_count`` / ``ce_extend_write``, ``ce_extend_pairs``) must give the array path's
+join's fused extension (``ce_extend_count``, ``ce_extend_pairs``, ``ce_gather_rows``) must give the array path's
 rows in its order, sliced or not, and the trailing count over the core's last level as (row, vertex) pairs
 (``trailing_count`` given them) what the counter counts over the rows.  Where no GPU is, plain-Python readings of the
 kernels' programs check their layout and the algorithms against NumPy.
@@ -152,8 +152,8 @@ def test_the_kernels_program_counts_what_the_numpy_counter_counts(seed, homomorp
 
 
 def interpret_extension(program, table) -> np.ndarray:
-    """``ce_extend_count`` and ``ce_extend_write`` in plain Python: each row followed by every entry of its first
-    link's run that the other links' runs hold and its distinct columns do not."""
+    """``ce_extend_count``, ``ce_extend_pairs`` and ``ce_gather_rows`` in plain Python: each row followed by every
+    entry of its first link's run that the other links' runs hold and its distinct columns do not."""
     words = [int(w) for w in program.words]
     e = words[3]
     links = words[e + 1]

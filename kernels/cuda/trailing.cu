@@ -227,12 +227,15 @@ trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__
 }
 
 // The core join's extension of a table by one query vertex (kernels/ce_join.py's extension_set and the
-// concatenation walk_core does after it, in two passes instead of a dozen array operations): the program holds
-// one trailing entry (T = 1, G = 0), the extension, and each row's extensions are the entries of its first link's
-// run that tr_in_set keeps, in run order (sorted, as extension_set gives them).
+// concatenation walk_core does after it, in passes instead of a dozen array operations): the program holds one
+// trailing entry (T = 1, G = 0), the extension, and each row's extensions are the entries of its first link's run
+// that tr_in_set keeps, in run order (sorted, as extension_set gives them).
 //   ce_extend_count: counts[r] = the number of extensions of row r;
-//   ce_extend_write: writes each row's extensions as rows of ncols + 1 columns (the row, then the new vertex) from
-//                    out row starts[r] on (starts: the exclusive prefix sum of counts).
+//   ce_extend_pairs: parents[k] = r and xs[k] = x for the k-th extension (from starts[r] on, starts the exclusive
+//                    prefix sum of counts): what trailing_count reads in place, or ce_gather_rows lays out;
+//   ce_gather_rows:  the extended rows of ncols + 1 columns (the parent row, then x), an output word per thread
+//                    so that a warp writes 128 contiguous bytes (a thread writing its own rows' words wrote one
+//                    4-byte word per 32-byte sector).
 __device__ __forceinline__ void ce_runs(const int* sprog, const long long* sarcs, const int* row, long long* lo,
                                         long long* hi) {
     const int* e = sprog + sprog[3];
@@ -265,32 +268,6 @@ ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const
 }
 
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-ce_extend_write(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
-                const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
-                int* __restrict__ out) {
-    __shared__ int sprog[DSM_TR_PROG_MAX];
-    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
-    const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
-    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
-        const int* row = table + r * ncols;
-        ce_runs(sprog, sarcs, row, lo, hi);
-        int* o = out + starts[r] * (ncols + 1);
-        for (long long p = lo[0]; p < hi[0]; ++p) {
-            int x = values[p];
-            if (!tr_in_set(sprog, sarcs, 0, 0, x, row, lo, hi)) continue;
-            for (int c = 0; c < ncols; ++c) o[c] = row[c];
-            o[ncols] = x;
-            o += ncols + 1;
-        }
-    }
-}
-
-// ce_extend_write's rows without their copies of the row: parents[k] = r and xs[k] = x for the k-th extension
-// (from starts[r] on), the pairs trailing_count counts in place.
-extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
 ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
                 const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
                 int* __restrict__ parents, int* __restrict__ xs) {
@@ -311,5 +288,17 @@ ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const
             xs[k] = x;
             ++k;
         }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_gather_rows(const int* __restrict__ table, int ncols, const int* __restrict__ parents, const int* __restrict__ xs,
+               long long nrows, int* __restrict__ out) {
+    const long long width = ncols + 1, words = nrows * width;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+        long long r = i / width;
+        int c = (int)(i - r * width);
+        out[i] = c < ncols ? table[(long long)parents[r] * ncols + c] : xs[r];
     }
 }

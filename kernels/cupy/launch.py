@@ -244,10 +244,11 @@ TRAILING_COUNT = Kernel("trailing_count", (
 _CE_EXTEND_HEAD = (_p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), _p("prog", _i32), _p("arcs", _i64),
                    Arg("narcs", _i32))
 CE_EXTEND_COUNT = Kernel("ce_extend_count", _CE_EXTEND_HEAD + (_p("counts", _i64),), TRAILING_MODULE)
-CE_EXTEND_WRITE = Kernel("ce_extend_write", _CE_EXTEND_HEAD + (_p("starts", _i64), _p("out", _i32)), TRAILING_MODULE)
 CE_EXTEND_PAIRS = Kernel("ce_extend_pairs", _CE_EXTEND_HEAD + (_p("starts", _i64), _p("parents", _i32), _p("xs", _i32)),
                          TRAILING_MODULE)
+CE_GATHER_ROWS = Kernel("ce_gather_rows", (_p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32),
+                                           Arg("nrows", _i64), _p("out", _i32)), TRAILING_MODULE)
 
 #: Every kernel of ``trailing.cu``, by name.
-TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EXTEND_COUNT, CE_EXTEND_WRITE,
-                                                            CE_EXTEND_PAIRS)}
+TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EXTEND_COUNT, CE_EXTEND_PAIRS,
+                                                            CE_GATHER_ROWS)}

@@ -1,5 +1,5 @@
 """The trailing count on the device as one fused pass (``kernels/cuda/trailing.cu``): no per-entry set is laid out;
-and the core join's extensions in two passes of the same module (:meth:`TrailingOps.extend_rows`).
+and the core join's extensions by passes of the same module (:meth:`TrailingOps.extend_rows`).
 
 :meth:`TrailingOps.trailing_totals` uploads a :class:`~distsm.kernels.records.TrailingProgram` (its words, and a
 table of its arcs' device addresses; cached for the program's lifetime) and launches ``trailing_count`` over a
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_EXTEND_WRITE, MAX_GRID, TRAILING_BLOCK,
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, MAX_GRID, TRAILING_BLOCK,
                                         TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS,
                                         TRAILING_PROG_MAX)
 from distsm.kernels.lifetime_cache import LifetimeCache
@@ -69,21 +69,27 @@ class TrailingOps(DeviceBase):
         return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), int(self.to_host(entries).sum()))
 
     def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
-        """The core join's extension of ``table`` by ``program``'s one vertex in two passes of ``trailing.cu``:
-        ``ce_extend_count`` counts each row's extensions, ``ce_extend_write`` writes them from the rows' prefix
-        sums (one synchronisation, for the output's size).  None past the kernel's fixed sizes."""
-        counted = self._extensions(program, table)
-        if counted is None:
+        """The core join's extension of ``table`` by ``program``'s one vertex in three passes of ``trailing.cu``:
+        :meth:`extend_pairs`, then ``ce_gather_rows`` lays out each extended row from its pair, a thread per output
+        word.  Writing the rows straight from the thread that found them wrote one word per 32-byte sector, and an
+        18-column core's level of 301M rows is 20 GB.  None past the kernel's fixed sizes."""
+        pairs = self.extend_pairs(program, table)
+        if pairs is None:
             return None
-        head, grid, counts, ends = counted
-        out = self.xp.empty((int(ends[-1]) if counts.shape[0] else 0, head["ncols"] + 1), dtype=self.xp.int32)
-        if out.shape[0]:
-            self.kernels.launch(CE_EXTEND_WRITE, grid, TRAILING_BLOCK, **head, starts=ends - counts, out=out)
+        parents, xs = pairs
+        table = self._as_table(table)
+        rows, ncols = int(parents.shape[0]), int(table.shape[1])
+        out = self.xp.empty((rows, ncols + 1), dtype=self.xp.int32)
+        if rows:
+            self.kernels.grid(CE_GATHER_ROWS, rows * (ncols + 1), table=table, ncols=ncols, parents=parents, xs=xs,
+                              nrows=rows, out=out)
         return out
 
     def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
-        """:meth:`extend_rows` as ``(parents, xs)``: ``ce_extend_count``, then ``ce_extend_pairs`` writes each
-        extension's row index and vertex (8 bytes, where the row is ``4 * (ncols + 1)``)."""
+        """The extensions of ``table`` by ``program``'s one vertex as ``(parents, xs)`` (row index and vertex, 8
+        bytes where an extended row takes ``4 * (ncols + 1)``): ``ce_extend_count`` counts each row's, then
+        ``ce_extend_pairs`` writes them from the rows' prefix sums (one synchronisation, for their number).  None
+        past the kernel's fixed sizes."""
         counted = self._extensions(program, table) if table.shape[0] < 1 << 31 else None
         if counted is None:
             return None
