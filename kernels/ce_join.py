@@ -74,7 +74,7 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
         # The entries are sorted by (row, vertex) key, and only a few repeat a distinct column of their row: one
         # binary search per (row, column) finds them, and one compaction drops them all, instead of a gather and
         # a compaction of every entry per column.
-        key = row.astype(xp.int64) * ce.n + x
+        key = row.astype(xp.int64, copy=False) * ce.n + x
         taken = (xp.arange(table.shape[0], dtype=xp.int64)[:, None] * ce.n +
                  table[:, list(ext.distinct_cols)]).ravel()
         at = xp.minimum(xp.searchsorted(key, taken), key.shape[0] - 1)

@@ -94,18 +94,20 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
                 continue
             grown = chosen | 1 << v
             core = everything & ~grown
+            # In a connected query the core before v left was connected, and v's neighbours all lie in it (the set
+            # is independent): without v it stays connected exactly when they still reach one another.
             if connected_query:
-                # The core before v left was connected, and v's neighbours all lie in it (the set is
-                # independent): without v it stays connected exactly when they still reach one another.  If it
-                # does not, no independent superset has a connected complement either: removing vertices never
-                # joins the core's components, and each component but one would have to move into the set whole,
-                # which independence forbids (a component of two vertices holds an edge; a lone vertex's
-                # neighbours are all in the set already, the query being connected).
-                if not (core and reaches(core, nbrs[v] & -nbrs[v], nbrs[v])):
-                    continue
+                valid = core and reaches(core, nbrs[v] & -nbrs[v], nbrs[v])
+            else:
+                valid = core and reaches(core, core & -core, core)
+            if valid:
                 found.append(frozenset(members + (v,)))
-            elif core and reaches(core, core & -core, core):
-                found.append(frozenset(members + (v,)))
+            elif connected_query:
+                # No independent superset has a connected complement either: removing vertices never joins the
+                # core's components, and each component but one would have to move into the set whole, which
+                # independence forbids (a component of two vertices holds an edge; a lone vertex's neighbours are
+                # all in the set already, the query being connected).
+                continue
             if len(members) + 1 < limit:
                 grow(grown, members + (v,), blocked | nbrs[v] | 1 << v, v + 1)
 

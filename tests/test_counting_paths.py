@@ -242,7 +242,7 @@ def test_independent_sets_are_all_trailing_sets_in_lexicographic_order(seed, n, 
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), p=st.floats(0.1, 0.9), limit=st.integers(1, 6),
        drop=st.floats(0.0, 0.5))
-def test_maximal_sets_are_those_no_other_set_contains(seed, n, p, limit, drop):
+def test_maximal_sets_grow_into_no_other_set_by_one_vertex(seed, n, p, limit, drop):
     rng = np.random.default_rng(seed)
     edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
     query = Graph.from_edges(edges, n=n)
