@@ -1,6 +1,7 @@
 """The host allocator of Dask workers: the same NumPy counts under glibc's default, under the setting Dask's nanny
 gives every worker (``MALLOC_TRIM_THRESHOLD_=65536``, which freezes the mmap threshold at 128 KiB), and under the
-nanny's setting with the mmap threshold a distsm worker sets (``distsm.cluster.mmap-threshold``).
+nanny's setting with the heap thresholds a distsm worker sets (``distsm.cluster.mmap-threshold`` and twice it as the
+trim threshold).
 
 Each setting counts the same R-MAT queries in a fresh child process, ``--repeats`` times, interleaved; queries
 that did not finish within ``--cap`` seconds in a first child are left out (the others get ten times the cap).
@@ -23,7 +24,7 @@ from benchmarks.common import add_rmat_options, parser, rmat_from
 #: Child environments: name -> (extra environment, mmap threshold the child sets through distsm, or None).
 SETTINGS = {"glibc default": ({}, None),
             "nanny (MALLOC_TRIM_THRESHOLD_=65536)": ({"MALLOC_TRIM_THRESHOLD_": "65536"}, None),
-            "nanny + distsm mmap threshold": ({"MALLOC_TRIM_THRESHOLD_": "65536"}, "config")}
+            "nanny + distsm heap thresholds": ({"MALLOC_TRIM_THRESHOLD_": "65536"}, "config")}
 
 
 def child(args) -> None:

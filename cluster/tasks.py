@@ -170,6 +170,7 @@ def load_part(name: str, part: int) -> dict[str, Any]:
     local = state.residency.part(part)
     idx = state.backend.index(local.graph)
     adjacency = state.whole_graph()[0]
+    state.residency.prepare_refinement()
     state.cross_vertices()
     return {"part": part, "worker": state.worker, "vertices": local.graph.n, "edges": local.graph.m,
             "bytes": int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,

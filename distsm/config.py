@@ -72,8 +72,9 @@ class ClusterOptions:
     #: device bytes each worker may hold (its parts, the whole graph's index when it fits, the join); None: the
     #: device's free memory on GPU workers, half the host's memory on CPU workers
     device_budget: int | None
-    #: host allocations up to this many bytes come from the heap in worker processes (glibc's mmap threshold; see
-    #: ``distsm.cluster.allocator``); None leaves the allocator as the worker was started
+    #: host allocations up to this many bytes come from the heap in worker processes, which keep twice it free at the
+    #: heap's top (glibc's mmap and trim thresholds; see ``distsm.cluster.allocator``); None leaves the allocator as
+    #: the worker was started
     mmap_threshold: int | None
     #: a query sent whole to a worker is split into slices over the cluster when its counting plan is estimated at
     #: this much work or more (entries read and written; see ``distsm.cluster.tasks.whole``)

@@ -19,6 +19,7 @@ from typing import Any
 from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels.candidate_edges import labelled_runs
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
 from distsm.vocabulary import check_adjacency
@@ -193,6 +194,17 @@ class Residency:
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
         return self.backend.from_host(self.mapped_index()), assignment, None  # on the CPU: the memory map itself
+
+    def prepare_refinement(self) -> None:
+        """Build the (vertex, label) runs refinement reads (:func:`~distsm.kernels.candidate_edges.labelled_runs`)
+        of every whole-graph index held in memory, once, at load: else the first heavy query of a site's first batch
+        builds them (0.6 s of NumPy on a 4M-edge R-MAT graph), on every worker of a cluster at the same time."""
+        index, _, gathered = self.whole_graph()
+        if gathered is None and self.mode == "device":
+            labelled_runs(self.backend, index)
+        host = self.host_index()
+        if host is not None:
+            labelled_runs(self.backend.host(), host)
 
     def host_index(self) -> DataIndex | None:
         """The whole graph's index in host memory, for the host side of a GPU site's counts (None on the CPU)."""

@@ -561,6 +561,21 @@ def _worker_indexes(cluster, state):
     return cluster.run(probe)
 
 
+def test_workers_build_the_refinement_runs_when_they_load(cluster, tmp_path):
+    """Every worker builds its whole-graph index's (vertex, label) runs while the matcher loads, before any query:
+    else the first heavy query on each worker builds them inside the first batch's time."""
+    from distsm.kernels import candidate_edges
+
+    def cached(dask_worker, state):
+        index = dask_worker.plugins[state].whole_graph()[0]
+        return candidate_edges._RUNS.get(index) is not None
+
+    with distsm.Matcher(str(DATA), cluster=cluster, backend="numpy",
+                        partitions=Partitioning(2, directory=tmp_path / "p")) as m:
+        built = cluster.run(cached, state=m._state)
+        assert len(built) == 2 and all(built.values()), built
+
+
 @pytest.mark.parametrize("adjacency", ["device", "host", "gather"])
 def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_index(cluster, tmp_path, adjacency):
     from distsm.kernels.index import build_index
