@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
             ce, index_s = synced(shared.index, shared.runner(placement).backend)
             cut, split_s = synced(slices, shared, get_backend("numpy"), q, sem, pieces)
             times, total = [], 0
-            for restrict in cut:
+            for restrict, _ in cut:
                 found, s = synced(count_slice, placement, shared, ce, q, sem, restrict, budget)
                 total += found
                 times.append(s)

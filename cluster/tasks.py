@@ -22,7 +22,7 @@ import logging
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -236,6 +236,15 @@ def report(results: list[QueryResult], batch: str) -> None:
 SPLIT_PRIORITY = 1 << 30
 
 
+def slice_priority(work: float) -> int:
+    """The Dask priority of a slice estimated at ``work`` (its share of its count's plan cost): above
+    :data:`SPLIT_PRIORITY`, and the more work the higher, so that of the slices waiting on the cluster the largest
+    start first (longest processing time first) and the batch ends on small ones (8 CPU workers: one slice of 1 s
+    started last, while most workers had nothing left for 0.6 s)."""
+    # One step per 1e3 of estimated work keeps the order among slices of a few entries up to those of ~1e12.
+    return SPLIT_PRIORITY + min(int(max(work, 0.0) / 1e3), SPLIT_PRIORITY - 1)
+
+
 def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
     """A listing sent whole to this worker (task ``distsm-whole-*``; its rows come back in the task's result): its
     one job and its merge in one task.  Counts sent whole go in groups (:func:`wholes`)."""
@@ -256,53 +265,73 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     Where the queries have a ``split`` (counts on the engine's counting paths; a group's queries share it), a query
     that passes its trial joins and whose counting plan (from sampled walks over its candidate edges) is estimated
     at ``distsm.cluster.split-work`` or more is heavy: rather than count it alone, this task cuts it into about
-    ``split`` slices that share its plan (:func:`_split_shared`; the group's heavy queries go out together), or
-    slices of its global join where it has no plan (:func:`_finish`), submits them to the cluster (tasks
-    ``distsm-inter-*``, any worker, this one included while the task waits seceded) and merges their counts; the
-    group's light queries are reported done first.  Heaviness is measured
+    ``split`` slices that share its plan and submits them to the cluster (tasks ``distsm-inter-*``, any worker) as
+    soon as it is found, while it goes on with the group's other queries (:func:`_submit_shared`); a heavy query
+    without a plan is cut into slices of its global join once the group is counted (:func:`_finish`).  The task
+    then waits seceded (this worker runs slices meanwhile) and merges each heavy query's counts; the group's light
+    queries are reported done first.  Heaviness is measured
     on the worker, not guessed by the client, whose static estimates cannot tell a query that takes a millisecond
     from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of its group
     are counted one by one); the task itself fails only when all of it does (e.g. the matcher was closed).
-    Cancelling the task stops its running joins within a chunk."""
+    Cancelling the task stops its running joins within a chunk, and its slices."""
     state = _state(name)
     control = task_control()
-    sem, split = queries[0].sem, queries[0].split  # a group's queries share them
+    split = queries[0].split  # a group's queries share it
+    submitted: dict[int, list[Any]] = {}  # query index -> its slices' futures
+    try:
+        measured = _measured(name, state, queries, budget, control, submitted)
+        results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else
+                                             merged(q, [m]) for q, m in zip(queries, measured)]
+        report([r for r in results if r is not None and r.ok], queries[0].batch)
+        # The group waits on its slowest heavy query, not on their sum: all their slices are out already.
+        for i, found in zip(submitted, _gathered(list(submitted.values()), control)):
+            m = cast(JobResult, measured[i])
+            results[i] = done = _failed(state, queries[i], found) if isinstance(found, Exception) else \
+                _sliced(queries[i], m, found, state.worker, "sharing its counting plan")
+            if done.ok:
+                report([done], queries[0].batch)
+        for i, r in enumerate(results):
+            if r is None:
+                q, m = queries[i], cast(JobResult, measured[i])
+                try:
+                    results[i] = done = _finish(name, state, q, m, budget, split, control)
+                except engine.JoinCancelled:
+                    raise
+                except Exception as e:
+                    results[i] = _failed(state, q, e)
+                else:
+                    report([done], q.batch)
+        return cast(list[QueryResult], results)
+    finally:
+        _cancel([f for fs in submitted.values() for f in fs])
+
+
+def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: int | None, control: engine.Control,
+              submitted: dict[int, list[Any]]) -> list[JobResult | QueryResult]:
+    """Each query's job result in order (an ``error`` result where its own count failed, after the group's joint
+    count failed), with the slices of each heavy one that has a counting plan submitted into ``submitted`` as soon
+    as it is found."""
+    sem, split = queries[0].sem, queries[0].split
     split_work = cluster_options().split_work if split is not None else None
     budgets = state.job_budget(budget)
+
+    def taken(i: int, m: JobResult | QueryResult) -> JobResult | QueryResult:
+        if isinstance(m, JobResult) and m.heavy is not None and m.heavy.shared is not None:
+            assert split is not None  # only a split_work finds a query heavy
+            submitted[i] = _submit_shared(name, state, queries[i], m, budget, split)
+        return m
+
     try:
-        measured: list[JobResult | QueryResult] = list(run_whole_jobs(
-            state, [q.graph for q in queries], sem, budgets, control=control, split_work=split_work))
+        return [taken(i, m) for i, m in enumerate(run_whole_jobs(state, [q.graph for q in queries], sem, budgets,
+                                                                 control=control, split_work=split_work))]
     except engine.JoinCancelled:
         raise
     except Exception:
         if len(queries) == 1:
             raise
-        measured = [_alone(state, q, budgets, control, split_work) for q in queries]
-    results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else merged(q, [m])
-                                         for q, m in zip(queries, measured)]
-    report([r for r in results if r is not None and r.ok], queries[0].batch)
-    heavy = [i for i, r in enumerate(results) if r is None]
-    # Queries with a counting plan go out together: the group waits on its slowest, not on their sum.
-    shared = [i for i in heavy if cast(Heavy, cast(JobResult, measured[i]).heavy).shared is not None]
-    if shared:
-        assert split is not None  # only a split_work finds a query heavy
-        split_results = _split_shared(name, state, [queries[i] for i in shared],
-                                      [cast(JobResult, measured[i]) for i in shared], budget, split, control)
-        for i, done in zip(shared, split_results):
-            results[i] = done
-        report([r for r in split_results if r.ok], queries[0].batch)
-    for i in heavy:
-        if results[i] is None:
-            q, m = queries[i], cast(JobResult, measured[i])
-            try:
-                results[i] = done = _finish(name, state, q, m, budget, split, control)
-            except engine.JoinCancelled:
-                raise
-            except Exception as e:
-                results[i] = _failed(state, q, e)
-            else:
-                report([done], q.batch)
-    return cast(list[QueryResult], results)
+        _cancel([f for fs in submitted.values() for f in fs])
+        submitted.clear()
+        return [taken(i, _alone(state, q, budgets, control, split_work)) for i, q in enumerate(queries)]
 
 
 def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: engine.Control,
@@ -324,36 +353,26 @@ def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResul
                               .strip(), error)
 
 
-def _split_shared(name: str, state: WorkerSite, queries: list[QueryTask], measured: list[JobResult],
-                  budget: int | None, split: int, control: engine.Control) -> list[QueryResult]:
-    """The results of heavy whole queries that have counting plans (``measured[i].heavy.shared``), each split into
-    about ``split`` slices that run its plan over its index (:mod:`distsm.plan.split`), all submitted at once.
+def _submit_shared(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
+                   split: int) -> list[Any]:
+    """The futures of the slices a heavy whole query with a counting plan (``measured.heavy.shared``) is split
+    into: about ``split`` slices that run its plan over its index (:mod:`distsm.plan.split`).
 
     Those slices together do the whole count's work, so such a query is always split: its slices go before the
-    batch's other tasks (:data:`SPLIT_PRIORITY`), which keeps a batch's heaviest queries off its critical path.
-    A query whose slices fail comes back as an ``error`` result."""
-    plans = [cast(Heavy, m.heavy) for m in measured]
-    restricts = [split_slices(cast(SharedPlan, h.shared), get_backend("numpy"), q.graph, q.sem, split)
-                 for q, h in zip(queries, plans)]
-    for q, h, r in zip(queries, plans, restricts):
-        logger.info("worker %s splits query %s into %d slices: %s", state.worker, q.name, len(r), h.reason)
+    batch's queries, the largest first (:func:`slice_priority`), which keeps a batch's heaviest queries off its
+    critical path."""
+    from distributed import get_client
 
-    def submit(client: Any) -> list[list[Any]]:
-        out = []
-        for q, h, query_restricts in zip(queries, plans, restricts):
-            ref = client.scatter(h.shared, hash=False)  # each worker fetches the index once, not once per slice
-            out.append([client.submit(shared_slice, name, ref, restrict, q.graph, q.sem, budget,
-                                      key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
-                        for restrict in query_restricts])
-        return out
-
-    results = []
-    for q, m, found in zip(queries, measured, _on_cluster(submit, control)):
-        if isinstance(found, Exception):
-            results.append(_failed(state, q, found))
-            continue
-        results.append(_sliced(q, m, found, state.worker, "sharing its counting plan"))
-    return results
+    heavy = cast(Heavy, measured.heavy)
+    shared = cast(SharedPlan, heavy.shared)
+    cuts = split_slices(shared, get_backend("numpy"), query.graph, query.sem, split)
+    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(cuts), heavy.reason)
+    client = get_client()
+    ref = client.scatter(shared, hash=False)  # each worker fetches the index once, not once per slice
+    return [client.submit(shared_slice, name, ref, restrict, query.graph, query.sem, budget,
+                          key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
+                          priority=slice_priority(share * shared.host_cost))
+            for restrict, share in cuts]
 
 
 def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worker: str, how: str) -> QueryResult:
@@ -370,10 +389,12 @@ def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worke
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
             split: int | None, control: engine.Control) -> QueryResult:
     """The result of a whole query from its job's result ``measured``.  A heavy one without a counting plan
-    (``measured.heavy``; a count that takes the general join: :func:`_split_shared` splits the others) is split
+    (``measured.heavy``; a count that takes the general join: :func:`_submit_shared` splits the others) is split
     into about ``split`` slices of the global join run over the cluster (see :func:`wholes`).  Those slices plan
     themselves and repeat part of each other's work (measured up to 7 times more), so the query is split only when
     no other task waits for a worker thread, and counted whole here otherwise."""
+    from distributed import get_client
+
     heavy = measured.heavy
     if heavy is None:
         return merged(query, [measured])
@@ -387,14 +408,14 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
         return merged(replace(query, distribution=("whole", why)), [measured, counted])
     slices = state.slices(query.graph, query.sem, split)
     logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(slices), heavy.reason)
-
-    def submit(client: Any) -> list[list[Any]]:
-        return [[client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query.graph,
-                               query.sem, budget, key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
-                               priority=SPLIT_PRIORITY)
-                 for start, second in slices]]
-
-    [found] = _on_cluster(submit, control)
+    client = get_client()
+    futures = [client.submit(job, name, Job("inter", start=start, second=second, heavy=True), query.graph, query.sem,
+                             budget, key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=SPLIT_PRIORITY)
+               for start, second in slices]
+    try:
+        [found] = _gathered([futures], control)
+    finally:
+        _cancel(futures)
     if isinstance(found, Exception):
         raise found
     return _sliced(query, measured, found, state.worker, "each planning its slice of the global join")
@@ -424,16 +445,16 @@ def waiting_tasks(dask_scheduler: Any) -> int:
     return len(dask_scheduler.queued) + sent
 
 
-def _on_cluster(submit: Callable[[Any], list[list[Any]]], control: engine.Control
-                ) -> list[list[JobResult] | Exception]:
-    """The results of the task lists ``submit(client)`` puts on the cluster (each query's slices), waited for
-    seceded from this worker's thread pool: per list its tasks' results, or the error of one that failed (the
-    list's other tasks are cancelled).  Cancelling this task (``control``) cancels them all."""
+def _gathered(lists: list[list[Any]], control: engine.Control) -> list[list[JobResult] | Exception]:
+    """The results of the task lists ``lists`` (each query's slices, submitted to the cluster), waited for seceded
+    from this worker's thread pool: per list its tasks' results, or the error of one that failed (the list's other
+    tasks are cancelled).  Cancelling this task (``control``) cancels them all."""
     from distributed import wait, worker_client
 
+    if not lists:
+        return []
+    futures = [f for fs in lists for f in fs]
     with worker_client() as client:
-        lists = submit(client)
-        futures = [f for fs in lists for f in fs]
         try:
             pending = set(futures)
             while pending:
@@ -453,4 +474,13 @@ def _on_cluster(submit: Callable[[Any], list[list[Any]]], control: engine.Contro
                     out.append(e)
             return out
         finally:
-            client.cancel([f for f in futures if not f.done()])
+            _cancel(futures)
+
+
+def _cancel(futures: list[Any]) -> None:
+    """Cancel those of ``futures`` not done yet (slices nobody will wait for)."""
+    pending = [f for f in futures if not f.done()]
+    if pending:
+        from distributed import get_client
+
+        get_client().cancel(pending)

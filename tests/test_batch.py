@@ -139,7 +139,7 @@ def test_run_whole_jobs_equals_one_job_at_a_time_with_heavy_and_light_queries():
     matcher = PartitionedMatcher(data, 1, backend=NUMPY)
     sem = Semantics()
     [job] = whole_query_jobs()
-    together = run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8)
+    together = list(run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8))
     apart = [run_job(matcher, job, q, sem, 1 << 26, split_work=1e8) for q in queries]
     assert [(r.stage, r.part, r.count, r.heavy is not None) for r in together] == \
         [(r.stage, r.part, r.count, r.heavy is not None) for r in apart]
@@ -168,7 +168,7 @@ def test_queries_a_batch_leaves_count_alone_with_its_filter_and_no_second_trial(
     monkeypatch.setattr(counting.Count, "_join", _recorded(counting.Count._join, trials))
     monkeypatch.setattr(counting.Count, "plan", _recorded(counting.Count.plan, plans))
     with distsm.options({"engine.trial-entries": 64, "engine.trial-ratio-host": 0.0}):
-        together = run_whole_jobs(matcher, queries, Semantics(), 1 << 26)
+        together = list(run_whole_jobs(matcher, queries, Semantics(), 1 << 26))
     assert [r.count for r in together] == apart
     assert len(plans) == 3  # every query left the batch for its own job
     assert len(filters) == 1 and len(filters[0][1][1]) == 3 and not trials  # one batched filter, no solo trial
@@ -187,7 +187,7 @@ def test_a_devices_batch_leaves_its_leftovers_their_own_trial(monkeypatch, on_de
     jobs = []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 7])
     monkeypatch.setattr(execute, "run_job", lambda site, job, *args, **kwargs: jobs.append(job) or "alone")
-    results = run_whole_jobs(site, [Graph.from_edges([(0, 1)], n=2)] * 2, Semantics(), 1 << 26)
+    results = list(run_whole_jobs(site, [Graph.from_edges([(0, 1)], n=2)] * 2, Semantics(), 1 << 26))
     assert results[0] == "alone" and results[1].count == 7
     [job] = jobs
     assert job.heavy is not on_device

@@ -58,3 +58,15 @@ def test_a_query_heavier_than_a_group_is_a_group_of_its_own_and_equal_queries_sh
     assert whole_groups([], 4) == []
     with pytest.raises(ValueError, match="workers"):
         whole_groups([1.0], 0)
+
+
+def test_larger_slices_start_first_and_every_slice_before_the_batch():
+    """Slices outrank every query of a batch, and of two slices the one estimated at more work ranks higher, so
+    the scheduler starts the largest first; estimates past the range keep the order they can."""
+    from distsm.cluster.tasks import SPLIT_PRIORITY, slice_priority
+
+    works = [0.0, 5e2, 2e3, 1e6, 3.7e8, 1e12, 1e30]
+    ranks = [slice_priority(w) for w in works]
+    assert ranks == sorted(ranks) and len(set(ranks[2:5])) == 3
+    assert min(ranks) == SPLIT_PRIORITY > 10_000  # a batch's query priorities count up from 0
+    assert ranks[-1] < 2 * SPLIT_PRIORITY and slice_priority(-1.0) == SPLIT_PRIORITY

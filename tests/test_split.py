@@ -33,7 +33,9 @@ def shared_plan(backend, data, query, sem):
 def sliced_count(backend, data, query, sem, pieces):
     """The count as a cluster's merge makes it from ``pieces`` slices, and the slices' restrictions."""
     placement, shared = shared_plan(backend, data, query, sem)
-    restricts = slices(shared, NUMPY, query, sem, pieces)
+    cuts = slices(shared, NUMPY, query, sem, pieces)
+    assert all(c.share > 0 for c in cuts) and abs(sum(c.share for c in cuts) - 1) < 1e-9, cuts
+    restricts = [c.restrict for c in cuts]
     ce = shared.index(shared.runner(placement).backend)
     total = sum(count_slice(placement, shared, ce, query, sem, r, 1 << 26) for r in restricts)
     if shared.automorphisms is not None:
@@ -96,7 +98,7 @@ def test_a_unique_count_is_divided_once_over_its_slices():
     query = Graph.from_networkx(nx.cycle_graph(3))
     placement, shared = shared_plan(NUMPY, data, query, Semantics(unique=True))
     assert shared.automorphisms == 6
-    restricts = slices(shared, NUMPY, query, Semantics(unique=True), 4)
+    restricts = [c.restrict for c in slices(shared, NUMPY, query, Semantics(unique=True), 4)]
     per_slice = [count_slice(placement, shared, shared.index(NUMPY), query, Semantics(unique=True), r, 1 << 26)
                  for r in restricts]
     assert len(per_slice) > 1 and any(c % 6 for c in per_slice), per_slice

@@ -497,9 +497,10 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
-                   control: engine.Control | None = None, split_work: float | None = None) -> list[JobResult]:
+                   control: engine.Control | None = None, split_work: float | None = None) -> Iterator[JobResult]:
     """Count several queries whole on ``site`` (each one's single job of :func:`whole_query_jobs`), in query order:
-    the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`).
+    yields the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`), each as soon
+    as it is known, so a caller can act on a heavy one while the others are counted.
 
     The light queries are counted first, all together (:func:`~distsm.kernels.batch.count_light`); each of the
     others then runs its job alone, on the host without a trial join of its own: the batch's was its trial (on
@@ -517,15 +518,13 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     counted = sum(found is not None for found in light)
     share = (time.perf_counter() - t) / max(counted, 1)
     moved = site.moved_bytes() - moved
-    results = []
     for q, found in zip(queries, light):
         if found is None:
-            results.append(run_job(site, left, q, sem, budget, control=control, split_work=split_work))
+            yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
         else:
-            results.append(JobResult(work.stage, work.part, found, None, share, site.worker,
-                                     bytes_h2d=moved, device_bytes=site.device_bytes()))
+            yield JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
+                            device_bytes=site.device_bytes())
             moved = 0  # the batch's copies are charged once
-    return results
 
 
 def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan,

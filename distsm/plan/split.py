@@ -24,7 +24,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.count_plan import CountPlan
+from distsm.kernels.count_plan import DEVICE_SPEEDUP, CountPlan
 from distsm.kernels.counting import Count, PlannedCount, Symmetry, Target
 from distsm.kernels.engine import Control
 from distsm.kernels.placement import Placement, Side
@@ -95,46 +95,64 @@ class SharedPlan:
         return ce.with_lookups(backend.xp, self.matrix_arcs, self.maps)
 
     @property
+    def host_cost(self) -> float:
+        """The plan's estimated work on NumPy's scale (a device's work divided by its speed-up, as
+        :attr:`~distsm.kernels.counting.PlannedCount.host_cost`)."""
+        return self.plan.cost / DEVICE_SPEEDUP if self.on_device else self.plan.cost
+
+    @property
     def anchor(self) -> int:
         """The query vertex whose images the slices split: the core's first."""
         return self.plan.core[0]
 
 
-def slices(shared: SharedPlan, host: Backend, query: Graph, sem: Semantics, pieces: int) -> list[dict[int, range]]:
-    """About ``pieces`` restrictions (query vertex -> a range of data ids) that split ``shared``'s count into
-    disjoint slices covering it, balanced by walks sampled along the core order (``host``, the NumPy backend, runs
-    them): ranges of the core's first vertex's images, and where one image carries more than a slice's share of
-    the walks, ranges of the next core vertex's images among its walks, and so on down the core (a skewed graph's
-    hub may carry a third of a count's work through one second vertex)."""
+class Cut(NamedTuple):
+    """One slice of a split count: the images it allows (query vertex -> a range of data ids) and its estimated
+    share of the count's work (the cuts' shares add up to 1)."""
+
+    restrict: dict[int, range]
+    share: float
+
+
+def slices(shared: SharedPlan, host: Backend, query: Graph, sem: Semantics, pieces: int) -> list[Cut]:
+    """About ``pieces`` :class:`Cut` s that split ``shared``'s count into disjoint slices covering it, balanced by
+    walks sampled along the core order (``host``, the NumPy backend, runs them): ranges of the core's first vertex's
+    images, and where one image carries more than a slice's share of the walks, ranges of the next core vertex's
+    images among its walks, and so on down the core (a skewed graph's hub may carry a third of a count's work
+    through one second vertex).  Each cut's share is its walks' weight: what a scheduler needs to start the
+    largest slices first."""
     plan, ce = shared.plan, shared.ce
     walks = Sampler(host, query, ce, homomorphism=sem.homomorphism,
                     walks=max(WALKS_PER_SLICE * pieces, MIN_WALKS)).walk(plan.core[0], list(plan.steps))
-    whole = {plan.core[0]: range(0, ce.n)}
+    whole = [Cut({plan.core[0]: range(0, ce.n)}, 1.0)]
     if walks is None or pieces < 2:
-        return [whole]
+        return whole
     cost = _trailing_work(host, ce, plan, walks)
     walks = np.asarray(walks, np.int64)
     ids = np.asarray(ce.candidates[plan.core[0]], np.int64)
     # Every start vertex weighs a little: one no walk reached still has some work.
     first = np.bincount(np.searchsorted(ids, walks[:, 0]), cost, minlength=ids.shape[0]) + \
         EVEN_SHARE * cost.sum() / ids.shape[0]
-    share = float(first.sum()) / pieces
-    out: list[dict[int, range]] = []
+    total = float(first.sum())
+    share = total / pieces
+    out: list[Cut] = []
 
-    def split(rows: np.ndarray, depth: int, restrict: dict[int, range]) -> None:
+    def split(rows: np.ndarray, depth: int, restrict: dict[int, range], scale: float) -> None:
         if depth == 0:
             values, weights = ids, first
         else:
             values, where = np.unique(walks[rows, depth], return_inverse=True)
-            weights = np.bincount(where, cost[rows], minlength=values.shape[0])
-        for ids_range, heavy in _ranges(values, weights, share, ce.n):
+            walked = np.bincount(where, cost[rows], minlength=values.shape[0]).astype(np.float64)
+            # A heavy image's walks weigh what the image did one level up (its even share included).
+            weights = walked * (scale / max(float(walked.sum()), 1e-300))
+        for ids_range, heavy, weight in _ranges(values, weights, share, ce.n):
             narrowed = {**restrict, plan.core[depth]: ids_range}
             if heavy is not None and depth + 1 < len(plan.core):
-                split(rows[walks[rows, depth] == heavy], depth + 1, narrowed)
+                split(rows[walks[rows, depth] == heavy], depth + 1, narrowed, weight)
             else:
-                out.append(narrowed)
+                out.append(Cut(narrowed, weight / total))
 
-    split(np.arange(walks.shape[0]), 0, {})
+    split(np.arange(walks.shape[0]), 0, {}, total)
     return out
 
 
@@ -149,9 +167,11 @@ def _trailing_work(host: Backend, ce: CandidateEdges, plan: CountPlan, walks: An
     return work
 
 
-def _ranges(values: np.ndarray, weights: np.ndarray, share: float, n: int) -> list[tuple[range, int | None]]:
+def _ranges(values: np.ndarray, weights: np.ndarray, share: float, n: int
+            ) -> list[tuple[range, int | None, float]]:
     """Contiguous id ranges covering ``0..n-1`` that hold ``values`` (sorted ids, weighing ``weights``) in runs of
-    about ``share``, each with its one value where that value alone weighs more than ``share`` (else None)."""
+    about ``share``, each with its one value where that value alone weighs more than ``share`` (else None), and
+    the weight it holds."""
     heavy = np.flatnonzero(weights > share)
     runs = max(int(np.ceil(float(weights.sum()) / share)), 1)
     begins = np.unique(np.concatenate([balanced_starts(weights, runs), heavy, heavy + 1]))
@@ -159,7 +179,8 @@ def _ranges(values: np.ndarray, weights: np.ndarray, share: float, n: int) -> li
     bounds = [*begins.tolist(), values.shape[0]]
     cuts = [0, *values[begins[1:]].tolist(), n]
     return [(range(cuts[i], cuts[i + 1]),
-             int(values[a]) if b - a == 1 and weights[a] > share else None)
+             int(values[a]) if b - a == 1 and weights[a] > share else None,
+             float(weights[a:b].sum()))
             for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
