@@ -77,7 +77,8 @@ class ClusterOptions:
     #: the worker was started
     mmap_threshold: int | None
     #: a query sent whole to a worker is split into slices over the cluster when its counting plan is estimated at
-    #: this much work or more (entries read and written; see ``distsm.cluster.tasks.whole``)
+    #: this much work or more, one slice per this much work (entries read and written; see
+    #: ``distsm.cluster.tasks.wholes``)
     split_work: float
 
     def __post_init__(self) -> None:

@@ -70,3 +70,13 @@ def test_larger_slices_start_first_and_every_slice_before_the_batch():
     assert ranks == sorted(ranks) and len(set(ranks[2:5])) == 3
     assert min(ranks) == SPLIT_PRIORITY > 10_000  # a batch's query priorities count up from 0
     assert ranks[-1] < 2 * SPLIT_PRIORITY and slice_priority(-1.0) == SPLIT_PRIORITY
+
+
+def test_a_heavy_count_gets_one_slice_per_split_work_within_bounds():
+    from distsm.cluster.tasks import slice_count
+
+    assert slice_count(3e7, 3e7, 32) == 2  # just heavy: still split
+    assert slice_count(1.4e8, 3e7, 32) == 5
+    assert slice_count(1e11, 3e7, 32) == 32
+    assert slice_count(1e9, 0.0, 8) == 8  # split-work 0 splits everything as finely as allowed
+    assert [slice_count(w, 1e7, 64) for w in (1e7, 2e8, 4e8, 1e9)] == [2, 20, 40, 64]
