@@ -20,6 +20,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     batch       HPRD's 200 queries: one at a time vs the batched light stage, count_batch (benchmarks.batch_gpu)
     stages      median time of each explained stage of a count, per query            (benchmarks.explain_stages)
     slices      a heavy count whole and as 8 / 32 shared-plan slices in one process  (benchmarks.slice_overhead)
+    index-memory  NumPy counts over the index in process memory vs memory-mapped     (benchmarks.index_memory)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -47,6 +48,7 @@ SUITES = {
     "batch": "benchmarks.batch_gpu",
     "stages": "benchmarks.explain_stages",
     "slices": "benchmarks.slice_overhead",
+    "index-memory": "benchmarks.index_memory",
 }
 
 

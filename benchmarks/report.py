@@ -377,6 +377,18 @@ def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _index_memory(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Whole-graph index in process memory or memory-mapped", "",
+                  _where(name, r) + f"; NumPy, queries {', '.join(r['queries'])}; counts agree: "
+                  f"{r['counts_agree']}", ""]
+        if r.get("note"):
+            lines += [f"Note: {r['note']}", ""]
+        lines += _table(["index", "summed seconds per round"],
+                        [[kind, ", ".join(map(str, secs))] for kind, secs in r["seconds"].items()])
+        lines += [""]
+
+
 def _status(run: dict[str, Any] | None) -> str:
     """One system's result on one query: status, count and seconds."""
     if not run:
@@ -473,7 +485,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
-            "device_trailing": _device_trailing}
+            "device_trailing": _device_trailing, "index_memory": _index_memory}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:

@@ -168,9 +168,11 @@ class ArrayBackend:
     def from_host(self, host: DataIndex) -> DataIndex:
         """``host`` (NumPy arrays, e.g. memory mapped) resident for this backend: on the CPU a copy in this
         process's memory, as a device backend copies it to its device, so that a worker whose whole-graph index is
-        resident reads it as a count in process does.  Six heavy R-MAT queries (2^18 vertices, 4M edges) on an
-        Intel Xeon host took 15% longer over the memory-mapped pages (two interleaved rounds).  Out of core,
-        :meth:`host_resident` shares one memory map between the host's processes."""
+        resident reads it as a count in process does (one CPU worker ran a heavy batch 1.14-1.34x slower than in
+        process over the map; six heavy R-MAT queries on that Intel Xeon host took 16% longer over the map in two
+        interleaved rounds, but not in two more with a worker's heap thresholds set:
+        ``benchmarks/results/index_memory_h200host.json``).  Out of core, :meth:`host_resident` shares one memory
+        map between the host's processes."""
         return index_to(host, np, copy=True)
 
     def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex:
