@@ -3,7 +3,7 @@
     python -m benchmarks run peers [--backend numpy|cupy] [--max-seconds 60] [--suites hprd gmatch-test ...]
         [--gmatch BIN] [--egsm BIN] [--rapidmatch BIN] [--subgraphmatching BIN] [--gmatch-test DIR]
         [--peer-commit NAME=SHA --peer-patch NAME=PATCHES | --peer-source NAME=DIR] [--peer-args NAME="ARGS"]
-        [--limit N] [--out FILE]
+        [--limit N] [--repeat N] [--out FILE]
 
 Peers are given as paths to binaries the user built from the peers' public sources (none is vendored here);
 peers not given are skipped.  For each suite distsm runs first: one child process reads and indexes the data graph
@@ -22,6 +22,9 @@ queries on HPRD from ``benchmarks.generators``; their counts are checked against
 finish in ``--reference-seconds``, against the peers that finished, if they agree), and ``dense-heavy`` (the queries
 ``benchmarks.dense_heavy`` chose for 1e9-1e11 embeddings, ``--dense-heavy DIR...``: one suite per folder; checked
 the same way).
+
+With ``--repeat N`` each system goes over a suite N times (distsm in the same child, each peer in a fresh
+process per query and round) and a query's seconds are the median of its rounds, every round kept in ``rounds_s``.
 
 JSON (``benchmarks/results/peers.json`` unless ``--out``): per suite and query, per system the status (ok,
 capped, unsupported, error), count, exact (None where no answer is known) and seconds, plus the ratio
@@ -158,11 +161,15 @@ def run_distsm(suite: Suite, args: argparse.Namespace, records: dict[str, dict[s
     """Timed counts of every query into ``records``, then (generated suites) the reference path into
     ``reference``; both capped.  Returns the seconds each start of distsm's child took."""
     with DistsmWorker(suite.data, args.backend, grace=args.grace) as worker:
-        for q in suite.queries:
-            r = worker.run(q.path, args.max_seconds)
-            records[q.name]["distsm"] = {k: v for k, v in asdict(r).items() if v is not None}
-            _progress(suite, q, "distsm", records[q.name]["distsm"])
-            checkpoint()
+        for round_ in range(args.repeat):
+            for q in suite.queries:
+                if round_ and records[q.name]["distsm"]["status"] != "ok":
+                    continue
+                r = worker.run(q.path, args.max_seconds)
+                records[q.name]["distsm"] = repeated(records[q.name].get("distsm"),
+                                                     {k: v for k, v in asdict(r).items() if v is not None})
+                _progress(suite, q, "distsm", records[q.name]["distsm"])
+                checkpoint()
         if suite.generated and args.reference != "none":
             for q in suite.queries:
                 r = worker.run(q.path, args.reference_seconds, mode=args.reference)
@@ -170,6 +177,20 @@ def run_distsm(suite: Suite, args: argparse.Namespace, records: dict[str, dict[s
                 _progress(suite, q, f"distsm-{args.reference}", reference[q.name])
                 checkpoint()
         return worker.starts
+
+
+def repeated(before: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
+    """One system's record of a query after another round (``--repeat``): the first round's record, its
+    ``seconds`` the median of the rounds' (all of them in ``rounds_s`` from the second round on).  A round that is
+    not ``ok`` or counts differently ends the record as an ``error``: the median of runs that disagree means
+    nothing."""
+    if before is None:
+        return run
+    if run.get("status") != "ok" or run.get("count") != before.get("count"):
+        return {**before, "status": "error", "seconds": None,
+                "error": f"a later round gave {run.get('status')} with count {run.get('count')}"}
+    rounds = [*before.get("rounds_s", [before["seconds"]]), run["seconds"]]
+    return {**before, "seconds": statistics.median(rounds), "rounds_s": rounds}
 
 
 def run_peer(peer: Peer, binary: str, data: str, query: Query, cap: float, startup: float,
@@ -346,7 +367,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--startup-seconds", type=float, default=30.0,
                    help="wall seconds a peer process may spend outside its own timers before it is killed")
     p.add_argument("--grace", type=float, default=5.0, help="seconds past the cap before distsm's child is killed")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="rounds over each suite per system; a query's seconds are the median of its rounds "
+                        "(millisecond queries timed once move by up to 1.7x between runs)")
     args = p.parse_args(argv)
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
     if args.suites is None:
         args.suites = [s for s in SUITES if (s != "gmatch-test" or args.gmatch_test)
                        and (s != "dense-heavy" or args.dense_heavy)]
@@ -395,12 +421,15 @@ def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str,
     try:
         starts = run_distsm(suite, args, records, reference, checkpoint)
         for name, entry in peers.items():
-            for q in suite.queries:
-                rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds, args.startup_seconds,
-                               entry["extra_args"])
-                records[q.name][name] = rec
-                _progress(suite, q, name, rec)
-                checkpoint()
+            for round_ in range(args.repeat):
+                for q in suite.queries:
+                    if round_ and records[q.name][name]["status"] != "ok":
+                        continue
+                    rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds,
+                                   args.startup_seconds, entry["extra_args"])
+                    records[q.name][name] = repeated(records[q.name].get(name), rec)
+                    _progress(suite, q, name, records[q.name][name])
+                    checkpoint()
     except BaseException:  # stopped (SIGTERM from a time limit, Ctrl-C): keep what was measured
         save(record(False))
         raise

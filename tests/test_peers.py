@@ -211,6 +211,27 @@ def test_suite_records_counts_exactness_caps_and_ratios(hprd_run):
     assert vs["peer_timer_seconds"] == {"Query time": pytest.approx(0.75)}
 
 
+def test_repeated_rounds_report_each_query_median_and_refuse_disagreeing_rounds(tmp_path):
+    """With --repeat every system goes over the suite again; a query's seconds are its rounds' median."""
+    (q1, c1), = list(common.hprd_expected().items())[:1]
+    exe = fake_peer(tmp_path, {q1: [c1, 0.5, 0, 0]})
+    out = tmp_path / "peers.json"
+    suite.main(["--suites", "hprd", "--limit", "1", "--max-seconds", "5", "--rapidmatch", exe, "--repeat", "3",
+                "--out", str(out)])
+    [q] = json.loads(out.read_text())["suites"]["hprd"]["queries"]
+    ours, theirs = q["systems"]["distsm"], q["systems"]["rapidmatch"]
+    assert ours["status"] == "ok" and ours["exact"] is True and len(ours["rounds_s"]) == 3
+    assert ours["seconds"] == sorted(ours["rounds_s"])[1]
+    assert theirs["rounds_s"] == [0.5, 0.5, 0.5] and theirs["seconds"] == 0.5 and theirs["exact"] is True
+    first = suite.repeated(None, {"status": "ok", "count": 7, "seconds": 3.0})
+    assert first == {"status": "ok", "count": 7, "seconds": 3.0}  # one round: the record as it was
+    second = suite.repeated(first, {"status": "ok", "count": 7, "seconds": 1.0})
+    assert second["rounds_s"] == [3.0, 1.0] and second["seconds"] == 2.0
+    wrong = suite.repeated(second, {"status": "ok", "count": 8, "seconds": 1.0})
+    assert wrong["status"] == "error" and wrong["seconds"] is None and "count 8" in wrong["error"]
+    assert suite.repeated(None, {"status": "capped"}) == {"status": "capped"}
+
+
 def test_report_renders_the_peers_table(hprd_run, tmp_path):
     result, _, out = hprd_run
     text = build(out.parent, tmp_path / "README.md").read_text()
