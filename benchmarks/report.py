@@ -372,6 +372,8 @@ def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
                   _where(name, r) + f"; {r['queries']} of {r['generated']} {r['size']}-vertex queries (those under "
                   f"{r['cap_s']} s), NumPy, one child process per setting and repeat; counts agree: "
                   f"{r['counts_agree']}", ""]
+        if r.get("note"):
+            lines += [f"Note: {r['note']}", ""]
         lines += _table(["setting", "summed seconds per repeat"],
                         [[setting, ", ".join(map(str, secs))] for setting, secs in r["summed_seconds"].items()])
         lines += [""]
