@@ -4,10 +4,10 @@ saved store, interleaved, then both again with a worker's heap thresholds set (`
     python -m benchmarks run index-memory --queries q4-sparse8 q19-core8 q45-sparse8 q90-sparse9 q126-sparse10
         q150-sparse10
 
-A CPU cluster worker whose index is resident ("device" adjacency) used to read the store's memory map, a count in
-process its own copy; this measures what that difference costs.  Queries are named as in the CPU scaling run's
-heavy pool (``benchmarks.cluster_scaling``: 256 random-walk queries of 8 to 12 vertices on the R-MAT graph); every
-round's counts must agree.
+A CPU cluster worker whose index is resident ("device" adjacency) reads the store's memory map (one copy per
+host), a count in process its own copy; this measures what that difference costs.  Queries are named as in the CPU
+scaling run's heavy pool (``benchmarks.cluster_scaling``: 256 random-walk queries of 8 to 12 vertices on the R-MAT
+graph); every round's counts must agree.
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ class Residency:
         if self._data is not None and (self.backend.on_device or self.store.in_memory):
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
-        return self.backend.from_host(self.mapped_index()), assignment, None
+        return self.backend.from_host(self.mapped_index()), assignment, None  # on the CPU: the memory map itself
 
     def prepare_refinement(self) -> None:
         """Build the (vertex, label) runs refinement reads (:func:`~distsm.kernels.candidate_edges.labelled_runs`)

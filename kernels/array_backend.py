@@ -18,7 +18,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.candidate_sets import CandidateSets
-from distsm.kernels.index import DataIndex, build_index, index_to
+from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.query_plan import QueryPlan, Step
 from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
@@ -166,14 +166,9 @@ class ArrayBackend:
         return idx
 
     def from_host(self, host: DataIndex) -> DataIndex:
-        """``host`` (NumPy arrays, e.g. memory mapped) resident for this backend: on the CPU a copy in this
-        process's memory, as a device backend copies it to its device, so that a worker whose whole-graph index is
-        resident reads it as a count in process does (one CPU worker ran a heavy batch 1.14-1.34x slower than in
-        process over the map; six heavy R-MAT queries on that Intel Xeon host took 16% longer over the map in two
-        interleaved rounds, but not in two more with a worker's heap thresholds set:
-        ``benchmarks/results/index_memory_h200host.json``).  Out of core, :meth:`host_resident` shares one memory
-        map between the host's processes."""
-        return index_to(host, np, copy=True)
+        """``host`` (NumPy arrays, e.g. memory mapped) usable by this backend: on the CPU ``host`` itself, so
+        every process on the machine shares one memory map."""
+        return host
 
     def with_adjacency(self, core: DataIndex, **arrays: Any) -> DataIndex:
         """``core`` (an adopted index) with its adjacency arrays (``nbr``, ``indptr``, ``run_*``, ``entry_keys``,

@@ -97,15 +97,13 @@ def build_index(graph: Graph, xp: Any) -> DataIndex:
                      vertices_by_label=by_label, nbytes=nbytes, **dev)
 
 
-def index_to(index: DataIndex, xp: Any, copy: bool = False) -> DataIndex:
-    """The same index with its arrays on ``xp``'s device (e.g. a memory-mapped NumPy index moved to a GPU), copied
-    even where they are there already when ``copy`` (e.g. out of a memory map into this process's memory)."""
+def index_to(index: DataIndex, xp: Any) -> DataIndex:
+    """The same index with its arrays on ``xp``'s device (e.g. a memory-mapped NumPy index moved to a GPU)."""
     import dataclasses
 
-    put = xp.array if copy else xp.asarray
     moved = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
     for name, value in moved.items():
         if isinstance(value, np.ndarray):
-            moved[name] = put(value)
-    moved["vertices_by_label"] = {k: put(v) for k, v in index.vertices_by_label.items()}
+            moved[name] = xp.asarray(value)
+    moved["vertices_by_label"] = {k: xp.asarray(v) for k, v in index.vertices_by_label.items()}
     return DataIndex(**moved)
