@@ -366,29 +366,31 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _settings_section(lines: list[str], title: str, where: str, r: dict[str, Any], setting: str, unit: str,
+                      seconds: dict[str, list[float]]) -> None:
+    """A section of one result that timed several settings: its title, where and how it ran, its note, and per
+    setting the seconds of every repeat."""
+    lines += [f"### {title}", "", where, ""]
+    if r.get("note"):
+        lines += [f"Note: {r['note']}", ""]
+    lines += _table([setting, f"summed seconds per {unit}"],
+                    [[name, ", ".join(map(str, secs))] for name, secs in seconds.items()])
+    lines += [""]
+
+
 def _allocator(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
-        lines += ["### Host allocator of Dask workers", "",
-                  _where(name, r) + f"; {r['queries']} of {r['generated']} {r['size']}-vertex queries (those under "
-                  f"{r['cap_s']} s), NumPy, one child process per setting and repeat; counts agree: "
-                  f"{r['counts_agree']}", ""]
-        if r.get("note"):
-            lines += [f"Note: {r['note']}", ""]
-        lines += _table(["setting", "summed seconds per repeat"],
-                        [[setting, ", ".join(map(str, secs))] for setting, secs in r["summed_seconds"].items()])
-        lines += [""]
+        _settings_section(lines, "Host allocator of Dask workers",
+                          _where(name, r) + f"; {r['queries']} of {r['generated']} {r['size']}-vertex queries (those "
+                          f"under {r['cap_s']} s), NumPy, one child process per setting and repeat; counts agree: "
+                          f"{r['counts_agree']}", r, "setting", "repeat", r["summed_seconds"])
 
 
 def _index_memory(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
-        lines += ["### Whole-graph index in process memory or memory-mapped", "",
-                  _where(name, r) + f"; NumPy, queries {', '.join(r['queries'])}; counts agree: "
-                  f"{r['counts_agree']}", ""]
-        if r.get("note"):
-            lines += [f"Note: {r['note']}", ""]
-        lines += _table(["index", "summed seconds per round"],
-                        [[kind, ", ".join(map(str, secs))] for kind, secs in r["seconds"].items()])
-        lines += [""]
+        _settings_section(lines, "Whole-graph index in process memory or memory-mapped",
+                          _where(name, r) + f"; NumPy, queries {', '.join(r['queries'])}; counts agree: "
+                          f"{r['counts_agree']}", r, "index", "round", r["seconds"])
 
 
 def _status(run: dict[str, Any] | None) -> str:
