@@ -80,3 +80,33 @@ def test_a_heavy_count_gets_one_slice_per_split_work_within_bounds():
     assert slice_count(1e11, 3e7, 32) == 32
     assert slice_count(1e9, 0.0, 8) == 8  # split-work 0 splits everything as finely as allowed
     assert [slice_count(w, 1e7, 64) for w in (1e7, 2e8, 4e8, 1e9)] == [2, 20, 40, 64]
+
+
+def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(monkeypatch):
+    """A group task hands a heavy query's slices to the cluster as soon as that query's plan shows it heavy, while
+    the group's later queries are still to be counted; each later query is counted after the submission."""
+    from types import SimpleNamespace
+
+    from distsm.cluster import tasks
+    from distsm.plan.execute import Heavy, JobResult
+
+    events = []
+    heavy = JobResult("inter", None, 0, None, 0.1, "w", heavy=Heavy("heavy", shared=object()))
+
+    def counted(site, graphs, sem, budget, control=None, split_work=None):
+        for g in graphs:
+            events.append(("counted", g))
+            yield heavy if g == "h" else JobResult("inter", None, 1, None, 0.1, "w")
+
+    def submit(name, state, query, measured, budget, split):
+        events.append(("submitted", query.graph))
+        return ["future"]
+
+    monkeypatch.setattr(tasks, "run_whole_jobs", counted)
+    monkeypatch.setattr(tasks, "_submit_shared", submit)
+    state = SimpleNamespace(job_budget=lambda budget: budget)
+    queries = [SimpleNamespace(graph=g, sem=None, split=4) for g in ("a", "h", "b", "c")]
+    submitted: dict[int, list] = {}
+    measured = tasks._measured("m", state, queries, None, None, submitted)
+    assert events == [("counted", "a"), ("counted", "h"), ("submitted", "h"), ("counted", "b"), ("counted", "c")]
+    assert submitted == {1: ["future"]} and measured[1] is heavy and [m.count for m in measured] == [1, 0, 1, 1]
