@@ -45,7 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -161,15 +161,12 @@ def run_distsm(suite: Suite, args: argparse.Namespace, records: dict[str, dict[s
     """Timed counts of every query into ``records``, then (generated suites) the reference path into
     ``reference``; both capped.  Returns the seconds each start of distsm's child took."""
     with DistsmWorker(suite.data, args.backend, grace=args.grace) as worker:
-        for round_ in range(args.repeat):
-            for q in suite.queries:
-                if round_ and records[q.name]["distsm"]["status"] != "ok":
-                    continue
-                r = worker.run(q.path, args.max_seconds)
-                records[q.name]["distsm"] = repeated(records[q.name].get("distsm"),
-                                                     {k: v for k, v in asdict(r).items() if v is not None})
-                _progress(suite, q, "distsm", records[q.name]["distsm"])
-                checkpoint()
+        for q in _rounds(suite.queries, args.repeat, records, "distsm"):
+            r = worker.run(q.path, args.max_seconds)
+            records[q.name]["distsm"] = repeated(records[q.name].get("distsm"),
+                                                 {k: v for k, v in asdict(r).items() if v is not None})
+            _progress(suite, q, "distsm", records[q.name]["distsm"])
+            checkpoint()
         if suite.generated and args.reference != "none":
             for q in suite.queries:
                 r = worker.run(q.path, args.reference_seconds, mode=args.reference)
@@ -177,6 +174,16 @@ def run_distsm(suite: Suite, args: argparse.Namespace, records: dict[str, dict[s
                 _progress(suite, q, f"distsm-{args.reference}", reference[q.name])
                 checkpoint()
         return worker.starts
+
+
+def _rounds(queries: list[Query], repeat: int, records: dict[str, dict[str, dict]], system: str
+            ) -> Iterator[Query]:
+    """The queries ``system`` runs in each of ``repeat`` rounds: all of them in the first, then those whose record
+    is still ``ok`` (a capped or failed query is not run again)."""
+    for round_ in range(repeat):
+        for q in queries:
+            if not round_ or records[q.name][system]["status"] == "ok":
+                yield q
 
 
 def repeated(before: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
@@ -421,15 +428,12 @@ def run_suite(suite: Suite, args: argparse.Namespace, peers: dict[str, dict[str,
     try:
         starts = run_distsm(suite, args, records, reference, checkpoint)
         for name, entry in peers.items():
-            for round_ in range(args.repeat):
-                for q in suite.queries:
-                    if round_ and records[q.name][name]["status"] != "ok":
-                        continue
-                    rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds,
-                                   args.startup_seconds, entry["extra_args"])
-                    records[q.name][name] = repeated(records[q.name].get(name), rec)
-                    _progress(suite, q, name, records[q.name][name])
-                    checkpoint()
+            for q in _rounds(suite.queries, args.repeat, records, name):
+                rec = run_peer(PEERS[name], entry["binary"], suite.data, q, args.max_seconds, args.startup_seconds,
+                               entry["extra_args"])
+                records[q.name][name] = repeated(records[q.name].get(name), rec)
+                _progress(suite, q, name, records[q.name][name])
+                checkpoint()
     except BaseException:  # stopped (SIGTERM from a time limit, Ctrl-C): keep what was measured
         save(record(False))
         raise

@@ -486,6 +486,8 @@ def _gathered(lists: list[list[Any]], control: engine.Control) -> list[list[JobR
                     out.append(e)
             return out
         finally:
+            # Before leaving worker_client: its rejoin waits for a thread of this worker, which the slices left
+            # running may hold until they end.
             _cancel(futures)
 
 

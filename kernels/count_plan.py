@@ -49,6 +49,12 @@ PLAN_SHARE = 0.25
 DEVICE_SPEEDUP = 40.0
 
 
+def host_scale(cost: float, on_device: bool) -> float:
+    """A plan's estimated work ``cost`` in NumPy's terms: divided by :data:`DEVICE_SPEEDUP` where it runs on a
+    device."""
+    return cost / DEVICE_SPEEDUP if on_device else cost
+
+
 @dataclass(frozen=True)
 class CountPlan:
     """Core join steps, trailing vertices (grouped by vertex label) and the sampled estimates."""

@@ -39,7 +39,7 @@ from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
 from distsm.kernels.ce_join import walk_core
-from distsm.kernels.count_plan import DEVICE_SPEEDUP, CountPlan, plan_count
+from distsm.kernels.count_plan import CountPlan, host_scale, plan_count
 from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
@@ -108,10 +108,9 @@ class PlannedCount:
 
     @property
     def host_cost(self) -> float:
-        """:attr:`cost` in NumPy's terms: divided by :data:`~distsm.kernels.count_plan.DEVICE_SPEEDUP` where the
-        plan runs on a device, which does that work that much faster."""
-        on_device = self.runner is not None and self.runner.backend.on_device
-        return self.cost / DEVICE_SPEEDUP if on_device else self.cost
+        """:attr:`cost` in NumPy's terms (:func:`~distsm.kernels.count_plan.host_scale`): divided by the device's
+        speed-up where the plan runs on a device, which does that work that much faster."""
+        return host_scale(self.cost, self.runner is not None and self.runner.backend.on_device)
 
     def covers(self, vertices: Mapping[int, Any]) -> bool:
         """Whether a run restricted on ``vertices`` can use this plan (they must be core vertices)."""

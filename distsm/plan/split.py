@@ -32,7 +32,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.count_plan import DEVICE_SPEEDUP, CountPlan
+from distsm.kernels.count_plan import CountPlan, host_scale
 from distsm.kernels.counting import Count, PlannedCount, Symmetry, Target
 from distsm.kernels.engine import Control
 from distsm.kernels.placement import Placement, Side
@@ -98,7 +98,7 @@ class SharedPlan:
     def host_cost(self) -> float:
         """The plan's estimated work on NumPy's scale (a device's work divided by its speed-up, as
         :attr:`~distsm.kernels.counting.PlannedCount.host_cost`)."""
-        return self.plan.cost / DEVICE_SPEEDUP if self.on_device else self.plan.cost
+        return host_scale(self.plan.cost, self.on_device)
 
     @property
     def anchor(self) -> int:
