@@ -763,6 +763,30 @@ def test_host_chunks_are_capped_and_counts_stay_exact():
     assert capped == whole and capped[0] == int((d * (d - 1)).sum())
 
 
+@pytest.mark.parametrize("walks", [64, 2048])
+def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walks):
+    """While an order's partial matches are fewer than the sampler's walks, its table holds every one of them: the
+    levels up to the first with ``walks`` rows or more are estimated exactly (the join's own row counts), and
+    from there on the walks are a sample of ``walks`` rows."""
+    from distsm.kernels import candidate_edges
+    from distsm.kernels.ce_join import walk_core
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    order = Sampler(NUMPY, query, ce, homomorphism=False, walks=walks).core_order(frozenset(range(query.n)), 0)
+    rows = [0] * query.n
+    for _ in walk_core(NUMPY, ce, order.order[0], list(order.steps), 1 << 26, True, level_rows=rows):
+        pass
+    first_large = next(k for k, r in enumerate(rows) if r >= walks)
+    assert 0 < first_large < query.n - 1
+    assert order.estimates[:first_large + 1] == [float(r) for r in rows[:first_large + 1]]
+    assert [int(t.shape[0]) for t in order.walks[:first_large]] == rows[:first_large]
+    assert {int(t.shape[0]) for t in order.walks[first_large:]} == {walks}
+    assert order.estimates[-1] != rows[-1]
+
+
 def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypatch):
     """A device runs a plan's work many times faster than NumPy, so a plan bound for it is worth less sampling:
     with the device's speed-up made huge, sampling stops after the greedy order's splits; both plans count
@@ -772,7 +796,7 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
     from distsm.kernels.sampling import Sampler
     from distsm.kernels.trailing import TrailingCounter
 
-    data, query = make_case(2, 40, 0.3, 1, 1, False, 6, True)
+    data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
     idx = NUMPY.index(data)
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
