@@ -21,6 +21,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     stages      median time of each explained stage of a count, per query            (benchmarks.explain_stages)
     slices      a heavy count whole and as 8 / 32 shared-plan slices in one process  (benchmarks.slice_overhead)
     index-memory  NumPy counts over the index in process memory vs memory-mapped     (benchmarks.index_memory)
+    one-worker  one Dask worker vs in process on the scaling batches, interleaved     (benchmarks.one_worker)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -49,6 +50,7 @@ SUITES = {
     "stages": "benchmarks.explain_stages",
     "slices": "benchmarks.slice_overhead",
     "index-memory": "benchmarks.index_memory",
+    "one-worker": "benchmarks.one_worker",
 }
 
 
