@@ -393,6 +393,19 @@ def _index_memory(entries: list, lines: list[str], out_dir: Path) -> None:
                           f"{r['counts_agree']}", r, "index", "round", r["seconds"])
 
 
+def _one_worker(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### One worker against in process, interleaved rounds", "",
+                  _where(name, r) + f"; backend {r['backend']}; heavy queries {', '.join(r['heavy'])}; "
+                  f"{r['small_queries']} small queries of {r['small_size']} vertices; counts agree: "
+                  f"{r['counts_agree']}", ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["batch", "round", "in process s", "one worker s", "worker / in process"],
+                        [[batch, i, x["in_process_s"], x["worker_s"], x["ratio"]]
+                         for batch, rounds in r["rounds"].items() for i, x in enumerate(rounds)])
+        lines += ["", "Median ratios: " + ", ".join(f"{b} {s['median_ratio']}" for b, s in r["summary"].items()), ""]
+
+
 def _status(run: dict[str, Any] | None) -> str:
     """One system's result on one query: status, count and seconds."""
     if not run:
@@ -489,7 +502,8 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
-            "device_trailing": _device_trailing, "index_memory": _index_memory}
+            "device_trailing": _device_trailing, "index_memory": _index_memory,
+            "one_worker": _one_worker}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
