@@ -37,10 +37,11 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per batch")
     p.add_argument("--cpu", action="store_true", help="a CPU worker and NumPy in process (default: one GPU)")
+    p.set_defaults(share_gpu=False)  # one worker on its own GPU (what _cluster reads)
     args = p.parse_args(argv)
-    args.share_gpu = False
     data, described = rmat_from(args)
-    pool = dict(zip(*reversed(_queries(data, args.pool, [8, 12], args.seed, ("sparse", "core", "dense"), "q"))))
+    graphs, names = _queries(data, args.pool, [8, 12], args.seed, ("sparse", "core", "dense"), "q")
+    pool = dict(zip(names, graphs))
     missing = sorted(set(args.heavy) - set(pool))
     if missing:
         raise SystemExit(f"not in the pool of {args.pool}: {', '.join(missing)}")
