@@ -284,6 +284,31 @@ def test_a_trial_stops_before_a_level_that_must_pass_its_allowance():
     assert (backend, allowance, read) == ("numpy", 300, 0)
 
 
+def test_a_trial_stops_before_a_level_whose_last_chunk_would_pass_its_allowance():
+    """Triangles in K_20 with an allowance of 300 entries: the second level's 20 * 19 = 380 entries pass it though
+    all but its last chunk of 150 do not.  The trial stops before reading any (it used to read 150)."""
+    data = distsm.Graph.from_edges([(a, b) for a in range(20) for b in range(a + 1, 20)], n=20)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2), (0, 2)], n=3)
+    with distsm.options({"engine.trial-entries": 100, "engine.trial-ratio-host": 0.0}):
+        report = distsm.explain(data, query, backend="numpy", memory_budget=1 << 26)
+    assert report.count == 20 * 19 * 18
+    assert report.trials == [("numpy", 300, 0)]
+
+
+def test_a_trial_projects_a_chunk_of_the_first_level_onto_the_whole_join():
+    """1000 disjoint labelled paths A-B-C and the query A-B-C with an allowance of 300 entries: the trial's first
+    level is cut into chunks of fewer than 200 rows, each reading one entry per row at the next level, far below the
+    allowance; but the whole level reads 1000, so the trial stops before reading any (it used to read past 300)."""
+    n = 1000
+    edges = [(3 * i, 3 * i + 1) for i in range(n)] + [(3 * i + 1, 3 * i + 2) for i in range(n)]
+    data = distsm.Graph.from_edges(edges, n=3 * n, vertex_labels=[0, 1, 2] * n)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2)], vertex_labels=[0, 1, 2])
+    with distsm.options({"engine.trial-entries": 100, "engine.trial-ratio-host": 0.0}):
+        report = distsm.explain(data, query, backend="numpy", memory_budget=1 << 26)
+    assert report.count == n
+    assert report.trials == [("numpy", 300, 0)]
+
+
 def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
     data, query = make_case(3, 12, 0.6, 1, 1, False, 4, False)
     control = engine.Control(cancelled=lambda: True)
