@@ -328,7 +328,9 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
     def taken(i: int, m: JobResult | QueryResult) -> JobResult | QueryResult:
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.shared is not None:
             assert split is not None  # only a split_work finds a query heavy
-            submitted[i] = _submit_shared(name, state, queries[i], m, budget, split)
+            submitted[i], cut_s = _submit_shared(name, state, queries[i], m, budget, split)
+            # Cutting the slices is part of the work that found the query heavy, and of what slicing cost.
+            return replace(m, seconds=m.seconds + cut_s, setup_seconds=m.setup_seconds + cut_s)
         return m
 
     try:
@@ -364,10 +366,10 @@ def _failed(state: WorkerSite, query: QueryTask, error: Exception) -> QueryResul
 
 
 def _submit_shared(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
-                   split: int) -> list[Any]:
+                   split: int) -> tuple[list[Any], float]:
     """The futures of the slices a heavy whole query with a counting plan (``measured.heavy.shared``) is split
-    into: about :func:`slice_count` slices (at most ``split``) that run its plan over its index
-    (:mod:`distsm.plan.split`).
+    into, and the seconds spent cutting them: about :func:`slice_count` slices (at most ``split``) that run its
+    plan over its index (:mod:`distsm.plan.split`).
 
     Those slices together do the whole count's work, so such a query is always split: its slices go before the
     batch's queries, the largest first (:func:`slice_priority`), which keeps a batch's heaviest queries off its
@@ -377,14 +379,17 @@ def _submit_shared(name: str, state: WorkerSite, query: QueryTask, measured: Job
     heavy = cast(Heavy, measured.heavy)
     shared = cast(SharedPlan, heavy.shared)
     pieces = slice_count(shared.host_cost, cluster_options().split_work, split)
+    t = time.perf_counter()
     cuts = split_slices(shared, get_backend("numpy"), query.graph, query.sem, pieces)
-    logger.info("worker %s splits query %s into %d slices: %s", state.worker, query.name, len(cuts), heavy.reason)
+    cut_s = time.perf_counter() - t
+    logger.info("worker %s splits query %s into %d slices in %.3f s: %s", state.worker, query.name, len(cuts),
+                cut_s, heavy.reason)
     client = get_client()
     ref = client.scatter(shared, hash=False)  # each worker fetches the index once, not once per slice
     return [client.submit(shared_slice, name, ref, restrict, query.graph, query.sem, budget,
                           key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
                           priority=slice_priority(share * shared.host_cost))
-            for restrict, share in cuts]
+            for restrict, share in cuts], cut_s
 
 
 def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worker: str, how: str) -> QueryResult:

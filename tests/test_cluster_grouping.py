@@ -84,7 +84,8 @@ def test_a_heavy_count_gets_one_slice_per_split_work_within_bounds():
 
 def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(monkeypatch):
     """A group task hands a heavy query's slices to the cluster as soon as that query's plan shows it heavy, while
-    the group's later queries are still to be counted; each later query is counted after the submission."""
+    the group's later queries are still to be counted; each later query is counted after the submission, and the
+    heavy query's job is charged the seconds its slices took to cut."""
     from types import SimpleNamespace
 
     from distsm.cluster import tasks
@@ -100,7 +101,7 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
 
     def submit(name, state, query, measured, budget, split):
         events.append(("submitted", query.graph))
-        return ["future"]
+        return ["future"], 0.25
 
     monkeypatch.setattr(tasks, "run_whole_jobs", counted)
     monkeypatch.setattr(tasks, "_submit_shared", submit)
@@ -109,4 +110,7 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
     submitted: dict[int, list] = {}
     measured = tasks._measured("m", state, queries, None, None, submitted)
     assert events == [("counted", "a"), ("counted", "h"), ("submitted", "h"), ("counted", "b"), ("counted", "c")]
-    assert submitted == {1: ["future"]} and measured[1] is heavy and [m.count for m in measured] == [1, 0, 1, 1]
+    assert submitted == {1: ["future"]} and [m.count for m in measured] == [1, 0, 1, 1]
+    assert measured[1].heavy is heavy.heavy
+    # Cutting the slices is charged to the job that found the query heavy, as setup.
+    assert (measured[1].seconds, measured[1].setup_seconds) == pytest.approx((0.35, 0.25))

@@ -696,6 +696,31 @@ def test_split_work_finds_only_heavy_plans_heavy():
     assert whole(data, edge, sem, 1 << 26, split_work=0.0) == 2 * data.m
 
 
+def test_the_site_that_finds_a_count_heavy_keeps_its_index_for_its_slices(monkeypatch):
+    """The index a heavy count planned over is the one its slices read on the planning site: they neither ship nor
+    rebuild it there, and they add up to the count."""
+    from distsm.plan.split import SharedPlan, count_slice, slices
+
+    rng = np.random.default_rng(4)
+    data = random_graph(rng, 30, 0.4, 1, 1, False)
+    query = star_like(rng, data, 0, 2, 1, 2)
+    sem = Semantics()
+    expected = counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, path="general")
+    site, placement = OneSite(), Placement.of(NUMPY, data)
+    with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
+        heavy = whole_count(site, placement, Job("inter", whole=True), query, sem, 1 << 26, {}, None, 0.0)
+    assert isinstance(heavy, Heavy) and heavy.shared is not None
+
+    def rebuilt(self, backend):
+        raise AssertionError("the planning site built the shared index again")
+
+    monkeypatch.setattr(SharedPlan, "index", rebuilt)
+    ce = site.plans.shared_index(heavy.shared, NUMPY)
+    cuts = slices(heavy.shared, NUMPY, query, sem, 4)
+    assert len(cuts) > 1
+    assert sum(count_slice(placement, heavy.shared, ce, query, sem, c.restrict, 1 << 26) for c in cuts) == expected
+
+
 def test_a_plan_bound_for_a_device_is_split_by_its_work_on_numpys_scale():
     """A device runs a plan DEVICE_SPEEDUP times faster than NumPy, so split-work judges its cost divided by that:
     the same plan's cost on NumPy's scale is its cost on the host and its cost / DEVICE_SPEEDUP on a device."""

@@ -89,6 +89,9 @@ class JobResult:
     #: a slice of a unique count: ``count`` is embeddings, and the query's matches are the sum over its slices
     #: divided by this (``|Aut(Q)|``; see :mod:`distsm.plan.split`)
     automorphisms: int | None = None
+    #: of ``seconds``, what a slice spent before counting: its shared plan's index built where it runs (see
+    #: :meth:`PlanCache.shared_index`), or the slices cut by the worker that found the query heavy
+    setup_seconds: float = 0.0
 
 
 @dataclass
@@ -272,11 +275,20 @@ once); filtering and planning are serialized, which costs little beside the join
         many of its slices run here; the last :data:`SHARED_COUNTS` plans are kept)."""
         with self._lock:
             if shared.token not in self._indexes:
-                self._indexes[shared.token] = shared.index(backend)
-                while len(self._indexes) > SHARED_COUNTS:
-                    self._indexes.popitem(last=False)
+                self._keep_index(shared.token, shared.index(backend))
             self._indexes.move_to_end(shared.token)
             return self._indexes[shared.token]
+
+    def adopt_index(self, shared: SharedPlan, ce: Any) -> None:
+        """Keep ``ce``, the index the count that made ``shared`` planned over (where its slices read it, lookups
+        included), as ``shared``'s: the slices that run on the planning site do not build it again."""
+        with self._lock:
+            self._keep_index(shared.token, ce)
+
+    def _keep_index(self, token: str, ce: Any) -> None:
+        self._indexes[token] = ce
+        while len(self._indexes) > SHARED_COUNTS:
+            self._indexes.popitem(last=False)
 
     def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
                spanning_only: bool) -> Search:
@@ -422,9 +434,10 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
     # split counts of 0.03-0.12 s at split-work itself, and their slices added up to 2-4 times their whole count.
     if split_work is not None and planned.plan is not None and planned.host_cost >= split_work:
         on = "" if planned.host_cost == planned.cost else f" ({planned.host_cost:.3g} on NumPy's scale)"
+        sharing = SharedPlan.of(planned, placement, symmetry(query, sem).automorphisms)
+        site.plans.adopt_index(sharing, planned.ce)
         return Heavy(f"its counting plan's estimated work {planned.cost:.3g}{on} is at least "
-                     f"distsm.cluster.split-work ({split_work:.3g})",
-                     SharedPlan.of(planned, placement, symmetry(query, sem).automorphisms))
+                     f"distsm.cluster.split-work ({split_work:.3g})", sharing)
     return stages.run(planned)
 
 
@@ -491,9 +504,10 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
     index, _, _ = site.whole_graph()
     placement = Placement.of(site.backend, index, site.host_index())
     ce = site.plans.shared_index(shared, shared.runner(placement).backend)
+    setup = time.perf_counter() - t
     count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
-                     device_bytes=site.device_bytes(), automorphisms=shared.automorphisms)
+                     device_bytes=site.device_bytes(), automorphisms=shared.automorphisms, setup_seconds=setup)
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
@@ -566,7 +580,9 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
     inter = [p for p in results if p.stage == "inter"]
     seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
                # the longest slice bounds how well the spanning search spreads over workers
-               "inter_slice_max": max((p.seconds for p in inter), default=0.0)}
+               "inter_slice_max": max((p.seconds for p in inter), default=0.0),
+               # what slicing cost before the slices counted (indexes built where they run, the cuts)
+               "inter_setup": sum(p.setup_seconds for p in inter)}
     result = QueryResult(query, "ok", semantics=sem, plan=plan, partitions=k, seconds=seconds,
                          partial_matches=sum(p.partial_matches for p in inter),
                          gathered_bytes=sum(p.gathered_bytes for p in inter),
