@@ -421,6 +421,11 @@ def main(argv=None):
     if args.small_queries:
         batches["small"] = _queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"),
                                     "s")
+    batches = {name: batch for name, batch in batches.items() if batch[0]}  # --queries 0: the small batch alone
+    if not batches:
+        raise SystemExit("no queries to run: --queries and --small-queries are both 0")
+    if args.contention and "heavy" not in batches:
+        raise SystemExit("--contention times the heavy batch: give --queries")
     index_bytes = estimate_index_bytes(data.n, data.nnz, data.num_effective_labels > 1)
     print(f"graph {data.n} vertices {data.m} edges (index ~{index_bytes / 2**20:.0f} MiB) in "
           f"{graph['generate_s']:.1f}s; "
