@@ -44,8 +44,12 @@ def main(argv: list[str] | None = None) -> None:
             be.xp.cuda.runtime.deviceSynchronize()
         return value, time.perf_counter() - t
 
+    candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
+    # The first count builds the data graph's indexes (seconds on a 50M-edge graph): not a query's time.
+    label = int(data.vertex_labels[0])
+    distsm.count(data, distsm.Graph.from_edges([(0, 1)], n=2, vertex_labels=[label, label]), backend=args.backend)
     picked = []
-    for _, q in query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4):
+    for _, q in candidates:
         _, seconds = synced(partial(distsm.count, backend=args.backend), data, q)
         if args.low < seconds < args.high:
             picked.append((q, seconds))
