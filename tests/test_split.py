@@ -137,3 +137,19 @@ def test_a_shipped_index_rebuilds_its_lookups(seed):
         assert (arc.matrix is None) == (rebuilt.arcs[key].matrix is None)
         if arc.matrix is not None:
             assert (arc.matrix == rebuilt.arcs[key].matrix).all()
+
+
+def test_a_merge_names_the_slices_setup_apart_from_their_counting():
+    """A sliced query's seconds: its jobs' in all (``inter``), the longest (``inter_slice_max``) and what slicing
+    cost before counting (``inter_setup``: the cuts on the worker that found it heavy, indexes built where slices
+    ran); its count is the slices' sum."""
+    from distsm.plan.distribution import whole_plan
+    from distsm.plan.execute import JobResult, merge
+
+    found = [JobResult("inter", None, 0, None, 0.4, "a", setup_seconds=0.1),
+             JobResult("inter", None, 5, None, 1.0, "a", setup_seconds=0.05),
+             JobResult("inter", None, 7, None, 2.0, "b")]
+    result = merge("q", 3, Semantics(), whole_plan(), 1, found)
+    assert result.count == 12 and result.workers == ["a", "b"]
+    assert (result.seconds["inter"], result.seconds["inter_slice_max"], result.seconds["inter_setup"]) == \
+        pytest.approx((3.4, 2.0, 0.15))
