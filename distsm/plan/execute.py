@@ -104,8 +104,11 @@ class QueryResult:
     what was computed.  ``distribution`` says how a cluster spread the query: ``"whole"`` (one job on one worker)
     or ``"sliced"`` (its jobs and slices over the workers), and ``distribution_reason`` why; ``peak_device_bytes``
     is each worker's peak device bytes as of its last job for the query, and ``bytes_h2d`` the bytes the query
-    moved host to device (out of core).  A query that did not finish has ``status`` ``"timeout"``,
-    ``"cancelled"`` or ``"error"`` and no count; an error keeps its ``exception`` and formatted ``traceback``.
+    moved host to device (out of core).  ``seconds`` holds ``plan``, ``intra`` and ``inter`` (each summed over the
+    query's jobs), ``inter_slice_max`` (its longest spanning job or slice), ``inter_setup`` (of ``inter``, what
+    slicing cost before its slices counted) and ``merge``.  A query that did not finish has ``status``
+    ``"timeout"``, ``"cancelled"`` or ``"error"`` and no count; an error keeps its ``exception`` and formatted
+    ``traceback``.
     """
 
     query: str
