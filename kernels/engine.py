@@ -94,7 +94,8 @@ class Watch:
     PBE reports), ``"gathered"`` (adjacency entries read) and ``"level<i>"`` (rows produced whose last column is
     ``plan.order[i]``).  ``control`` cancels the join between chunks and receives progress (see
     :class:`Control`).  A ``trial`` (which needs ``stats``) ends the join early, with ``trial.stopped`` set, once it
-    has read more than its allowance of adjacency entries: the chunks then yielded are not the whole answer.
+    has read more than its allowance of adjacency entries, or before a level that would take it past it
+    (:meth:`doomed`): the chunks then yielded are not the whole answer.
     """
 
     stats: dict[str, int] | None = None
