@@ -95,17 +95,19 @@ def _cluster(n: int, args: argparse.Namespace):
 def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, report: str | None = None,
            repeat: int = 1) -> dict:
     """Count one batch on matcher ``m`` (``repeat`` times: ``batch_wall_s`` is the best wall time, ``walls_s`` all of
-    them, the rest describes the last count): wall time, spread, stage seconds, bytes moved, device peaks and the
+    them, ``earlier_seconds`` the stage seconds per query of every count before the last, the rest describes the
+    last count): wall time, spread, stage seconds, bytes moved, device peaks and the
     workers' CPU seconds in user and kernel mode (summed over workers; on the CPU, kernel time is mostly the
     zeroing of freshly faulted pages).  With ``report`` (a path without suffix), Dask's performance report is saved
     at ``report.html``, the batch's task stream at ``report-tasks.json``, and ``task_compute_s`` says how many
     seconds its tasks computed (summed over tasks; beside the wall time on one worker it leaves the scheduling,
     transfer and gathering overhead)."""
-    walls = []
+    walls, earlier = [], []
     for _ in range(repeat - 1):
         t = time.perf_counter()
-        m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
+        done = m.submit(graphs, names=names, timeout=timeout, distribute=distribute).results()
         walls.append(round(time.perf_counter() - t, 4))
+        earlier.append({r.query: {k: round(v, 5) for k, v in r.seconds.items()} for r in done})
     cpu = m.client.run(_cpu_seconds)
     with _recorded(m.client, report) as stream:
         t = time.perf_counter()
@@ -121,7 +123,8 @@ def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, r
             peaks[w] = max(peaks.get(w, 0), b)
     computed = None if stream is None else sum(s["stop"] - s["start"] for task in stream.data
                                                for s in task["startstops"] if s["action"] == "compute")
-    return {"batch_wall_s": round(wall, 4), "walls_s": walls, "finished": len(ok), "worker_cpu_s": used,
+    return {"batch_wall_s": round(wall, 4), "walls_s": walls, "earlier_seconds": earlier, "finished": len(ok),
+            "worker_cpu_s": used,
             "task_compute_s": None if computed is None else round(computed, 4),
             "distribution": {d: sum(r.distribution == d for r in ok) for d in ("whole", "sliced")},
             "intra_s": round(sum(r.seconds.get("intra", 0) for r in ok), 4),

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.config import options
 from distsm.graph import Graph
 from distsm.vocabulary import BackendName
 
@@ -138,6 +139,31 @@ def _cases() -> Iterator[tuple[str, Graph, Graph, dict[str, Any]]]:
     yield "clustered book6", _dense_graph(False, CLUSTERED_VERTICES, CLUSTERED_DEGREE), book, {}
 
 
+#: Average degree of the large sparse graph (see :func:`_large_graph`).
+LARGE_DEGREE = 4
+#: Engine options under which a count plans over candidate edges, refines and counts on the device whatever its
+#: size: the large graph's small counts then take the paths of heavy ones.
+PLANNED_ON_DEVICE = {"engine.trial-entries": 0, "engine.trial-ratio-host": 0.0, "engine.trial-ratio-device": 0.0,
+                     "engine.device-refine": 0, "engine.host-work": 0.0}
+
+
+def _large_graph() -> Graph:
+    """A sparse random graph of one vertex more than the array backends keep candidate sets of as bool masks
+    (:data:`~distsm.kernels.array_backend.MASK_VERTICES`), two vertex labels.
+
+    Graphs of thousands of vertices never reach what a large one does: bitset candidate sets, binary-search lookups
+    where position maps would pass their budget, and CuPy's multi-block scans (arrays of more than 512 entries).
+    Measured on an H200: after a warm-up without it, counts on an R-MAT of 4M vertices and 16M edges still compiled
+    62 kernel files (13.5 s for the first query)."""
+    from distsm.kernels.array_backend import MASK_VERTICES
+
+    n = MASK_VERTICES + 1
+    rng = np.random.default_rng(11)
+    edges = rng.integers(0, n, size=(n * LARGE_DEGREE // 2, 2))
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    return Graph.from_edges(edges, n=n, vertex_labels=(rng.random(n) < 0.3).astype(np.int64), dedupe=True)
+
+
 #: The dtypes of the engine's arrays: masks, vertex ids, offsets and keys, bitset words, weights and bounds.
 ARRAY_DTYPES = ("bool", "int32", "int64", "uint32", "float64")
 #: The dtypes of the engine's gather indices.
@@ -145,8 +171,11 @@ INDEX_DTYPES = ("int32", "int64")
 
 
 def _array_kernels(xp: Any) -> None:
-    """Run each copy (contiguous and strided, between any two of :data:`ARRAY_DTYPES`) and each take (1-D and
-    row gathers, by either index dtype) once on a few elements of ``xp``."""
+    """Run each copy (contiguous and strided, between any two of :data:`ARRAY_DTYPES`), each take (1-D and row
+    gathers, by either index dtype), each concatenation of many 1-D arrays and each binary search (contiguous and
+    strided keys, between index dtypes) once on a few elements of ``xp``.  Measured on an H200, counts on an R-MAT of
+    4M vertices after the warm-up's counts still compiled an int32 concatenation and a search of strided int32
+    keys."""
     for src in ARRAY_DTYPES:
         a = xp.arange(8).astype(src)
         for dst in ARRAY_DTYPES:
@@ -156,6 +185,14 @@ def _array_kernels(xp: Any) -> None:
             at = xp.arange(2, dtype=index)
             a.take(at)
             a.reshape(4, 2).take(at, axis=0)
+        xp.concatenate([a] * 16)  # past a few arrays CuPy concatenates in one kernel
+    for bins in INDEX_DTYPES:
+        sorted_bins = xp.arange(8, dtype=bins)
+        for keys in INDEX_DTYPES:
+            x = xp.arange(8, dtype=keys)
+            for side in ("left", "right"):
+                xp.searchsorted(sorted_bins, x, side=side)
+                xp.searchsorted(sorted_bins, x[::2], side=side)
 
 
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
@@ -182,6 +219,17 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     for name, data, query, kw in cases[:3]:
         rows = match(data, query, backend=backend, limit=1000, **kw)
         assert rows.shape[0] == min(1000, report.counts[name]), name
+    if get_backend(backend).on_device:
+        large = _large_graph()
+        for name, query in _shapes(False).items():
+            # Checked against the device's own default path (the CPU backend would take minutes on this graph).
+            with options(PLANNED_ON_DEVICE):
+                got = count(large, query, backend=backend)
+            want = count(large, query, backend=backend)
+            assert got == want, f"warm-up count large {name}: planned {got}, default {want}"
+            report.counts[f"large {name}"] = int(got)
+            if progress is not None:
+                progress(f"large {name}")
     _array_kernels(get_backend(backend).xp)
     report.seconds = time.perf_counter() - t
     report.compiled = _cached_files(cache) - before

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.array_ops import bincount
 from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
@@ -263,7 +264,7 @@ class ArrayBackend:
         # Back to id order within each query vertex (owners stay grouped in order, so one sort of (owner, id) keys).
         key = xp.sort(downer * idx.n + pools.members.take(dpos), kind="stable")
         kept = (key % idx.n).astype(self.vertex_dtype, copy=False)
-        counts = self.to_host(xp.bincount(downer, minlength=nq)).tolist()
+        counts = self.to_host(bincount(downer, nq)).tolist()
         out, at, first = [], 0, 0
         for q in queries:
             sizes = counts[at:at + q.n]

@@ -42,6 +42,7 @@ import numpy as np
 from distsm.config import engine_options
 from distsm.graph import Graph
 from distsm.kernels.array_backend import member
+from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
 from distsm.kernels.batch_plan import build_plans
 from distsm.kernels.candidate_sets import CandidateSets, candidate_sets
@@ -167,7 +168,7 @@ def membership(backend: ArrayBackend, keys: Any, cells: int) -> Callable[[Any], 
         # Distinct bits of a word sum to their OR, and float64 holds 32-bit sums exactly: one bincount on either
         # array module builds the words.
         bit = xp.left_shift(xp.uint32(1), (keys & 31).astype(xp.uint32)).astype(xp.float64)
-        words = xp.bincount(keys >> 5, weights=bit, minlength=(cells + 31) // 32).astype(xp.uint32)
+        words = bincount(keys >> 5, (cells + 31) // 32, bit).astype(xp.uint32)
         return partial(member, xp, words)
     return partial(backend._contains, keys)
 
@@ -221,9 +222,9 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
         base = xp.arange(table.shape[0], dtype=xp.int64) * level
         s, t, _, _ = runs(xp, idx, flat.take(base + prog.first_col[i].take(qid)), prog.first_label[i].take(qid))
         c = t - s
-        read += xp.bincount(qid, weights=c, minlength=nq)
+        read += bincount(qid, nq, c)
         over = alive & (read > allow)
-        if bool(over.any()):
+        if count_true(over):
             alive &= ~over
             keep = alive.take(qid)
             table, qid, s, c = table[keep], qid[keep], s[keep], c[keep]
@@ -237,7 +238,7 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
         at = Level(xp, prog, i, flat, level)
         e = _edge_tests(backend, idx, at, _column_tests(at, Entries(rowid, cand, qid.take(rowid))))
         done = prog.last[i].take(e.query)
-        found += xp.bincount(e.query[done], minlength=nq)
+        found += bincount(e.query[done], nq)
         e = e.keep(~done)
         table = xp.concatenate([table.take(e.rowid, axis=0), e.cand.astype(xp.int64)[:, None]], axis=1)
         qid = e.query

@@ -31,6 +31,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.array_backend import bit_words, chunk_ranges, member
+from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
@@ -218,7 +219,7 @@ def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
     # label appended keeps each new run sorted by neighbour.
     key = key * labels + idx.vertex_labels[idx.nbr]
     offsets = xp.zeros(keys + 1, dtype=xp.int64)
-    offsets[1:] = xp.cumsum(xp.bincount(key, minlength=keys))
+    offsets[1:] = xp.cumsum(bincount(key, keys))
     return _RUNS.put(idx, LabelledRuns(idx.nbr[xp.argsort(key, kind="stable")], offsets, labels))
 
 
@@ -260,7 +261,7 @@ def arc_edge_counts(backend: Backend, idx: DataIndex, candidates: list[Any], arc
     for a, b in chunk_ranges(xp, lengths, COUNT_CHUNK_ENTRIES):
         row, rank = backend.expand(lengths[a:b])
         hit = inside[idx.nbr[s[a:b][row] + rank]]
-        out[a:b] = xp.bincount(row[hit], minlength=b - a)
+        out[a:b] = bincount(row[hit], b - a)
     return out
 
 
@@ -270,7 +271,7 @@ def arc_index(xp: Any, n: int, arc: tuple[int, int, int], size: int, rows: Any, 
     sources' positions in their ``size`` candidates, ``values`` the targets.  ``matrix_cols`` (the targets'
     positions in their ``width`` candidates), when given, adds the bit matrix."""
     offsets = xp.zeros(size + 1, dtype=xp.int64)
-    offsets[1:] = xp.cumsum(xp.bincount(rows, minlength=size))
+    offsets[1:] = xp.cumsum(bincount(rows, size))
     rows = rows.astype(xp.int64)
     matrix = None
     if matrix_cols is not None:
@@ -398,7 +399,7 @@ class _Refinement:
                 for t, p in ((a, pa), (b, pb)):
                     supported = xp.zeros(int(alive[t].shape[0]), dtype=bool)
                     supported[p] = True
-                    kept = int(xp.count_nonzero(supported))
+                    kept = count_true(supported)
                     if kept < sizes[t]:
                         alive[t], sizes[t] = supported, kept
                         version[t] += 1

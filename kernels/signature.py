@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from distsm.kernels.array_ops import bincount
+
 SIG_WORDS = 4
 BUCKETS_PER_WORD = 16
 _HASH_MUL = 0x9E3779B1
@@ -45,7 +47,7 @@ def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_l
     cell = row_of_entry.astype(xp.int64) * nb + bucket_of(xp, eff_labels, nbr_vertex_labels)
     if n * nb <= DENSE_CELLS:
         # Every cell's count in one table: a third of the array operations of sorting cells, on query graphs.
-        code = xp.minimum(xp.bincount(cell, minlength=n * nb), 1 if presence_only else 2)
+        code = xp.minimum(bincount(cell, n * nb), 1 if presence_only else 2)
         code |= code >> 1  # thermometer code: 0, 1, 2 -> 00, 01, 11
         shift = xp.arange(0, 2 * BUCKETS_PER_WORD, 2, dtype=xp.uint32)
         words = (code.astype(xp.uint32).reshape(n, SIG_WORDS, BUCKETS_PER_WORD) << shift).sum(axis=2,
@@ -59,7 +61,7 @@ def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_l
     shift = 2 * (bucket % BUCKETS_PER_WORD)
     # Codes of different buckets occupy disjoint bits, so a sum is an OR; float64 holds 32-bit sums exactly.
     value = (code.astype(xp.float64) * xp.exp2(shift.astype(xp.float64)))
-    flat = xp.bincount(word * n + vertex, weights=value, minlength=SIG_WORDS * n)
+    flat = bincount(word * n + vertex, SIG_WORDS * n, value)
     return flat.astype(xp.uint32).reshape(SIG_WORDS, n)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.array_backend import chunk_ranges
+from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
@@ -150,7 +151,7 @@ class TrailingCounter:
             # A core match with an empty set has no completion: the later sets are not read for it, as the fused
             # count stops at a row's first empty set (gMatch's Q_15 on NumPy: 552 -> 163 ms).
             keep = size > 0
-            if not bool(xp.all(keep)):
+            if count_true(keep) < keep.shape[0]:
                 table, sizes = table[keep], [s[keep] for s in sizes]
                 inside = {key: hit[keep] for key, hit in inside.items()}
                 if not table.shape[0]:
@@ -189,12 +190,11 @@ class TrailingCounter:
 
     def _intersection_sizes(self, table: Any, members: list[Extension]) -> Any:
         """Per row of ``table``: size of the intersection of the members' raw sets."""
-        xp = self.backend.xp
         row, x = self._raw_set(table, members[0])
         for ext in members[1:]:
             keep = self._contains(table, row, ext, x)
             row, x = row[keep], x[keep]
-        return xp.bincount(row, minlength=int(table.shape[0])).astype(xp.int64)
+        return bincount(row, int(table.shape[0]))
 
     def _raw_set(self, sub: Any, ext: Extension) -> tuple[Any, Any]:
         """``(row, vertex)`` pairs of ``ext``'s raw set (its links, before injectivity) for each row of ``sub``."""

@@ -14,7 +14,8 @@ import pytest
 from distsm.kernels.cupy import launch
 from distsm.kernels.cupy.launch import DEFINES, KERNELS, Kernel, KernelArgumentError
 
-C_TYPES = {"int": np.int32, "long long": np.int64, "unsigned int": np.uint32, "unsigned long long": np.uint64}
+C_TYPES = {"int": np.int32, "long long": np.int64, "unsigned int": np.uint32, "unsigned long long": np.uint64,
+           "unsigned char": np.uint8, "double": np.float64}
 
 
 def _signatures() -> dict[str, list[tuple[str, type, bool]]]:

@@ -832,3 +832,59 @@ extern "C" __global__ void extend_write_items(const int* __restrict__ table, int
 extern "C" __global__ void staging_echo(const int* src, long long* dst) {
     if (threadIdx.x == 0 && blockIdx.x == 0) dst[0] = (long long)src[0] + src[1] + src[2];
 }
+
+// ------------------------------------------------------------------------------------------------ array reductions
+// Counting primitives the engine runs on arrays of every size (kernels/cupy/array_ops.py).  CuPy's own bincount,
+// count_nonzero, any and all go through CUB block reductions that NVRTC compiles once per array-size class, so a
+// warm-up on small graphs left them to the first large graph; these compile once, with this module.
+
+// out[0] += number of nonzero bytes of mask[0..n).
+extern "C" __global__ void count_true(const unsigned char* __restrict__ mask, long long n,
+                                      unsigned long long* __restrict__ out) {
+    unsigned long long mine = 0;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) mine += mask[i] != 0;
+    for (int o = 16; o > 0; o >>= 1) mine += __shfl_down_sync(DSM_FULL_MASK, mine, o);
+    if ((threadIdx.x & 31) == 0 && mine) atomicAdd(out, mine);
+}
+
+// out[x[i]] += 1 for every i with 0 <= x[i] < size (others are not counted: callers pass values in range).
+template <typename K>
+__device__ __forceinline__ void dsm_histogram(const K* x, long long n, long long size, unsigned long long* out) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        long long v = (long long)x[i];
+        if (v >= 0 && v < size) atomicAdd(&out[v], 1ull);
+    }
+}
+
+// out[x[i]] += w[i] for every i with 0 <= x[i] < size.
+template <typename K>
+__device__ __forceinline__ void dsm_weighted_histogram(const K* x, const double* w, long long n, long long size,
+                                                       double* out) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        long long v = (long long)x[i];
+        if (v >= 0 && v < size) atomicAdd(&out[v], w[i]);
+    }
+}
+
+extern "C" __global__ void histogram_i32(const int* __restrict__ x, long long n, long long size,
+                                         unsigned long long* __restrict__ out) {
+    dsm_histogram(x, n, size, out);
+}
+
+extern "C" __global__ void histogram_i64(const long long* __restrict__ x, long long n, long long size,
+                                         unsigned long long* __restrict__ out) {
+    dsm_histogram(x, n, size, out);
+}
+
+extern "C" __global__ void weighted_histogram_i32(const int* __restrict__ x, const double* __restrict__ w,
+                                                  long long n, long long size, double* __restrict__ out) {
+    dsm_weighted_histogram(x, w, n, size, out);
+}
+
+extern "C" __global__ void weighted_histogram_i64(const long long* __restrict__ x, const double* __restrict__ w,
+                                                  long long n, long long size, double* __restrict__ out) {
+    dsm_weighted_histogram(x, w, n, size, out);
+}

@@ -10,6 +10,7 @@ import numpy as np
 from distsm.config import GpuOptions, gpu_options
 from distsm.kernels.array_backend import NUMPY, ArrayBackend
 from distsm.kernels.backend import Backend
+from distsm.kernels.cupy import array_ops
 from distsm.kernels.cupy.launch import Launcher
 from distsm.kernels.cupy.staging import Staging
 from distsm.kernels.index import DataIndex, index_to
@@ -28,6 +29,7 @@ class DeviceBase(ArrayBackend):
     def __init__(self) -> None:
         import cupy
 
+        array_ops.register()
         super().__init__(cupy)
         self.kernels = Launcher()
         self._progs = LifetimeCache()     # step -> [host program, device copy or None]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.cupy.index import IndexOps
 from distsm.kernels.cupy.launch import (BLOCK, EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL, EXTEND_TIERED, EXTEND_WRITE,
                                         EXTEND_WRITE_ITEMS, MAX_GRID, PROG_MAX, TIER_CHECKS, TIER_COLS,
@@ -195,7 +196,8 @@ class JoinOps(IndexOps):
             warp_max, block_max = limits
         else:
             live = width[width > 0].astype(xp.float64)
-            warp_max, block_max = self._thresholds(self.to_host(xp.bincount(xp.floor(xp.log2(live)).astype(xp.int64))),
+            # Widths are below 2**63: 64 buckets hold every log2.
+            warp_max, block_max = self._thresholds(self.to_host(bincount(xp.floor(xp.log2(live)).astype(xp.int64), 64)),
                                                    b - a)
         # Every row with entries takes one item, or ceil(width / block_max) above warp_max (a block-tier row: one;
         # a split row: more).  Items are numbered in entry order: a row's first item follows all earlier rows'.
@@ -206,8 +208,7 @@ class JoinOps(IndexOps):
         # Item p of the block launch belongs to the big row whose piece range [cum - pieces, cum) holds p.
         pieces = per_row[big]
         cum = xp.cumsum(pieces)
-        n_block, n_split_rows = (int(x) for x in self.to_host(xp.stack([cum[-1], (pieces > 1).sum()]))) \
-            if big.shape[0] else (0, 0)
+        n_block, n_split_rows = (int(cum[-1]), count_true(pieces > 1)) if big.shape[0] else (0, 0)
         p = xp.arange(n_block, dtype=xp.int64)
         owner = xp.searchsorted(cum, p, side="right")
         row = big[owner]

@@ -180,12 +180,19 @@ EXTEND_WRITE_ITEMS = Kernel("extend_write_items", (
     _p("table", _i32), Arg("ncols", _i32), _p("item_out", _i64), _p("scan", _i64), Arg("n_items", _i64),
     Arg("a", _i64), _p("cand_out", _i32), Arg("total", _i64), _p("out", _i32)))
 STAGING_ECHO = Kernel("staging_echo", (_p("src", _i32), _p("dst", _i64)))
+COUNT_TRUE = Kernel("count_true", (_p("mask", np.uint8), Arg("n", _i64), _p("out", _u64)))
+HISTOGRAM = {np.dtype(k): Kernel(f"histogram_{name}", (_p("x", k), Arg("n", _i64), Arg("size", _i64), _p("out", _u64)))
+             for k, name in ((_i32, "i32"), (_i64, "i64"))}
+WEIGHTED_HISTOGRAM = {np.dtype(k): Kernel(f"weighted_histogram_{name}", (
+    _p("x", k), _p("w", np.float64), Arg("n", _i64), Arg("size", _i64), _p("out", np.float64)))
+    for k, name in ((_i32, "i32"), (_i64, "i64"))}
 
 #: Every kernel of ``join.cu``, by name.
 KERNELS: dict[str, Kernel] = {k.name: k for k in (
     PCSR_BUILD, PCSR_LOOKUP, FILTER_SMALL, FILTER_FLAGS, FILTER_SCATTER, BITSET_SET, WORKLOAD_SMALL,
     WORKLOAD_COUNTS, WORKLOAD_DELTA, EXTEND_SMALL, DESCEND_SMALL, EXTEND_FLAGS, EXTEND_WRITE, EXTEND_COUNT,
-    EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO, DESCEND_BATCH, FILTER_BATCH)}
+    EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO, DESCEND_BATCH, FILTER_BATCH, COUNT_TRUE,
+    *HISTOGRAM.values(), *WEIGHTED_HISTOGRAM.values())}
 
 
 class Launcher:

@@ -1,0 +1,71 @@
+"""The counting primitives of ``distsm.kernels.array_ops`` on both array modules, against NumPy's own.
+
+The CuPy versions are ``join.cu`` kernels (see ``kernels/cupy/array_ops.py``); their tests carry the ``gpu`` marker
+and compare fresh random inputs of many sizes (every CUB size class CuPy would have compiled for) with NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from distsm.kernels import get_backend
+from distsm.kernels.array_ops import bincount, count_true
+
+SIZES = [0, 1, 31, 100, 257, 1025, 5000, 70_001, 1 << 21]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32, np.int16])
+def test_bincount_on_numpy_is_numpys_with_the_given_length(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 50, size=1000).astype(dtype)
+    w = rng.random(1000)
+    assert np.array_equal(bincount(x, 64), np.bincount(x, minlength=64))
+    assert np.array_equal(bincount(x, 64, w), np.bincount(x, w, minlength=64))
+    assert bincount(x, 64).dtype == np.int64 and bincount(x, 64, w).dtype == np.float64
+    assert bincount(x[:0], 5).tolist() == [0] * 5
+
+
+def test_count_true_on_numpy_counts_true_entries():
+    mask = np.random.default_rng(2).random(999) < 0.3
+    assert count_true(mask) == int(mask.sum()) and type(count_true(mask)) is int
+    assert count_true(mask[:0]) == 0
+    assert count_true(mask.reshape(27, 37)) == int(mask.sum())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+def test_bincount_on_cupy_matches_numpy(n, dtype):
+    xp = get_backend("cupy").xp
+    rng = np.random.default_rng(n)
+    size = int(rng.integers(1, 3 * n + 2)) if dtype is not np.uint8 else 256
+    x = rng.integers(0, size, size=n).astype(dtype)
+    w = rng.integers(0, 1 << 20, size=n).astype(np.float64)  # integral weights: sums exact in any order
+    got = bincount(xp.asarray(x), size)
+    assert got.dtype == np.int64 and isinstance(got, xp.ndarray)
+    assert np.array_equal(xp.asnumpy(got), np.bincount(x, minlength=size))
+    weighted = bincount(xp.asarray(x), size, xp.asarray(w))
+    assert weighted.dtype == np.float64
+    assert np.array_equal(xp.asnumpy(weighted), np.bincount(x, w, minlength=size))
+
+
+@pytest.mark.gpu
+def test_bincount_on_cupy_takes_strided_keys_and_integer_weights():
+    xp = get_backend("cupy").xp
+    x = np.random.default_rng(3).integers(0, 40, size=(500, 3))
+    c = np.arange(500, dtype=np.int64)
+    assert np.array_equal(xp.asnumpy(bincount(xp.asarray(x)[:, 1], 40, xp.asarray(c))),
+                          np.bincount(x[:, 1], c, minlength=40))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SIZES)
+def test_count_true_on_cupy_matches_numpy(n):
+    xp = get_backend("cupy").xp
+    rng = np.random.default_rng(n + 7)
+    mask = rng.random(n) < rng.random()
+    assert count_true(xp.asarray(mask)) == int(np.count_nonzero(mask))
+    assert count_true(xp.asarray(mask)[::3]) == int(np.count_nonzero(mask[::3]))
+    ints = rng.integers(0, 3, size=n)
+    assert count_true(xp.asarray(ints)) == int(np.count_nonzero(ints))
