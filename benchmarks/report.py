@@ -182,7 +182,10 @@ def _cluster_batches(name: str, r: dict, lines: list[str]) -> None:
     lines += _table(["batch", "workers", "device budget", "parts", "adjacency", "finished", "wall s",
                      "in process s", "speedup", "efficiency", "whole / sliced", "host to device MB",
                      "peak device MB/worker", "counts agree"], rows)
-    lines += [""]
+    repeated = [f"{batch} on {run['workers']} worker(s): {b['walls_s']}" for run in r.get("runs", [])
+                for batch, b in run["batches"].items() if len(b.get("walls_s", [])) > 1]
+    lines += [""] + ([f"Wall seconds of each repeated count, in order (the first on fresh workers): "
+                      f"{'; '.join(repeated)}.", ""] if repeated else [])
 
 
 def _cluster_scaling(entries: list, lines: list[str], out_dir: Path) -> None:

@@ -19,6 +19,15 @@ compiles those per dtype pair, so the warm-up also runs every copy and take betw
 not cover those three (their variant is not known yet: the check now keeps their CUDA sources).  The batched
 light stage's kernels (``filter_batch``, ``descend_batch``) are part of ``join.cu``, which NVRTC compiles as one
 module: measured on an H100, HPRD's 200 queries as one batch in a fresh process after a warm-up compiled nothing.
+
+Large graphs take paths small ones never do, and CuPy compiles some kernels per array-size class.  Measured on an
+H200 (benchmarks/results/cluster_cold_first_batch_h200_*.json): after a warm-up, the first heavy batch on a
+50M-edge R-MAT compiled 38 kernel files and took 39.9 s against 7.9 s for the same batch again.  So the engine's
+bincount and counts of true entries are ``join.cu`` kernels on the device (:mod:`distsm.kernels.array_ops`), and
+the warm-up counts the small shapes again on a sparse graph past the bool-mask limit, forced onto the planned
+device path (:data:`PLANNED_ON_DEVICE`): the same batch then took 8.47 s first and 7.83 s again, compiling 2 files
+(an int32 concatenation, since added here, and a search of keys in an array past 2**31 elements, whose 64-bit
+indexing variant the warm-up would need gigabytes to reach).
 """
 
 from __future__ import annotations
@@ -174,8 +183,8 @@ def _array_kernels(xp: Any) -> None:
     """Run each copy (contiguous and strided, between any two of :data:`ARRAY_DTYPES`), each take (1-D and row
     gathers, by either index dtype), each concatenation of many 1-D arrays and each binary search (contiguous and
     strided keys, between index dtypes) once on a few elements of ``xp``.  Measured on an H200, counts on an R-MAT of
-    4M vertices after the warm-up's counts still compiled an int32 concatenation and a search of strided int32
-    keys."""
+    4M vertices after the warm-up's counts still compiled an int32 concatenation (of arrays of different lengths)
+    and a search of strided int32 keys."""
     for src in ARRAY_DTYPES:
         a = xp.arange(8).astype(src)
         for dst in ARRAY_DTYPES:
@@ -185,7 +194,7 @@ def _array_kernels(xp: Any) -> None:
             at = xp.arange(2, dtype=index)
             a.take(at)
             a.reshape(4, 2).take(at, axis=0)
-        xp.concatenate([a] * 16)  # past a few arrays CuPy concatenates in one kernel
+        xp.concatenate([a[:k] for k in range(1, 9)] * 2)  # past a few arrays CuPy concatenates in one kernel
     for bins in INDEX_DTYPES:
         sorted_bins = xp.arange(8, dtype=bins)
         for keys in INDEX_DTYPES:
