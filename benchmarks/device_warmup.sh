@@ -7,7 +7,10 @@
 # 1. cold: an empty CuPy kernel cache (CUPY_CACHE_DIR), a fresh process counts each heavy gMatch query twice;
 # 2. warmed: another empty cache, `python -m distsm warmup` fills it (timed), then a fresh process counts the same
 #    queries twice, and another fresh process runs gMatch's whole suite and HPRD's 200 queries; the kernel files
-#    each step added to the cache are counted (after the warm-up, none should be).
+#    each step added to the cache are counted (after the warm-up, none should be);
+# 3. large graph after the warm-up (SKIP_RMAT=1: not): a fresh process builds an R-MAT of 2**RMAT_SCALE vertices
+#    (default 22) and RMAT_EDGES edges (16M), 256 labels, and counts 16 queries of 8-12 vertices twice each (the
+#    heavy batch of benchmarks/cluster_scaling.py); large graphs take paths and array sizes the suites never do.
 # $OUT/warmup.json holds every figure with the machine and commit; the table is printed last.
 . "$(dirname "$0")/device_install.sh"
 HEAVY=${HEAVY:-"Q_13 Q_8 Q_14"}
@@ -45,9 +48,38 @@ for i, name in enumerate(names):
 PY
   )
 }
-new_kernels() {  # new_kernels DIR MARKER: one JSON line naming CuPy's kernels in cache files newer than MARKER
+rmat_firsts() {  # a fresh process counts cluster_scaling's heavy queries on an R-MAT twice; one JSON line each
+  (cd "$WORK" && ln -sfn "$OLDPWD/benchmarks" benchmarks && python3 - "${RMAT_SCALE:-22}" "${RMAT_EDGES:-16000000}" <<'PY'
+import json, sys, time
+import distsm
+from benchmarks.cluster_scaling import _queries
+from benchmarks.generators import rmat_graph
+from distsm.kernels import get_backend
+scale, edges = int(sys.argv[1]), int(sys.argv[2])
+data = rmat_graph(scale=scale, edges=edges, vertex_labels=256, edge_labels=1, seed=7, a=0.45, b=0.22, c=0.22)
+cupy = get_backend("cupy")
+t = time.perf_counter()
+cupy.index(data)
+cupy.synchronize()
+print(json.dumps({"step": "rmat after warmup", "graph": f"R-MAT 2**{scale} vertices, {data.m} edges, 256 labels",
+                  "index_s": round(time.perf_counter() - t, 4)}))
+graphs, names = _queries(data, 16, [8, 12], 7, ("core", "dense"), "q")
+for name, q in zip(names, graphs):
+    times, counts = [], []
+    for _ in range(2):
+        t = time.perf_counter()
+        counts.append(distsm.count(data, q, backend="cupy"))
+        times.append(time.perf_counter() - t)
+    assert counts[0] == counts[1]
+    print(json.dumps({"step": "rmat after warmup", "query": name, "count": counts[0], "first_s": round(times[0], 4),
+                      "second_s": round(times[1], 4)}))
+PY
+  )
+}
+new_kernels() {  # new_kernels DIR MARKER [STEP]: one JSON line naming CuPy's kernels in cache files newer than MARKER
   find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "cupy_[a-z_0-9]+" | sort -u \
-    | python3 -c "import json, sys; print(json.dumps({'step': 'kernels compiled after warmup', 'names': sys.stdin.read().split()}))"
+    | python3 -c "import json, sys; print(json.dumps({'step': sys.argv[1], 'names': sys.stdin.read().split()}))" \
+      "${3:-kernels compiled after warmup}"
 }
 {
   if [ "${SKIP_COLD:-0}" != 1 ]; then  # SKIP_COLD=1: only the warm-up and what it leaves out
@@ -68,6 +100,13 @@ new_kernels() {  # new_kernels DIR MARKER: one JSON line naming CuPy's kernels i
      --out "$WORK/suites.json" >"$WORK/suites.log" 2>&1) || tail -n 5 "$WORK/suites.log" >&2
   echo "{\"step\": \"suites after warmup\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
   new_kernels "$CUPY_CACHE_DIR" "$WORK/marker"
+  if [ "${SKIP_RMAT:-0}" != 1 ]; then
+    before=$(files "$CUPY_CACHE_DIR")
+    touch "$WORK/marker"
+    rmat_firsts
+    echo "{\"step\": \"rmat after warmup\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+    new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the rmat step"
+  fi
 } | tee "$WORK/steps.jsonl"
 python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "${COMMIT:-unknown}" "HEAVY='$HEAVY' bash benchmarks/device_warmup.sh" <<'PY'
 import json, platform, subprocess, sys, time
