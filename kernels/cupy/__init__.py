@@ -15,6 +15,8 @@ One module per concern, each a layer of :class:`CupyBackend`:
 * :mod:`.join`: workloads and the extend paths (fused single block, entry-parallel, tiered by row workload).
 * :mod:`.descent`: the fused descent, every level that fits one block in one launch.
 * :mod:`.batch`: the fused descents of many prepared queries in one launch, a block per query.
+* :mod:`.array_ops`: ``join.cu`` kernels behind :mod:`distsm.kernels.array_ops` (``bincount``, ``count_true``) for
+  device arrays, registered when the backend starts: CuPy's own compile a reduction per array-size class.
 
 Every device array comes from CuPy's default memory pool and is released when the query's objects die
 (per-step programs and precomputed bitsets are tied to the lifetime of the plan step / candidate array through
