@@ -102,8 +102,12 @@ def index_to(index: DataIndex, xp: Any) -> DataIndex:
     import dataclasses
 
     moved = {f.name: getattr(index, f.name) for f in dataclasses.fields(index)}
+    copies: dict[int, Any] = {}
     for name, value in moved.items():
         if isinstance(value, np.ndarray):
-            moved[name] = xp.asarray(value)
+            # An array the index holds twice (pair_keys is entry_keys with one effective label) is copied once.
+            if id(value) not in copies:
+                copies[id(value)] = xp.asarray(value)
+            moved[name] = copies[id(value)]
     moved["vertices_by_label"] = {k: xp.asarray(v) for k, v in index.vertices_by_label.items()}
     return DataIndex(**moved)

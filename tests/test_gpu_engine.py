@@ -330,6 +330,30 @@ def test_index_built_elsewhere_is_moved_to_the_device(gpu):
         assert got == distsm.count(data, q, backend="numpy")
 
 
+@pytest.mark.parametrize("el, directed", [(1, False), (3, False), (2, True)])
+def test_the_device_index_is_the_host_twins_moved(gpu, el, directed):
+    """The device index copies the host twin's (built once and kept on the graph, where the placement's host side
+    finds it): every array equals a fresh host build, and one array held twice is copied once."""
+    import dataclasses
+
+    from distsm.kernels.index import build_index
+
+    data = _labelled_graph(seed=5, n=400, m=2500, el=el, directed=directed)
+    dev = gpu.index(data)
+    assert NumpyBackend().index(data) is data._derived["index:numpy"]
+    fresh = build_index(data, np)
+    for f in dataclasses.fields(fresh):
+        want, got = getattr(fresh, f.name), getattr(dev, f.name)
+        if f.name == "vertices_by_label":
+            assert {k: gpu.to_host(v).tolist() for k, v in got.items()} == {k: v.tolist() for k, v in want.items()}
+        elif isinstance(want, np.ndarray):
+            assert np.array_equal(gpu.to_host(got), want), f.name
+        else:
+            assert got == want, f.name
+    if data.num_effective_labels == 1:
+        assert dev.pair_keys is dev.entry_keys
+
+
 @scaled(40 * SCALE, suppress_health_check=CHECKS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.1, 0.5), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), k=st.sampled_from([2, 3, 5]),

@@ -14,7 +14,8 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
-from distsm.kernels.index import DataIndex, build_index
+from distsm.kernels.array_backend import NUMPY
+from distsm.kernels.index import DataIndex, index_to
 
 PCSR_LOAD = 0.5        # target slot occupancy
 
@@ -50,7 +51,10 @@ class IndexOps(DeviceBase):
 
     def _build_index(self, graph: Graph) -> GpuIndex:
         t0 = time.perf_counter()
-        return self._gpu_index(build_index(graph, self.xp), np.asarray(graph.vertex_labels), t0, self.options.pcsr)
+        # build_index does its work on the host: the device's index is a copy of the host twin's, which the
+        # placement's host side then finds on the graph instead of building it again.
+        host = NUMPY.index(graph)
+        return self._gpu_index(index_to(host, self.xp), np.asarray(graph.vertex_labels), t0, self.options.pcsr)
 
     def as_gpu_index(self, idx: DataIndex) -> GpuIndex:
         """``idx`` with this backend's device structures (an index built elsewhere, e.g. on the host or memory
@@ -61,17 +65,9 @@ class IndexOps(DeviceBase):
         if cached is not None:
             return cached
         t0 = time.perf_counter()
-        xp = self.xp
-        kw = {}
-        for f in fields(DataIndex):
-            v = getattr(idx, f.name)
-            if f.name == "vertices_by_label":
-                v = {k: xp.asarray(a) for k, a in v.items()}
-            elif hasattr(v, "shape"):
-                v = xp.asarray(v)
-            kw[f.name] = v
-        return self._foreign.put(idx, self._gpu_index(DataIndex(**kw), np.asarray(self.to_host(kw["vertex_labels"])),
-                                                      t0, self.options.pcsr))
+        moved = index_to(idx, self.xp)
+        return self._foreign.put(idx, self._gpu_index(moved, np.asarray(self.to_host(moved.vertex_labels)), t0,
+                                                      self.options.pcsr))
 
     def host_resident(self, host: DataIndex, in_place: bool = False) -> GpuIndex:
         """``host`` (NumPy arrays) with its O(|E|) arrays copied to page-locked host memory that the kernels read
