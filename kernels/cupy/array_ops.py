@@ -1,13 +1,12 @@
-"""The counting primitives of :mod:`distsm.kernels.array_backend` (:func:`bincount`, :func:`count_true`) for CuPy
+"""The counting primitives of :mod:`distsm.kernels.array_ops` (:func:`bincount`, :func:`count_true`) for CuPy
 arrays, as ``join.cu`` kernels.
 
 CuPy's ``bincount`` first checks ``x >= 0`` and takes ``max(x)``, and its ``count_nonzero``, ``any`` and ``all``
 are CUB block reductions, which NVRTC compiles once per array-size class (block sizes 32 to 512), so a warm-up on
 small graphs left them to the first large one.  Measured on an H200 after ``distsm warmup``: the first heavy batch
 on a 50M-edge R-MAT took 39.9 s against 7.9 s for the same batch again, about 30 s of it (py-spy) NVRTC compiling
-the reductions of ``bincount`` and ``count_nonzero``.  These
-kernels are part of ``join.cu``, compiled once with it; they also need no synchronisation with the host, except
-:func:`count_true`'s answer.
+the reductions of ``bincount`` and ``count_nonzero``.  These kernels are part of ``join.cu``, compiled once with
+it; they need no synchronisation with the host, except for :func:`count_true`'s answer.
 """
 
 from __future__ import annotations
