@@ -95,6 +95,7 @@ class ClusterOptions:
 _Opts = TypeVar("_Opts", GpuOptions, EngineOptions, ClusterOptions)
 _SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions, "cluster": ClusterOptions}
 _dask_config: Any = None
+_defaults: dict[str, Any] = {}
 _seen: dict[str, tuple[dict[str, Any], Any]] = {}
 
 
@@ -105,7 +106,8 @@ def _config() -> Any:
         import dask.config
         import yaml
 
-        dask.config.update_defaults(yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text()))
+        _defaults.update(yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text())["distsm"])
+        dask.config.update_defaults({"distsm": _defaults})
         _dask_config = dask.config
     return _dask_config
 
@@ -129,7 +131,10 @@ def _convert(cls: type, name: str, value: Any) -> Any:
 
 
 def _section(name: str, cls: type[_Opts]) -> _Opts:
-    raw = _config().config.get("distsm", {}).get(name) or {}
+    # Over the defaults, not instead of them: a ``dask.config.set`` block entered before they were registered
+    # deletes the whole ``distsm`` key on its way out, as it found none.
+    current = _config().config.get("distsm", {}).get(name) or {}
+    raw = {**_defaults.get(name, {}), **current}
     seen = _seen.get(name)
     if seen is not None and seen[0] == raw:
         return cast(_Opts, seen[1])

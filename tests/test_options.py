@@ -61,3 +61,18 @@ def test_environment_variables_reach_the_options_through_dask():
     code = "from distsm.config import *; g = gpu_options(); print(g.fuse_levels, g.pinned, engine_options().host_work)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False", "5.0"]
+
+
+def test_a_dask_config_block_entered_before_distsm_read_its_options_leaves_the_defaults():
+    # Dask restores a block's dotted keys by deleting those it did not find: entered before distsm registered its
+    # defaults, the block's exit removed the whole ``distsm`` key, and every later read failed.
+    code = ("import dask.config, distsm\n"
+            "from distsm.config import engine_options\n"
+            "with dask.config.set({'distsm.engine.trial-ratio-host': 32.0}):\n"
+            "    print(engine_options().trial_ratio_host)\n"
+            "print(engine_options().trial_ratio_host, engine_options().host_work > 0)\n"
+            "g = distsm.Graph.from_edges([(0, 1), (1, 2), (2, 0)])\n"
+            "print(distsm.count(g, g, backend='numpy'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    shipped = yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text())["distsm"]
+    assert out.split() == ["32.0", str(float(shipped["engine"]["trial-ratio-host"])), "True", "6"]
