@@ -129,11 +129,6 @@ class Watch:
         self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0) + int(entries / share))
         return self.trial.stopped
 
-    def chunk(self, level: int, cap: int) -> int:
-        """Entries the next chunk of join level ``level`` reads: ``cap``, or less early in a trial
-        (:meth:`~distsm.kernels.placement.Trial.level_chunk`)."""
-        return cap if self.trial is None else self.trial.level_chunk(level, cap)
-
     def note(self, level: int, rows: int, read: int) -> None:
         """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
         if self.stats is not None:
@@ -180,8 +175,7 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
             return
         work = None
         if adjacency is None:
-            run = backend.descend(idx, table, level, plan, prepared.bits, count_only, watch.chunk(level, fused_cap),
-                                  **extra)
+            run = backend.descend(idx, table, level, plan, prepared.bits, count_only, fused_cap, **extra)
             if run is not None:
                 for k, (read, survivors) in enumerate(run.levels):
                     note(level + k, survivors, read)
@@ -205,18 +199,17 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
         if watch.doomed(total, share):
             return
         bits = prepared.bits[step.vertex]
-        a = 0
-        while a < total:
+        for a in range(0, total, chunk):
             if halted():
                 return
-            lo, a = a, min(a + watch.chunk(level, chunk), total)
-            out = backend.extend(idx, table, step, delta, offsets, lo, a, bits, count_only and last, **extra)
+            b = min(a + chunk, total)
+            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
             if watch.stats is not None:  # int() of a device count waits for the device: only when counted
-                note(level, int(out) if count_only and last else int(out.shape[0]), a - lo)
+                note(level, int(out) if count_only and last else int(out.shape[0]), b - a)
             if last:
                 yield out
             elif out.shape[0]:
-                yield from descend(out, level + 1, share * (a - lo) / total)
+                yield from descend(out, level + 1, share * (b - a) / total)
 
     first = prepared.candidates[plan.order[0]]
     rows = int(first.shape[0])

@@ -64,8 +64,6 @@ class Trial:
     ratio: float
     scan: Lazy
     stopped: bool = False
-    #: per join level, the entries its next chunk may read (see :meth:`level_chunk`)
-    ramp: dict[int, int] = field(default_factory=dict)
 
     def allowance(self) -> int:
         return max(self.least, int(self.ratio * self.scan()))
@@ -78,17 +76,6 @@ class Trial:
         """Entries per chunk and level: half the allowance, or of ``least`` while the scan is not measured (fine
         enough to stop near it, coarse enough that a device runs few, large launches)."""
         return max((self.allowance() if self.scan.known else self.least) // 2, MIN_CHUNK_ENTRIES)
-
-    def level_chunk(self, level: int, cap: int) -> int:
-        """Entries the next chunk of join level ``level`` reads: half of ``least`` first, twice the last one
-        after, up to ``cap`` (:meth:`chunk_entries`' size).  A level read whole leaves its descendants nothing to
-        project from (:meth:`~distsm.kernels.engine.Watch.doomed` divides what the next level would read by the
-        share of the join it descends from), while a first small chunk shows a doomed trial early.  On gMatch's
-        Q_8 (NumPy with the device's allowance of 15.0M entries and chunks) the trial read 6.76M entries before it
-        stopped with every chunk at the cap, 429k with this ramp."""
-        size = self.ramp.get(level, max(self.least // 2, MIN_CHUNK_ENTRIES))
-        self.ramp[level] = min(2 * size, cap)
-        return min(size, cap)
 
 
 @dataclass(frozen=True)

@@ -309,26 +309,6 @@ def test_a_trial_projects_a_chunk_of_the_first_level_onto_the_whole_join():
     assert report.trials == [("numpy", 300, 0)]
 
 
-def test_a_device_trial_reads_small_chunks_first_and_stops_early():
-    """A path A-B-C-D over one A with 1000 B neighbours, each B with its own C, each C with the same 50 Ds.  A device
-    trial's chunks may be half its allowance (here 0.3 times the entries refinement would scan, 47100): read whole,
-    levels 1 and 2 (1000 entries each) look cheap, and the trial stopped only before level 3 (50k), after reading
-    3000.  Its first chunks per level are small (a few dozen entries): level 3 of the first hundred or so B rows
-    projects onto 50k entries at once, and the trial stops after reading a few hundred."""
-    n = 1000
-    a, bs, cs, ds = 0, range(1, n + 1), range(n + 1, 2 * n + 1), range(2 * n + 1, 2 * n + 51)
-    edges = [(a, b) for b in bs] + [(b, c) for b, c in zip(bs, cs)] + [(c, d) for c in cs for d in ds]
-    data = distsm.Graph.from_edges(edges, n=2 * n + 51, vertex_labels=[0] + [1] * n + [2] * n + [3] * 50)
-    query = distsm.Graph.from_edges([(0, 1), (1, 2), (2, 3)], vertex_labels=[0, 1, 2, 3])
-    report = Explanation()
-    with distsm.options({"engine.trial-entries": 16, "engine.trial-ratio-device": 0.3}):
-        got = counting.count(PosingDevice(), data, query, MatchOptions(), budget=1 << 26, explain=report)
-    assert got == n * 50
-    [(runner, allowance, read)] = report.trials
-    assert runner == "posing-device" and allowance == int(0.3 * scan_of(data, query)) < n * 50
-    assert read <= 300, report.trials
-
-
 def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
     data, query = make_case(3, 12, 0.6, 1, 1, False, 4, False)
     control = engine.Control(cancelled=lambda: True)
