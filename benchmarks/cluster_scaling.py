@@ -255,7 +255,7 @@ def summarize(runs: list[dict], names: list[str], batch: str, baseline: dict | N
     return summary, common, agree
 
 
-def _queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ...], prefix: str
+def scaling_queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ...], prefix: str
              ) -> tuple[list, list[str]]:
     """``count`` queries spread evenly over the sizes ``sizes[0]..sizes[-1]``, with names."""
     lo, hi = sizes[0], sizes[-1]
@@ -410,7 +410,8 @@ def main(argv=None):
     selection: dict = {}
     known: dict[str, dict] = {}
     if args.heavy_seconds:
-        pool = _queries(data, args.queries * args.heavy_pool, args.size, args.seed, ("sparse", "core", "dense"), "q")
+        pool = scaling_queries(data, args.queries * args.heavy_pool, args.size, args.seed, ("sparse", "core", "dense"),
+                               "q")
         graphs, names, seconds, timed = select_heavy(data, *pool, args.queries, *args.heavy_seconds, args.cpu,
                                                      args.select_processes)
         if timed is not None:
@@ -420,10 +421,10 @@ def main(argv=None):
         selection = {"seconds": list(args.heavy_seconds), "pool": len(pool[0]), "pool_seconds": seconds}
         batches = {"heavy": (graphs, names)}
     else:
-        batches = {"heavy": _queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
+        batches = {"heavy": scaling_queries(data, args.queries, args.size, args.seed, ("core", "dense"), "q")}
     if args.small_queries:
-        batches["small"] = _queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"),
-                                    "s")
+        batches["small"] = scaling_queries(data, args.small_queries, args.small_size, args.seed + 1000,
+                                           ("sparse", "dense"), "s")
     batches = {name: batch for name, batch in batches.items() if batch[0]}  # --queries 0: the small batch alone
     if not batches:
         raise SystemExit("no queries to run: --queries and --small-queries are both 0")

@@ -4,8 +4,11 @@ about 8 and 32 slices (:mod:`distsm.plan.split`) run one after another, their su
     python -m benchmarks run slices --backend cupy --scale 22 --edges 32000000 --labels 64
 
 Queries are random-walk queries of 8 and 10 vertices on the R-MAT graph whose count takes ``--low`` to ``--high``
-seconds (the first ``--queries``).  A slice's fixed cost (its restricted core join, its trailing count's launches)
-is what a cluster worker pays per slice on top of the whole count's work.
+seconds (the first ``--queries``), or with ``--cluster-batch`` those of ``cluster_scaling``'s heavy batch (its
+``--queries 16 --size 8 12`` without ``--heavy-seconds``, same graph options) in that window.  ``--pieces`` sets
+the slice counts tried (the cluster cuts at most four per worker).  A slice's fixed cost (its restricted core join,
+its trailing count's launches) is what a cluster worker pays per slice on top of the whole count's work; each
+slice's stage seconds and restricted query vertices are kept.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ import distsm
 from benchmarks import meta
 from benchmarks.common import add_rmat_options, parser, rmat_from
 from benchmarks.generators import query_set
+from distsm.kernels.explain import Explanation
 from distsm.kernels import get_backend
 from distsm.kernels.budget import default_budget
 from distsm.kernels.counting import Count, Symmetry, Target
 from distsm.kernels.placement import Placement
-from distsm.plan.split import SharedPlan, count_slice, slices
+from distsm.kernels.budget import BudgetPlan
+from distsm.kernels.counting import PlannedCount
+from distsm.plan.split import SharedPlan, slices
 from distsm.semantics import Semantics
 
 
@@ -32,6 +38,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--queries", type=int, default=5)
     p.add_argument("--low", type=float, default=0.3)
     p.add_argument("--high", type=float, default=4.0)
+    p.add_argument("--pieces", type=int, nargs="+", default=[8, 32], help="slice counts to try (default 8 32)")
+    p.add_argument("--cluster-batch", action="store_true",
+                   help="take the queries from cluster_scaling's heavy batch (16 queries of 8-12 vertices)")
     args = p.parse_args(argv)
     data, graph = rmat_from(args)
     be = get_backend(args.backend)
@@ -44,36 +53,61 @@ def main(argv: list[str] | None = None) -> None:
             be.xp.cuda.runtime.deviceSynchronize()
         return value, time.perf_counter() - t
 
-    candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
+    if args.cluster_batch:
+        from benchmarks.cluster_scaling import scaling_queries
+        graphs, names = scaling_queries(data, 16, [8, 12], args.seed, ("core", "dense"), "q")
+        candidates = list(zip(names, graphs))
+    else:
+        candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
     # The first count builds the data graph's indexes (seconds on a 50M-edge graph): not a query's time.
     label = int(data.vertex_labels[0])
     distsm.count(data, distsm.Graph.from_edges([(0, 1)], n=2, vertex_labels=[label, label]), backend=args.backend)
     picked = []
-    for _, q in candidates:
+    for name, q in candidates:
         _, seconds = synced(partial(distsm.count, backend=args.backend), data, q)
         if args.low < seconds < args.high:
-            picked.append((q, seconds))
+            picked.append((name, q, seconds))
         if len(picked) >= args.queries:
             break
     rows = []
-    for q, seconds in picked:
+
+    def sliced(shared: SharedPlan, ce, q, restrict, budget) -> tuple[int, dict]:
+        """:func:`distsm.plan.split.count_slice`, explained: its count and stage seconds."""
+        budget = BudgetPlan.of(budget)
+        side = shared.runner(placement)
+        parts = placement.chunked(side, budget.after_index(ce.nbytes, on_host=placement.twin and
+                                                          side is placement.host))
+        report = Explanation()
+        stages = Count(placement, Target(q, sem.match_options, Symmetry(), restrict), budget, explain=report)
+        found = stages.run(PlannedCount(shared.reason, shared.plan, side, ce, parts, shared.refined),
+                           allowed=restrict)
+        return found, dict(report.seconds)
+
+    for name, q, seconds in picked:
         budget = default_budget(be, None)
         stages = Count(placement, Target(q, sem.match_options, Symmetry()), budget)
         planned, plan_s = synced(stages.plan)
         whole, run_s = synced(stages.run, planned)
         shared = SharedPlan.of(planned, placement, None)
-        row = {"vertices": q.n, "count_s": seconds, "plan_s": plan_s, "run_s": run_s}
-        for pieces in (8, 32):
+        row = {"name": name, "vertices": q.n, "count_s": seconds, "plan_s": plan_s, "run_s": run_s,
+               "core": list(planned.plan.core) if planned.plan else None,
+               "trailing": [t.vertex for t in planned.plan.trailing] if planned.plan else None,
+               "runner": planned.runner.name if planned.runner else None}
+        for pieces in args.pieces:
             ce, index_s = synced(shared.index, shared.runner(placement).backend)
             cut, split_s = synced(slices, shared, get_backend("numpy"), q, sem, pieces)
-            times, total = [], 0
-            for restrict, _ in cut:
-                found, s = synced(count_slice, placement, shared, ce, q, sem, restrict, budget)
+            times, total, each = [], 0, []
+            for restrict, share in cut:
+                (found, stage_s), s = synced(sliced, shared, ce, q, restrict, budget)
                 total += found
                 times.append(s)
+                each.append({"seconds": s, "share": share, "restricted": sorted(restrict), "stages": stage_s})
             row[f"s{pieces}"] = {"slices": len(cut), "index_s": index_s, "split_s": split_s, "sum_s": sum(times),
-                                 "max_s": max(times), "min_s": min(times), "exact": total == whole}
-        print({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+                                 "max_s": max(times), "min_s": min(times), "exact": total == whole,
+                                 "each": each}
+        print({k: (round(v, 3) if isinstance(v, float) else
+                   {a: b for a, b in v.items() if a != "each"} if isinstance(v, dict) else v)
+               for k, v in row.items()}, flush=True)
         rows.append(row)
     meta.write("slice_overhead", {"graph": graph, "backend": args.backend, "queries": rows}, args.out)
 
