@@ -52,7 +52,7 @@ rmat_firsts() {  # a fresh process counts cluster_scaling's heavy queries on an 
   (cd "$WORK" && ln -sfn "$OLDPWD/benchmarks" benchmarks && python3 - "${RMAT_SCALE:-22}" "${RMAT_EDGES:-16000000}" <<'PY'
 import json, sys, time
 import distsm
-from benchmarks.cluster_scaling import _queries
+from benchmarks.cluster_scaling import scaling_queries
 from benchmarks.generators import rmat_graph
 from distsm.kernels import get_backend
 scale, edges = int(sys.argv[1]), int(sys.argv[2])
@@ -63,7 +63,7 @@ cupy.index(data)
 cupy.synchronize()
 print(json.dumps({"step": "rmat after warmup", "graph": f"R-MAT 2**{scale} vertices, {data.m} edges, 256 labels",
                   "index_s": round(time.perf_counter() - t, 4)}))
-graphs, names = _queries(data, 16, [8, 12], 7, ("core", "dense"), "q")
+graphs, names = scaling_queries(data, 16, [8, 12], 7, ("core", "dense"), "q")
 for name, q in zip(names, graphs):
     times, counts = [], []
     for _ in range(2):

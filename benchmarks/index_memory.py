@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from benchmarks import meta
-from benchmarks.cluster_scaling import _queries
+from benchmarks.cluster_scaling import scaling_queries
 from benchmarks.common import add_rmat_options, parser, rmat_from
 from distsm.cluster.allocator import set_mmap_threshold
 from distsm.kernels import get_backend
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args(argv)
     data, graph = rmat_from(args)
-    graphs, names = _queries(data, 256, [8, 12], args.seed, ("sparse", "core", "dense"), "q")
+    graphs, names = scaling_queries(data, 256, [8, 12], args.seed, ("sparse", "core", "dense"), "q")
     picked = [g for n, g in zip(names, graphs) if n in set(args.queries)]
     if len(picked) != len(args.queries):
         raise SystemExit(f"unknown query names among {args.queries}")

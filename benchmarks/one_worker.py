@@ -16,7 +16,7 @@ import statistics
 import time
 
 from benchmarks import meta
-from benchmarks.cluster_scaling import _batch, _cluster, _queries
+from benchmarks.cluster_scaling import _batch, _cluster, scaling_queries
 from benchmarks.common import add_rmat_options, parser, rmat_from
 
 #: Heavy queries of the scaling runs' pool (1-4 s each in process on the 16-core device host's CPU).
@@ -40,12 +40,12 @@ def main(argv=None):
     p.set_defaults(share_gpu=False)  # one worker on its own GPU (what _cluster reads)
     args = p.parse_args(argv)
     data, described = rmat_from(args)
-    graphs, names = _queries(data, args.pool, [8, 12], args.seed, ("sparse", "core", "dense"), "q")
+    graphs, names = scaling_queries(data, args.pool, [8, 12], args.seed, ("sparse", "core", "dense"), "q")
     pool = dict(zip(names, graphs))
     missing = sorted(set(args.heavy) - set(pool))
     if missing:
         raise SystemExit(f"not in the pool of {args.pool}: {', '.join(missing)}")
-    small = _queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"), "s")
+    small = scaling_queries(data, args.small_queries, args.small_size, args.seed + 1000, ("sparse", "dense"), "s")
     batches = {"heavy": ([pool[n] for n in args.heavy], list(args.heavy)), "small": small}
     cluster, backend = _cluster(1, args)
     rounds: dict[str, list[dict]] = {name: [] for name in batches}

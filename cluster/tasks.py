@@ -334,8 +334,11 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
         return m
 
     try:
-        return [taken(i, m) for i, m in enumerate(run_whole_jobs(state, [q.graph for q in queries], sem, budgets,
-                                                                 control=control, split_work=split_work))]
+        found: list[JobResult | QueryResult | None] = [None] * len(queries)
+        for i, m in run_whole_jobs(state, [q.graph for q in queries], sem, budgets, control=control,
+                                   split_work=split_work):
+            found[i] = taken(i, m)
+        return cast(list[JobResult | QueryResult], found)
     except engine.JoinCancelled:
         raise
     except Exception:
@@ -350,7 +353,8 @@ def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: eng
            split_work: float | None) -> JobResult | QueryResult:
     """``query`` counted by itself (its group's joint count failed): its job's result, or its ``error`` result."""
     try:
-        [result] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control, split_work=split_work)
+        [(_, result)] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control,
+                                       split_work=split_work)
         return result
     except engine.JoinCancelled:
         raise
