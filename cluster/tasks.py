@@ -334,11 +334,8 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
         return m
 
     try:
-        found: list[JobResult | QueryResult | None] = [None] * len(queries)
-        for i, m in run_whole_jobs(state, [q.graph for q in queries], sem, budgets, control=control,
-                                   split_work=split_work):
-            found[i] = taken(i, m)
-        return cast(list[JobResult | QueryResult], found)
+        return [taken(i, m) for i, m in enumerate(run_whole_jobs(state, [q.graph for q in queries], sem, budgets,
+                                                                 control=control, split_work=split_work))]
     except engine.JoinCancelled:
         raise
     except Exception:
@@ -353,8 +350,7 @@ def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: eng
            split_work: float | None) -> JobResult | QueryResult:
     """``query`` counted by itself (its group's joint count failed): its job's result, or its ``error`` result."""
     try:
-        [(_, result)] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control,
-                                       split_work=split_work)
+        [result] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control, split_work=split_work)
         return result
     except engine.JoinCancelled:
         raise

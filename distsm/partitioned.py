@@ -188,9 +188,10 @@ class PartitionedMatcher:
         work = [self._jobs(plan, decision) for plan, decision in planned]
         done: list[list[Any]] = [[] for _ in queries]
         whole = [j for j, (_, decision) in enumerate(planned) if decision.how != "sliced"]
-        for k, counted in run_whole_jobs(self, [queries[j] for j in whole], sem, budget, control=control):
-            done[whole[k]].append(counted)
-            work[whole[k]] = []
+        for j, counted in zip(whole, run_whole_jobs(self, [queries[j] for j in whole], sem, budget,
+                                                   control=control)):
+            done[j].append(counted)
+            work[j] = []
         for i in range(self.k):
             for j, q in enumerate(queries):
                 done[j].extend(run_job(self, job, q, sem, budget, control=control)

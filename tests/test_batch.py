@@ -3,7 +3,6 @@ counts of one query at a time and of independent oracles (networkx VF2, brute fo
 every semantics, on directed and undirected graphs; queries past their allowance or the budget are left to the
 per-query path, and :func:`~distsm.plan.execute.run_whole_jobs` then gives what one job at a time gives."""
 
-from unittest import mock
 from unittest.mock import patch
 
 import numpy as np
@@ -140,9 +139,7 @@ def test_run_whole_jobs_equals_one_job_at_a_time_with_heavy_and_light_queries():
     matcher = PartitionedMatcher(data, 1, backend=NUMPY)
     sem = Semantics()
     [job] = whole_query_jobs()
-    pairs = list(run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8))
-    assert sorted(k for k, _ in pairs) == list(range(len(queries)))
-    together = [r for _, r in sorted(pairs, key=lambda p: p[0])]
+    together = list(run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8))
     apart = [run_job(matcher, job, q, sem, 1 << 26, split_work=1e8) for q in queries]
     assert [(r.stage, r.part, r.count, r.heavy is not None) for r in together] == \
         [(r.stage, r.part, r.count, r.heavy is not None) for r in apart]
@@ -172,7 +169,7 @@ def test_queries_a_batch_leaves_count_alone_with_its_filter_and_no_second_trial(
     monkeypatch.setattr(counting.Count, "plan", _recorded(counting.Count.plan, plans))
     with distsm.options({"engine.trial-entries": 64, "engine.trial-ratio-host": 0.0}):
         together = list(run_whole_jobs(matcher, queries, Semantics(), 1 << 26))
-    assert [(k, r.count) for k, r in together] == list(enumerate(apart))
+    assert [r.count for r in together] == apart
     assert len(plans) == 3  # every query left the batch for its own job
     assert len(filters) == 1 and len(filters[0][1][1]) == 3 and not trials  # one batched filter, no solo trial
 
@@ -189,45 +186,11 @@ def test_a_devices_batch_leaves_its_leftovers_their_own_trial(monkeypatch, on_de
                            device_bytes=lambda: 0)
     jobs = []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 7])
-    monkeypatch.setattr(execute, "job_count", lambda site, job, *args, **kwargs: jobs.append(job) or 5)
+    monkeypatch.setattr(execute, "run_job", lambda site, job, *args, **kwargs: jobs.append(job) or "alone")
     results = list(run_whole_jobs(site, [Graph.from_edges([(0, 1)], n=2)] * 2, Semantics(), 1 << 26))
-    assert [(k, r.count) for k, r in results] == [(1, 7), (0, 5)]  # the batch's count first
+    assert results[0] == "alone" and results[1].count == 7
     [job] = jobs
     assert job.heavy is not on_device
-
-
-def test_a_batch_measures_every_leftover_before_it_counts_the_light_ones():
-    """Given split-work, the leftovers' trials and plans come first: a heavy query late in the batch is reported
-    (and may be split over a cluster) before the light leftovers ahead of it are counted, whose results then
-    follow in query order; the counts equal one job at a time."""
-    import networkx as nx
-
-    from distsm.kernels import counting
-
-    g = nx.gnm_random_graph(300, 3000, seed=3)
-    data = Graph.from_networkx(g)
-    # Two 4-paths and a 4-star (light plans), then the 7-path (about 10^10 embeddings: heavy at split-work 1e8).
-    queries = [Graph.from_networkx(q) for q in (nx.path_graph(4), nx.star_graph(3), nx.path_graph(4),
-                                                 nx.path_graph(7))]
-    matcher = PartitionedMatcher(data, 1, backend=NUMPY)
-    [job] = whole_query_jobs()
-    apart = [run_job(matcher, job, q, Semantics(), 1 << 26, split_work=1e8) for q in queries]
-    assert [r.heavy is not None for r in apart] == [False, False, False, True]
-    events = []
-    run = counting.Count.run
-
-    def recorded_run(self, planned, allowed=None):
-        events.append(("run", self.target.query.n))
-        return run(self, planned, allowed)
-
-    with distsm.options({"engine.trial-entries": 0, "engine.trial-ratio-host": 0.0}), \
-            mock.patch.object(counting.Count, "run", recorded_run):
-        for k, r in run_whole_jobs(matcher, queries, Semantics(), 1 << 26, split_work=1e8):
-            events.append(("result", k, r.count, r.heavy is not None))
-    assert events[0] == ("result", 3, 0, True)  # the heavy one, before any light count ran
-    results = [e for e in events if e[0] == "result"]
-    assert results[1:] == [("result", k, apart[k].count, False) for k in range(3)]
-    assert [e for e in events if e[0] == "run"] == [("run", 4)] * 3
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -95,9 +95,9 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
     heavy = JobResult("inter", None, 0, None, 0.1, "w", heavy=Heavy("heavy", shared=object()))
 
     def counted(site, graphs, sem, budget, control=None, split_work=None):
-        for k, g in enumerate(graphs):
+        for g in graphs:
             events.append(("counted", g))
-            yield k, heavy if g == "h" else JobResult("inter", None, 1, None, 0.1, "w")
+            yield heavy if g == "h" else JobResult("inter", None, 1, None, 0.1, "w")
 
     def submit(name, state, query, measured, budget, split):
         events.append(("submitted", query.graph))

@@ -30,7 +30,7 @@ from distsm.kernels.placement import Placement
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import automorphism_count
-from distsm.plan.execute import Deferred, Heavy, Job, PlanCache, whole_count
+from distsm.plan.execute import Heavy, Job, PlanCache, whole_count
 from distsm.semantics import Semantics
 
 SETTINGS = scaled(20)
@@ -676,8 +676,8 @@ def whole(data, query, sem, budget, split_work=None, restrict=None, heavy=False)
 
 def test_split_work_finds_only_heavy_plans_heavy():
     """Given split_work, a whole count whose trial joins pass their allowances is Heavy when its counting plan is
-    estimated at that much work (a worker then splits it) or its index fits no budget, and otherwise Deferred: its
-    plan's run, left for the batch to count once every query is measured, counts exactly."""
+    estimated at that much work (a worker then splits it) or its index fits no budget, and counts exactly
+    otherwise."""
     rng = np.random.default_rng(4)
     data = random_graph(rng, 30, 0.4, 1, 1, False)
     query = star_like(rng, data, 0, 2, 1, 2)
@@ -687,8 +687,7 @@ def test_split_work_finds_only_heavy_plans_heavy():
     with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
         heavy = whole(data, query, sem, 1 << 26, split_work=0.0)
         assert isinstance(heavy, Heavy) and "estimated work" in heavy.reason
-        deferred = whole(data, query, sem, 1 << 26, split_work=float("inf"))
-        assert isinstance(deferred, Deferred) and deferred.nbytes > 0 and deferred.run() == expected
+        assert whole(data, query, sem, 1 << 26, split_work=float("inf")) == expected
         assert whole(data, query, sem, 1 << 26) == expected
         unbuildable = whole(data, query, sem, 64, split_work=float("inf"))
         assert isinstance(unbuildable, Heavy) and "candidate-edge index" in unbuildable.reason

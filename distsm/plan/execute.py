@@ -25,7 +25,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -346,17 +345,6 @@ class Heavy:
     shared: SharedPlan | None = None
 
 
-@dataclass(frozen=True)
-class Deferred:
-    """A whole query measured light (its trials passed and its counting plan is estimated below split-work) and
-    not yet counted: ``run()`` counts it.  Measuring every query of a batch before counting the light ones finds
-    the heavy ones, whose slices then spread over the cluster, before the light counts.  ``nbytes`` is what it
-    holds meanwhile (its candidate-edge index and refined candidates)."""
-
-    run: Callable[[], int]
-    nbytes: int
-
-
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
     """Whether ``plan`` runs one join over the whole graph in place of the intra-partition joins."""
     return plan.strategy is Strategy.GLOBAL and k > 1 and cross_edges > 0
@@ -400,11 +388,10 @@ def _search(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: S
 
 def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
               stats: dict[str, int] | None = None, control: engine.Control | None = None,
-              split_work: float | None = None) -> int | Heavy | Deferred:
+              split_work: float | None = None) -> int | Heavy:
     """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  Given
-    ``split_work``, a whole query is measured: one whose counting plan is estimated at that much work or more (or
-    whose candidate-edge index fits no budget) is not counted (:class:`Heavy` says why), and one that needs its
-    plan run is left to count later (:class:`Deferred`)."""
+    ``split_work``, a whole query whose counting plan is estimated at that much work or more (or whose candidate-
+    edge index fits no budget) is not counted: :class:`Heavy` says why."""
     if job.stage == "intra":
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
@@ -423,11 +410,10 @@ def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | 
 
 def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: Semantics,
                  budget: int | BudgetPlan, restrict: dict[int, Any], control: engine.Control | None,
-                 split_work: float | None) -> int | Heavy | Deferred:
-    """A count over the whole graph by the engine's stages: a whole query (``light() or run(plan())``; given
-    ``split_work``, :class:`Heavy` past it and the plan's run :class:`Deferred` below it), or a slice restricted
-    by ``restrict``, which runs the plan its site shares among the query's slices (:class:`SharedCount`) where
-    that plan's core holds the restricted vertices."""
+                 split_work: float | None) -> int | Heavy:
+    """A count over the whole graph by the engine's stages: a whole query (``light() or run(plan())``, or
+    :class:`Heavy` past ``split_work``), or a slice restricted by ``restrict``, which runs the plan its site
+    shares among the query's slices (:class:`SharedCount`) where that plan's core holds the restricted vertices."""
     stages = Count(placement, Target(query, sem.match_options, symmetry(query, sem, divide=not restrict),
                                      restrict or None), budget, control=control,
                    candidates=site.plans.kept_candidates(placement.filter_side(query).backend, query,
@@ -455,8 +441,6 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
         site.plans.adopt_index(sharing, planned.ce)
         return Heavy(f"its counting plan's estimated work {planned.cost:.3g}{on} is at least "
                      f"distsm.cluster.split-work ({split_work:.3g})", sharing)
-    if split_work is not None:
-        return Deferred(partial(stages.run, planned), planned.ce.nbytes if planned.ce is not None else 0)
     return stages.run(planned)
 
 
@@ -500,37 +484,19 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | Bu
             limit: int | None = None, control: engine.Control | None = None,
             split_work: float | None = None) -> JobResult:
     """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
-    (``split_work``: see :func:`job_count`; a count it leaves :class:`Deferred` is run here)."""
-    if not listing:
-        result, pending = _measured(site, job, query, sem, budget, control, split_work)
-        return result if pending is None else _deferred_run(site, result, pending)
-    t = time.perf_counter()
-    moved = site.moved_bytes()
-    rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
-    return JobResult(job.stage, job.part, int(rows.shape[0]), rows, time.perf_counter() - t, site.worker,
-                     bytes_h2d=site.moved_bytes() - moved, device_bytes=site.device_bytes())
-
-
-def _measured(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan,
-              control: engine.Control | None, split_work: float | None) -> tuple[JobResult, Deferred | None]:
-    """``job``'s count and its cost, or (a :class:`Deferred` count) what measuring it cost and the count left."""
+    (``split_work``: see :func:`job_count`)."""
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
-    found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
-    result = JobResult(job.stage, job.part, found if isinstance(found, int) else 0, None, time.perf_counter() - t,
-                       site.worker, stats.get("partial", 0), 4 * stats.get("gathered", 0),
-                       site.moved_bytes() - moved, site.device_bytes(), found if isinstance(found, Heavy) else None)
-    return result, found if isinstance(found, Deferred) else None
-
-
-def _deferred_run(site: Site, measured: JobResult, pending: Deferred) -> JobResult:
-    """``measured`` (a job's result without its count) with ``pending``'s count and its cost added."""
-    t = time.perf_counter()
-    moved = site.moved_bytes()
-    count = pending.run()
-    return replace(measured, count=count, seconds=measured.seconds + time.perf_counter() - t,
-                   bytes_h2d=measured.bytes_h2d + site.moved_bytes() - moved, device_bytes=site.device_bytes())
+    rows, heavy = None, None
+    if listing:
+        rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
+        count = int(rows.shape[0])
+    else:
+        found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
+        count, heavy = (0, found) if isinstance(found, Heavy) else (found, None)
+    return JobResult(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
+                 4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), heavy)
 
 
 def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
@@ -548,23 +514,18 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
-                   control: engine.Control | None = None,
-                   split_work: float | None = None) -> Iterator[tuple[int, JobResult]]:
-    """Count several queries whole on ``site`` (each one's single job of :func:`whole_query_jobs`): yields
-    ``(k, result)`` for ``queries[k]``, the :class:`JobResult` :func:`run_job` gives it (``split_work``: see
-    :func:`job_count`), each as soon as it is known, so a caller can act on a heavy one while the others are
-    counted.
+                   control: engine.Control | None = None, split_work: float | None = None) -> Iterator[JobResult]:
+    """Count several queries whole on ``site`` (each one's single job of :func:`whole_query_jobs`), in query order:
+    yields the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`), each as soon
+    as it is known, so a caller can act on a heavy one while the others are counted.
 
-    The light queries are counted first, all together (:func:`~distsm.kernels.batch.count_light`), and come first,
-    in query order; each of the others then runs its job alone, on the host without a trial join of its own: the
-    batch's was its trial (on R-MAT queries that leave a batch, a second trial made the batch a fifth slower than
-    counting one query at a time).  A device's batch also leaves the queries whose levels outgrow its scratch
-    tables (``distsm.gpu.small-limit`` rows), untried: there each leftover runs its own trial, as
-    :func:`distsm.count` would (2 x H200, 50M-edge R-MAT, 200 small queries: 4.87 s on one worker without it,
-    2.04 s one at a time).  Given ``split_work``, every leftover is measured (trials and plan) before any is
-    counted, while what the measured counts hold stays within a quarter of the budget: the heavy ones come out
-    before the light ones' counts, whose results follow in query order.  A query counted in the batch is charged
-    an equal share of the batch's time."""
+    The light queries are counted first, all together (:func:`~distsm.kernels.batch.count_light`); each of the
+    others then runs its job alone, on the host without a trial join of its own: the batch's was its trial (on
+    R-MAT queries that leave a batch, a second trial made the batch a fifth slower than counting one query at a
+    time).  A device's batch also leaves the queries whose levels outgrow its scratch tables
+    (``distsm.gpu.small-limit`` rows), untried: there each leftover runs its own trial, as :func:`distsm.count`
+    would (2 x H200, 50M-edge R-MAT, 200 small queries: 4.87 s on one worker without it, 2.04 s one at a time).
+    A query counted in the batch is charged an equal share of the batch's time."""
     [work] = whole_query_jobs()
     t = time.perf_counter()
     moved = site.moved_bytes()
@@ -574,26 +535,13 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     counted = sum(found is not None for found in light)
     share = (time.perf_counter() - t) / max(counted, 1)
     moved = site.moved_bytes() - moved
-    for k, found in enumerate(light):
-        if found is not None:
-            yield k, JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
-                               device_bytes=site.device_bytes())
+    for q, found in zip(queries, light):
+        if found is None:
+            yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
+        else:
+            yield JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
+                            device_bytes=site.device_bytes())
             moved = 0  # the batch's copies are charged once
-    deferred: list[tuple[int, JobResult, Deferred]] = []
-    # Measured counts wait while what they hold stays within a quarter of the budget: the rest is the counts'.
-    room = BudgetPlan.of(budget).total // 4
-    for k, q in enumerate(queries):
-        if light[k] is None:
-            result, pending = _measured(site, left, q, sem, budget, control, split_work)
-            if pending is None:
-                yield k, result
-            elif pending.nbytes > room:
-                yield k, _deferred_run(site, result, pending)
-            else:
-                room -= pending.nbytes
-                deferred.append((k, result, pending))
-    for k, measured, pending in deferred:
-        yield k, _deferred_run(site, measured, pending)
 
 
 def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan,
