@@ -32,6 +32,7 @@ indexing variant the warm-up would need gigabytes to reach).
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -204,6 +205,33 @@ def _array_kernels(xp: Any) -> None:
                 xp.searchsorted(sorted_bins, x[::2], side=side)
 
 
+def _sliced(backend: BackendName, data: Graph, query: Graph) -> tuple[int, int]:
+    """``query``'s count over ``data`` on ``backend`` under :data:`PLANNED_ON_DEVICE` whole, and as the sum of the
+    slices of its plan that a cluster's :func:`~distsm.plan.split.count_slice` runs when it restricts the core's
+    first two vertices to halves of the ids (a heavy start vertex split by its second; four slices, two for a core
+    of one vertex): the paths of a cluster's sliced heavy queries, which no count in one process takes."""
+    from distsm.kernels import get_backend
+    from distsm.kernels.budget import default_budget
+    from distsm.kernels.counting import Count, Symmetry, Target
+    from distsm.kernels.placement import Placement
+    from distsm.plan.split import SharedPlan, count_slice
+    from distsm.semantics import Semantics
+
+    be, sem = get_backend(backend), Semantics()
+    placement, budget = Placement.of(be, data), default_budget(be, None)
+    with options(PLANNED_ON_DEVICE):
+        stages = Count(placement, Target(query, sem.match_options, Symmetry()), budget)
+        planned = stages.plan()
+        assert planned.plan is not None, "a warm-up shape plans a core join"
+        whole = stages.run(planned)
+        shared = SharedPlan.of(planned, placement, None)
+        halves = (range(0, data.n // 2), range(data.n // 2, data.n))
+        vertices = planned.plan.core[:2]
+        parts = sum(count_slice(placement, shared, planned.ce, query, sem, dict(zip(vertices, ranges)), budget)
+                    for ranges in itertools.product(halves, repeat=len(vertices)))
+    return whole, parts
+
+
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves the kernels of the paths they take in CuPy's on-disk kernel cache.
@@ -239,6 +267,13 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
             report.counts[f"large {name}"] = int(got)
             if progress is not None:
                 progress(f"large {name}")
+        for kind, data in (("dense", _dense_graph(False)), ("large", large)):
+            for name in ("path4", "cycle5"):
+                whole, parts = _sliced(backend, data, _shapes(False)[name])
+                assert whole == parts, f"warm-up slices {kind} {name}: whole {whole}, slices {parts}"
+                report.counts[f"{kind} {name} sliced"] = int(parts)
+                if progress is not None:
+                    progress(f"{kind} {name} sliced")
     _array_kernels(get_backend(backend).xp)
     report.seconds = time.perf_counter() - t
     report.compiled = _cached_files(cache) - before

@@ -11,7 +11,9 @@ import pytest
 import distsm
 from distsm import example
 from distsm.cli import main
-from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, warmup
+from distsm.kernels import counting, get_backend
+from distsm.kernels.query_plan import MatchOptions
+from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, _sliced, warmup
 
 
 def test_warmup_counts_equal_the_published_and_networkx_answers(capsys):
@@ -40,6 +42,15 @@ def test_connected_prefix_is_connected_and_keeps_labels():
         assert p.n == size and p.is_connected()
         assert sorted(p.vertex_label_counts().items()) <= sorted(q.vertex_label_counts().items()) or size < q.n
     assert _connected_prefix(q, q.n).m == q.m
+
+
+@pytest.mark.parametrize("name", ["path4", "triangle"])
+def test_the_warmups_slices_add_up_to_the_general_joins_count(name):
+    """The warm-up's sliced counts (a cluster's slices restricting the plan's first two core vertices) on NumPy:
+    the plan's count whole and its slices' sum both equal the general join's."""
+    data, query = _dense_graph(directed=False), _shapes(directed=False)[name]
+    want = counting.count(get_backend("numpy"), data, query, MatchOptions(), budget=1 << 28, path="general")
+    assert want > 0 and _sliced("numpy", data, query) == (want, want)
 
 
 def test_warmup_without_a_gpu_says_so():
