@@ -103,9 +103,9 @@ def main(argv: list[str] | None = None) -> None:
                 times.append(s)
                 each.append({"seconds": s, "share": share, "restricted": sorted(restrict), "stages": stage_s})
             # A slice count tried again (``--pieces 8 8``) shows what its first run paid once.
-            row[f"s{pieces}" if pieces not in args.pieces[:j] else f"s{pieces}_{j}"] = {"slices": len(cut), "index_s": index_s, "split_s": split_s, "sum_s": sum(times),
-                                 "max_s": max(times), "min_s": min(times), "exact": total == whole,
-                                 "each": each}
+            key = f"s{pieces}" if pieces not in args.pieces[:j] else f"s{pieces}_{j}"
+            row[key] = {"slices": len(cut), "index_s": index_s, "split_s": split_s, "sum_s": sum(times),
+                        "max_s": max(times), "min_s": min(times), "exact": total == whole, "each": each}
         print({k: (round(v, 3) if isinstance(v, float) else
                    {a: b for a, b in v.items() if a != "each"} if isinstance(v, dict) else v)
                for k, v in row.items()}, flush=True)
