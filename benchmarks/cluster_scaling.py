@@ -256,7 +256,7 @@ def summarize(runs: list[dict], names: list[str], batch: str, baseline: dict | N
 
 
 def scaling_queries(data, count: int, sizes: list[int], seed: int, kinds: tuple[str, ...], prefix: str
-             ) -> tuple[list, list[str]]:
+                    ) -> tuple[list, list[str]]:
     """``count`` queries spread evenly over the sizes ``sizes[0]..sizes[-1]``, with names."""
     lo, hi = sizes[0], sizes[-1]
     graphs, names = [], []

@@ -20,14 +20,12 @@ import distsm
 from benchmarks import meta
 from benchmarks.common import add_rmat_options, parser, rmat_from
 from benchmarks.generators import query_set
-from distsm.kernels.explain import Explanation
 from distsm.kernels import get_backend
 from distsm.kernels.budget import default_budget
 from distsm.kernels.counting import Count, Symmetry, Target
+from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
-from distsm.kernels.budget import BudgetPlan
-from distsm.kernels.counting import PlannedCount
-from distsm.plan.split import SharedPlan, slices
+from distsm.plan.split import SharedPlan, count_slice, slices
 from distsm.semantics import Semantics
 
 
@@ -72,15 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
 
     def sliced(shared: SharedPlan, ce, q, restrict, budget) -> tuple[int, dict]:
-        """:func:`distsm.plan.split.count_slice`, explained: its count and stage seconds."""
-        budget = BudgetPlan.of(budget)
-        side = shared.runner(placement)
-        parts = placement.chunked(side, budget.after_index(ce.nbytes, on_host=placement.twin and
-                                                          side is placement.host))
+        """:func:`distsm.plan.split.count_slice`'s count and stage seconds."""
         report = Explanation()
-        stages = Count(placement, Target(q, sem.match_options, Symmetry(), restrict), budget, explain=report)
-        found = stages.run(PlannedCount(shared.reason, shared.plan, side, ce, parts, shared.refined),
-                           allowed=restrict)
+        found = count_slice(placement, shared, ce, q, sem, restrict, budget, explain=report)
         return found, dict(report.seconds)
 
     for name, q, seconds in picked:
