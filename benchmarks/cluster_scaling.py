@@ -22,8 +22,9 @@ task stream (``...-tasks.json``: every task's key, worker and start/stop times),
 
 The CPU-worker scaling run (issue 29) on the 16-core device machine: 1, 2, 4, 8 and 16 workers, a heavy batch of
 16 queries that take 1 to 10 s each in process (selected from a pool of 16 per query wanted, 16 timed at a time:
-a pool of 8 per query gave only 13 of 128 in that window) and the small batch of 200, the baselines (in process
-and one worker) counted twice, the best kept:
+a pool of 8 per query gave only 13 of 128 in that window) and the small batch of 200, each batch counted twice in
+process and on each worker count alike, the best kept (a batch on fresh workers pays their first allocations and
+kernel loads):
 
     python -m benchmarks.cluster_scaling --cpu --gpus 1 2 4 8 16 --scale 18 --edges 4000000 --labels 64
         --queries 16 --size 8 12 --heavy-seconds 1 10 --heavy-pool 16 --select-processes 16 --small-queries 200
@@ -185,7 +186,7 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
             runs = {name: _batch(m, graphs, names, args.timeout, args.distribute if name == "heavy" else "auto",
                                  None if args.report_dir is None else
                                  os.path.join(args.report_dir, f"{n}w-{device_budget or 'default'}-{name}"),
-                                 args.repeat if n == min(args.gpus) else 1)
+                                 args.repeat)
                     for name, (graphs, names) in batches.items()}
             m.close()
     finally:
@@ -379,7 +380,7 @@ def main(argv=None):
     p.add_argument("--small-size", type=int, nargs="+", default=[4, 6])
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per batch")
     p.add_argument("--repeat", type=int, default=1,
-                   help="count the baselines' batches (in process, and on the fewest workers) this many times and "
+                   help="count every batch (in process and on each worker count) this many times and "
                         "keep the best wall time (run-to-run noise on the CPU machine reached tens of percent)")
     p.add_argument("--method", default="random", choices=PARTITION_METHODS)
     p.add_argument("--adjacency", default="auto", choices=ADJACENCY_MODES)

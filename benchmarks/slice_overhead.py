@@ -5,7 +5,10 @@ about 8 and 32 slices (:mod:`distsm.plan.split`) run one after another, their su
 
 Queries are random-walk queries of 8 and 10 vertices on the R-MAT graph whose count takes ``--low`` to ``--high``
 seconds (the first ``--queries``), or with ``--cluster-batch`` those of ``cluster_scaling``'s heavy batch (its
-``--queries 16 --size 8 12`` without ``--heavy-seconds``, same graph options) in that window.  ``--pieces`` sets
+``--queries 16 --size 8 12`` without ``--heavy-seconds``, same graph options) in that window, or with
+``--cluster-batch small`` those of its small batch (``--small-queries 200 --small-size 4 6``), or with
+``--cluster-batch pool`` those of the pool its CPU run selects its heavy batch from (``--heavy-pool 16``);
+``--names`` keeps only the queries named.  ``--pieces`` sets
 the slice counts tried (the cluster cuts at most four per worker).  A slice's fixed cost (its restricted core join,
 its trailing count's launches) is what a cluster worker pays per slice on top of the whole count's work; each
 slice's stage seconds and restricted query vertices are kept.
@@ -37,8 +40,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--low", type=float, default=0.3)
     p.add_argument("--high", type=float, default=4.0)
     p.add_argument("--pieces", type=int, nargs="+", default=[8, 32], help="slice counts to try (default 8 32)")
-    p.add_argument("--cluster-batch", action="store_true",
-                   help="take the queries from cluster_scaling's heavy batch (16 queries of 8-12 vertices)")
+    p.add_argument("--cluster-batch", nargs="?", const="heavy", choices=["heavy", "pool", "small"],
+                   help="take the queries from cluster_scaling's heavy batch (16 queries of 8-12 vertices, the "
+                        "default), the pool its --heavy-seconds selects from (256 of 8-12 vertices: "
+                        "--heavy-pool 16) or its small batch (200 of 4-6 vertices)")
+    p.add_argument("--names", nargs="+", default=None, help="only the queries of these names")
     args = p.parse_args(argv)
     data, graph = rmat_from(args)
     be = get_backend(args.backend)
@@ -53,7 +59,11 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.cluster_batch:
         from benchmarks.cluster_scaling import scaling_queries
-        graphs, names = scaling_queries(data, 16, [8, 12], args.seed, ("core", "dense"), "q")
+        graphs, names = {
+            "heavy": lambda: scaling_queries(data, 16, [8, 12], args.seed, ("core", "dense"), "q"),
+            "pool": lambda: scaling_queries(data, 256, [8, 12], args.seed, ("sparse", "core", "dense"), "q"),
+            "small": lambda: scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s"),
+        }[args.cluster_batch]()
         candidates = list(zip(names, graphs))
     else:
         candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
@@ -61,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
     label = int(data.vertex_labels[0])
     distsm.count(data, distsm.Graph.from_edges([(0, 1)], n=2, vertex_labels=[label, label]), backend=args.backend)
     picked = []
+    if args.names is not None:
+        candidates = [(name, q) for name, q in candidates if name in args.names]
     for name, q in candidates:
         _, seconds = synced(partial(distsm.count, backend=args.backend), data, q)
         if args.low < seconds < args.high:
