@@ -22,6 +22,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     slices      a heavy count whole and as 8 / 32 shared-plan slices in one process  (benchmarks.slice_overhead)
     index-memory  NumPy counts over the index in process memory vs memory-mapped     (benchmarks.index_memory)
     one-worker  one Dask worker vs in process on the scaling batches, interleaved     (benchmarks.one_worker)
+    first-use   a fresh process's first heavy counts, with and without the process warm-up (benchmarks.first_use)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -51,6 +52,7 @@ SUITES = {
     "slices": "benchmarks.slice_overhead",
     "index-memory": "benchmarks.index_memory",
     "one-worker": "benchmarks.one_worker",
+    "first-use": "benchmarks.first_use",
 }
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import threading
 import time
 import traceback
 import uuid
@@ -48,6 +49,7 @@ from distsm.plan.split import SharedPlan
 from distsm.plan.split import slices as split_slices
 from distsm.residency import Residency, default_device_budget, resident_bytes
 from distsm.semantics import Semantics
+from distsm.vocabulary import BackendName
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +96,19 @@ class WorkerSite(WorkerPlugin):
         self.store = PartitionStore.open(self.store_dir)
         self.residency = Residency(self.backend, self.store, self.adjacency, self.budget, site=f"worker {self.worker}")
         self.plans = PlanCache()
+        self.warm_seconds: float | None = None
+        self._warm_lock = threading.Lock()  # a worker's load tasks may run on several threads
+
+    def warm(self) -> float:
+        """Warm this worker's process once (:func:`~distsm.compile_ahead.warm_process`; GPU workers, while
+        ``distsm.cluster.warm-workers``): the seconds it took, 0 when it had nothing to do."""
+        with self._warm_lock:
+            if self.warm_seconds is None:
+                from distsm.compile_ahead import warm_process
+
+                warm = self.backend.on_device and cluster_options().warm_workers
+                self.warm_seconds = warm_process(cast(BackendName, self.backend.name)) if warm else 0.0
+            return self.warm_seconds
 
     def teardown(self, worker: Any) -> None:
         """Drop every part, index and filter this matcher loaded and give the device memory back."""
@@ -165,7 +180,8 @@ def task_control() -> engine.Control:
 
 
 def load_part(name: str, part: int) -> dict[str, Any]:
-    """Load one part onto this worker (task ``distsm-load-*``), and what every spanning search reads."""
+    """Load one part onto this worker (task ``distsm-load-*``), and what every spanning search reads; a GPU worker's
+    first load also warms its process (:meth:`WorkerSite.warm`)."""
     t = time.perf_counter()
     state = _state(name)
     local = state.residency.part(part)
@@ -173,11 +189,12 @@ def load_part(name: str, part: int) -> dict[str, Any]:
     adjacency = state.whole_graph()[0]
     state.residency.prepare_refinement()
     state.cross_vertices()
+    warm = state.warm()
     return {"part": part, "worker": state.worker, "vertices": local.graph.n, "edges": local.graph.m,
             "bytes": int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
             "adjacency_bytes": resident_bytes(state.mode, adjacency),
             "shared_host_bytes": int(getattr(state.backend, "shared_host_bytes", 0)),
-            "heap_temporaries": state.heap_temporaries,
+            "heap_temporaries": state.heap_temporaries, "warm_seconds": warm,
             "seconds": time.perf_counter() - t}
 
 

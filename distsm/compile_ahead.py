@@ -232,6 +232,35 @@ def _sliced(backend: BackendName, data: Graph, query: Graph) -> tuple[int, int]:
     return whole, parts
 
 
+def warm_process(backend: BackendName = "cupy") -> float:
+    """Load into this process what a first heavy count on ``backend`` would otherwise load mid-query; returns the
+    seconds it took.
+
+    A new process finds the kernels :func:`warmup` compiled in the on-disk cache, but still loads each module it
+    launches, runs Python code it has not run before and grows its memory pools on first use.  Measured on an H200
+    (50M-edge R-MAT, warm kernel cache, after one light count): a first heavy count took 3.36 s against 2.96 s for
+    the same count again, of which its profile shows 0.14 s compiling Python code and 0.02 s compiling one kernel
+    variant beside the device work.  On a cluster every GPU worker pays that in its first batch (two workers:
+    5.42 s against 4.31-4.84 s for later batches), so workers run this when they load
+    (``distsm.cluster.warm-workers``).  It counts the cluster's heavy paths (:func:`_sliced`: a plan over candidate
+    edges refined, joined and counted on the device, whole and as slices, each whole count checked against its
+    slices' sum) on the small dense graph, and runs the array kernels once; on a cold kernel cache it compiles what
+    those take.  Measured on an H200 (``benchmarks run first-use``, ``first_use_h200.json``): it took 0.84 s, and
+    then the first count of that query ran 0.15 s slower than its second (0.69 s without it), another heavy query's
+    0.00 s (0.20 s).  Its engine options are set process-wide while it runs (``dask.config``), so it belongs before
+    a process's first count."""
+    from distsm.kernels import get_backend
+
+    t = time.perf_counter()
+    data = _dense_graph(False)
+    for name in ("path4", "cycle5"):
+        whole, parts = _sliced(backend, data, _shapes(False)[name])
+        if whole != parts:
+            raise AssertionError(f"warm-up slices {name}: whole {whole}, slices {parts}")
+    _array_kernels(get_backend(backend).xp)
+    return time.perf_counter() - t
+
+
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves the kernels of the paths they take in CuPy's on-disk kernel cache.

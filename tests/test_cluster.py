@@ -534,6 +534,36 @@ def test_close_returns_device_memory_to_baseline(tmp_path):
     assert all(after[w][0] == before[w][0] and after[w][1] <= before[w][1] for w in before), (before, during, after)
 
 
+@pytest.mark.gpu
+def test_gpu_workers_warm_their_process_when_they_load(tmp_path):
+    """Each GPU worker runs the process warm-up once, with its first part (the heavy paths' plans whole and as
+    slices, checked against each other), and then counts right."""
+    from distributed import Client
+
+    from distsm.cluster import local
+
+    name = NAMES[5]
+    lc = local(gpus="all", dashboard_address=None)
+    try:
+        with Client(lc) as client:
+            workers = len(client.scheduler_info()["workers"])
+            m = distsm.Matcher(str(DATA), cluster=client, backend="cupy",
+                               partitions=Partitioning(2 * workers, directory=tmp_path / "p"))
+            warmed = {}
+            for r in m.load_report:
+                warmed.setdefault(r["worker"], []).append(r["warm_seconds"])
+            assert m.count(str(query_path(name))) == EXPECTED[name]
+            m.close()
+    finally:
+        lc.close()
+    # The first part a worker loads warms it; later parts find it warm and report the same seconds.
+    assert len(warmed) == workers and all(len(set(s)) == 1 and s[0] > 0 for s in warmed.values()), warmed
+
+
+def test_cpu_workers_skip_the_process_warm_up(hprd_matcher):
+    assert all(r["warm_seconds"] == 0 for r in hprd_matcher.load_report)
+
+
 # ---------------------------------------------------------------------------- memory per worker, planning, spreading
 def _memory_case():
     """A labelled random graph dense enough that its whole index is many times its O(|V|) arrays, and queries

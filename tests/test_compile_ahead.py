@@ -13,7 +13,7 @@ from distsm import example
 from distsm.cli import main
 from distsm.kernels import counting, get_backend
 from distsm.kernels.query_plan import MatchOptions
-from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, _sliced, warmup
+from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, _sliced, warm_process, warmup
 
 
 def test_warmup_counts_equal_the_published_and_networkx_answers(capsys):
@@ -51,6 +51,14 @@ def test_the_warmups_slices_add_up_to_the_general_joins_count(name):
     data, query = _dense_graph(directed=False), _shapes(directed=False)[name]
     want = counting.count(get_backend("numpy"), data, query, MatchOptions(), budget=1 << 28, path="general")
     assert want > 0 and _sliced("numpy", data, query) == (want, want)
+
+
+def test_warm_process_runs_the_sliced_paths_and_checks_them(monkeypatch):
+    """A process warm-up counts its plans whole and as slices and raises when the two differ."""
+    assert warm_process("numpy") > 0
+    monkeypatch.setattr("distsm.compile_ahead._sliced", lambda backend, data, query: (2, 1))
+    with pytest.raises(AssertionError, match="whole 2, slices 1"):
+        warm_process("numpy")
 
 
 def test_warmup_without_a_gpu_says_so():
