@@ -409,6 +409,20 @@ def _one_worker(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += ["", "Median ratios: " + ", ".join(f"{b} {s['median_ratio']}" for b, s in r["summary"].items()), ""]
 
 
+def _first_use(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### A fresh process's first heavy counts, with and without the process warm-up", "",
+                  _where(name, r) + f"; backend {r['backend']}; R-MAT 2^{r['graph']['scale']} vertices, "
+                  f"{r['graph']['edges']} edges, {r['graph']['labels']} labels", ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["variant", "warm-up s", "query", "first s", "again s", "first - again s"],
+                        [[variant, round(run["warm_process_s"] or 0, 3), q, round(x["first_s"], 3),
+                          round(x["again_s"], 3), round(x["extra_s"], 3)]
+                         for variant, run in r["runs"].items()
+                         for q, x in run.items() if isinstance(x, dict)])
+        lines += [""]
+
+
 def _status(run: dict[str, Any] | None) -> str:
     """One system's result on one query: status, count and seconds."""
     if not run:
@@ -506,7 +520,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
             "device_trailing": _device_trailing, "index_memory": _index_memory,
-            "one_worker": _one_worker}
+            "one_worker": _one_worker, "first_use": _first_use}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
