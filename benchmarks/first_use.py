@@ -1,5 +1,5 @@
 """What a fresh process's first heavy counts pay that the same counts again do not, with and without
-:func:`distsm.compile_ahead.warm_process` (what each GPU cluster worker runs when it loads):
+:func:`distsm.warm.warm_process` (what each GPU cluster worker runs when it loads):
 
     python -m benchmarks run first-use --scale 23 --edges 50000000 --labels 256 --names q2-sparse8 q8-sparse10
 
@@ -49,7 +49,7 @@ def child(args) -> dict:
 
     out: dict = {"warm_process_s": None}
     if args.child == "warm_process":
-        from distsm.compile_ahead import warm_process
+        from distsm.warm import warm_process
 
         out["warm_process_s"] = warm_process(args.backend)
     _, out["first_query_s"] = timed(graphs[0])

@@ -100,11 +100,11 @@ class WorkerSite(WorkerPlugin):
         self._warm_lock = threading.Lock()  # a worker's load tasks may run on several threads
 
     def warm(self) -> float:
-        """Warm this worker's process once (:func:`~distsm.compile_ahead.warm_process`; GPU workers, while
+        """Warm this worker's process once (:func:`~distsm.warm.warm_process`; GPU workers, while
         ``distsm.cluster.warm-workers``): the seconds it took, 0 when it had nothing to do."""
         with self._warm_lock:
             if self.warm_seconds is None:
-                from distsm.compile_ahead import warm_process
+                from distsm.warm import warm_process
 
                 warm = self.backend.on_device and cluster_options().warm_workers
                 self.warm_seconds = warm_process(cast(BackendName, self.backend.name)) if warm else 0.0

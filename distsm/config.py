@@ -80,7 +80,7 @@ class ClusterOptions:
     #: this much work or more, one slice per this much work (entries read and written; see
     #: ``distsm.cluster.tasks.wholes``)
     split_work: float
-    #: GPU workers run :func:`distsm.compile_ahead.warm_process` when they load their first part
+    #: GPU workers run :func:`distsm.warm.warm_process` when they load their first part
     warm_workers: bool = True
 
     def __post_init__(self) -> None:

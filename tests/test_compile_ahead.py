@@ -13,7 +13,8 @@ from distsm import example
 from distsm.cli import main
 from distsm.kernels import counting, get_backend
 from distsm.kernels.query_plan import MatchOptions
-from distsm.compile_ahead import _connected_prefix, _dense_graph, _shapes, _sliced, warm_process, warmup
+from distsm.compile_ahead import _connected_prefix, warmup
+from distsm.warm import dense_graph, query_shapes, sliced_counts, warm_process
 
 
 def test_warmup_counts_equal_the_published_and_networkx_answers(capsys):
@@ -27,9 +28,9 @@ def test_warmup_counts_equal_the_published_and_networkx_answers(capsys):
         assert report["counts"][f"{path.stem} partitioned host"] == expected[path.stem]
     # The dense graph's unlabelled shapes match its label-0 vertices only (labels are matched by value):
     # networkx counts those edges and triangles (each found 2 and 6 times, once per automorphism).
-    data = _dense_graph(directed=False).to_networkx()
+    data = dense_graph(directed=False).to_networkx()
     zero = data.subgraph([v for v, label in data.nodes(data="label") if label == 0])
-    assert all(_shapes(directed=False)[name].num_effective_labels == 1 for name in ("edge", "triangle"))
+    assert all(query_shapes(directed=False)[name].num_effective_labels == 1 for name in ("edge", "triangle"))
     assert report["counts"]["dense edge"] == 2 * zero.number_of_edges()
     assert report["counts"]["dense triangle"] == 6 * sum(nx.triangles(zero).values()) // 3
     assert report["counts"]["dense triangle unique"] == sum(nx.triangles(zero).values()) // 3
@@ -48,15 +49,15 @@ def test_connected_prefix_is_connected_and_keeps_labels():
 def test_the_warmups_slices_add_up_to_the_general_joins_count(name):
     """The warm-up's sliced counts (a cluster's slices restricting the plan's first two core vertices) on NumPy:
     the plan's count whole and its slices' sum both equal the general join's."""
-    data, query = _dense_graph(directed=False), _shapes(directed=False)[name]
+    data, query = dense_graph(directed=False), query_shapes(directed=False)[name]
     want = counting.count(get_backend("numpy"), data, query, MatchOptions(), budget=1 << 28, path="general")
-    assert want > 0 and _sliced("numpy", data, query) == (want, want)
+    assert want > 0 and sliced_counts("numpy", data, query) == (want, want)
 
 
 def test_warm_process_runs_the_sliced_paths_and_checks_them(monkeypatch):
     """A process warm-up counts its plans whole and as slices and raises when the two differ."""
     assert warm_process("numpy") > 0
-    monkeypatch.setattr("distsm.compile_ahead._sliced", lambda backend, data, query: (2, 1))
+    monkeypatch.setattr("distsm.warm.sliced_counts", lambda backend, data, query: (2, 1))
     with pytest.raises(AssertionError, match="whole 2, slices 1"):
         warm_process("numpy")
 
