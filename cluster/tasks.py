@@ -291,16 +291,16 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
 
     Where the queries have a ``split`` (counts on the engine's counting paths; a group's queries share it), a query
     that passes its trial joins and whose counting plan (from sampled walks over its candidate edges) is estimated
-    at ``distsm.cluster.split-work`` or more is heavy: rather than count it alone, this task cuts it into slices
-    that share its plan (one per ``split-work`` of it, at most ``split``: :func:`slice_count`) and submits them to
-    the cluster (tasks ``distsm-inter-*``, any worker) as soon as it is found, while it goes on with the group's
-    other queries (:func:`_submit_shared`); a heavy query without a plan is cut into slices of its global join once
-    the group is counted (:func:`_finish`).  The task then waits seceded (this worker runs slices meanwhile) and
-    merges each heavy query's counts; the group's light queries are reported done first.  Heaviness is measured
-    on the worker, not guessed by the client, whose static estimates cannot tell a query that takes a millisecond
-    from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of its group
-    are counted one by one); the task itself fails only when all of it does (e.g. the matcher was closed).
-    Cancelling the task stops its running joins within a chunk, and its slices."""
+    at ``distsm.cluster.split-threshold`` and ``split-work`` or more is heavy: rather than count it alone, this task
+    cuts it into slices that share its plan (one per ``split-work`` of it, at most ``split``: :func:`slice_count`)
+    and submits them to the cluster (tasks ``distsm-inter-*``, any worker) as soon as it is found, while it goes on
+    with the group's other queries (:func:`_submit_shared`); a heavy query without a plan is cut into slices of its
+    global join once the group is counted (:func:`_finish`).  The task then waits seceded (this worker runs slices
+    meanwhile) and merges each heavy query's counts; the group's light queries are reported done first.  Heaviness
+    is measured on the worker, not guessed by the client, whose static estimates cannot tell a query that takes a
+    millisecond from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of
+    its group are counted one by one); the task itself fails only when all of it does (e.g. the matcher was
+    closed).  Cancelling the task stops its running joins within a chunk, and its slices."""
     state = _state(name)
     control = task_control()
     split = queries[0].split  # a group's queries share it
@@ -339,7 +339,8 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
     count failed), with the slices of each heavy one that has a counting plan submitted into ``submitted`` as soon
     as it is found."""
     sem, split = queries[0].sem, queries[0].split
-    split_work = cluster_options().split_work if split is not None else None
+    opts = cluster_options()
+    split_work = max(opts.split_threshold, opts.split_work) if split is not None else None
     budgets = state.job_budget(budget)
 
     def taken(i: int, m: JobResult | QueryResult) -> JobResult | QueryResult:

@@ -80,6 +80,9 @@ class ClusterOptions:
     #: this much work or more, one slice per this much work (entries read and written; see
     #: ``distsm.cluster.tasks.wholes``)
     split_work: float
+    #: ... but only a query whose counting plan is estimated at this much work or more (and at ``split_work`` or
+    #: more) is split at all
+    split_threshold: float
     #: GPU workers run :func:`distsm.warm.warm_process` when they load their first part
     warm_workers: bool = True
 
@@ -89,6 +92,8 @@ class ClusterOptions:
                              f"got {self.device_budget!r}")
         if self.split_work < 0:
             raise ValueError(f"distsm.cluster.split-work must be >= 0, got {self.split_work!r}")
+        if self.split_threshold < 0:
+            raise ValueError(f"distsm.cluster.split-threshold must be >= 0, got {self.split_threshold!r}")
         if self.mmap_threshold is not None and not 0 < self.mmap_threshold <= 32 << 20:
             raise ValueError(f"distsm.cluster.mmap-threshold must be null or 1 to {32 << 20} bytes, "
                              f"got {self.mmap_threshold!r}")

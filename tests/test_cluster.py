@@ -241,7 +241,8 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     expected = {"plain": int((d * (d - 1) * (d - 2)).sum()), "unique": int((d * (d - 1) * (d - 2)).sum()) // 6,
                 "homomorphism": int((d ** 3).sum())}[semantics]
     sem = {"unique": semantics == "unique", "homomorphism": semantics == "homomorphism"}
-    # Stars count fast from set sizes: a split-work of 1 makes every query past its trial join heavy.
+    # Stars count fast from set sizes: a split-work (and threshold) of 1 makes every query past its trial join
+    # heavy.
     old = cluster.run(_set_split_work, 1.0)
     trials = cluster.run(_set_config, "distsm.engine.trial-entries", 1 << 20)
     try:
@@ -270,6 +271,21 @@ def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heav
     assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
     assert all(r.distribution == "sliced" and "sharing its counting plan" in r.distribution_reason
                for r in results), [r.distribution_reason for r in results]
+
+
+def test_a_count_below_the_split_threshold_goes_whole_however_far_past_split_work(heavy_matcher, cluster):
+    """``split-threshold`` holds back what ``split-work`` alone would split: the same stars, past a split-work of 1
+    but not past the threshold, are counted whole by their workers, exactly."""
+    m, data, _, _ = heavy_matcher
+    star = distsm.Graph.from_networkx(nx.star_graph(3))
+    d = data.degrees.astype(object)
+    old = cluster.run(_set_split_work, (1.0, 1e30))
+    try:
+        results = m.submit([star] * 4, names=[f"star{i}" for i in range(4)], timeout=120).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+    assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
+    assert all(r.distribution == "whole" for r in results), [r.distribution_reason for r in results]
 
 
 def test_a_heavy_general_count_is_counted_whole_while_other_tasks_wait(heavy_matcher, cluster, tmp_path):
@@ -304,13 +320,16 @@ def _set_config(key, value):
 
 
 def _set_split_work(value):
-    """Set distsm.cluster.split-work in this process (run on the workers); returns the value it had."""
+    """Set distsm.cluster.split-work and split-threshold in this process (run on the workers): both to ``value``, or
+    to the pair ``value`` is; returns the pair they had."""
     import dask.config
 
     from distsm.config import cluster_options
 
-    old = cluster_options().split_work
-    dask.config.set({"distsm.cluster.split-work": value})
+    opts = cluster_options()
+    old = (opts.split_work, opts.split_threshold)
+    work, threshold = value if isinstance(value, (tuple, list)) else (value, value)
+    dask.config.set({"distsm.cluster.split-work": work, "distsm.cluster.split-threshold": threshold})
     return old
 
 

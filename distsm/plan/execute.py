@@ -439,8 +439,8 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
         on = "" if planned.host_cost == planned.cost else f" ({planned.host_cost:.3g} on NumPy's scale)"
         sharing = SharedPlan.of(planned, placement, symmetry(query, sem).automorphisms)
         site.plans.adopt_index(sharing, planned.ce)
-        return Heavy(f"its counting plan's estimated work {planned.cost:.3g}{on} is at least "
-                     f"distsm.cluster.split-work ({split_work:.3g})", sharing)
+        return Heavy(f"its counting plan's estimated work {planned.cost:.3g}{on} is at least {split_work:.3g}, "
+                     "past which a cluster splits a query (distsm.cluster.split-threshold and split-work)", sharing)
     return stages.run(planned)
 
 
