@@ -57,22 +57,11 @@ def main(argv: list[str] | None = None) -> None:
             be.xp.cuda.runtime.deviceSynchronize()
         return value, time.perf_counter() - t
 
-    if args.cluster_batch:
-        from benchmarks.cluster_scaling import scaling_queries
-        graphs, names = {
-            "heavy": lambda: scaling_queries(data, 16, [8, 12], args.seed, ("core", "dense"), "q"),
-            "pool": lambda: scaling_queries(data, 256, [8, 12], args.seed, ("sparse", "core", "dense"), "q"),
-            "small": lambda: scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s"),
-        }[args.cluster_batch]()
-        candidates = list(zip(names, graphs))
-    else:
-        candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
+    candidates = _candidates(data, args)
     # The first count builds the data graph's indexes (seconds on a 50M-edge graph): not a query's time.
     label = int(data.vertex_labels[0])
     distsm.count(data, distsm.Graph.from_edges([(0, 1)], n=2, vertex_labels=[label, label]), backend=args.backend)
     picked = []
-    if args.names is not None:
-        candidates = [(name, q) for name, q in candidates if name in args.names]
     for name, q in candidates:
         _, seconds = synced(partial(distsm.count, backend=args.backend), data, q)
         if args.low < seconds < args.high:
@@ -115,6 +104,22 @@ def main(argv: list[str] | None = None) -> None:
                for k, v in row.items()}, flush=True)
         rows.append(row)
     meta.write("slice_overhead", {"graph": graph, "backend": args.backend, "queries": rows}, args.out)
+
+
+def _candidates(data, args) -> list:
+    """``(name, query)`` pairs to time: random-walk queries of 8 and 10 vertices, or a batch of ``cluster_scaling``
+    (``--cluster-batch``), only those ``--names`` names."""
+    if args.cluster_batch:
+        from benchmarks.cluster_scaling import scaling_queries
+        graphs, names = {
+            "heavy": lambda: scaling_queries(data, 16, [8, 12], args.seed, ("core", "dense"), "q"),
+            "pool": lambda: scaling_queries(data, 256, [8, 12], args.seed, ("sparse", "core", "dense"), "q"),
+            "small": lambda: scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s"),
+        }[args.cluster_batch]()
+        candidates = list(zip(names, graphs))
+    else:
+        candidates = query_set(data, 40, 8, 3) + query_set(data, 20, 10, 4)
+    return candidates if args.names is None else [(name, q) for name, q in candidates if name in args.names]
 
 
 if __name__ == "__main__":

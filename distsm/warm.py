@@ -115,6 +115,18 @@ def sliced_counts(backend: BackendName, data: Graph, query: Graph) -> tuple[int,
     return whole, parts
 
 
+def checked_slices(backend: BackendName, data: Graph) -> dict[str, int]:
+    """The counts of the path and cycle shapes over ``data`` on ``backend`` by :func:`sliced_counts`, each whole
+    count checked equal to its slices' sum (AssertionError otherwise)."""
+    out = {}
+    for name in ("path4", "cycle5"):
+        whole, parts = sliced_counts(backend, data, query_shapes(False)[name])
+        if whole != parts:
+            raise AssertionError(f"warm-up slices {name} over {data.n} vertices: whole {whole}, slices {parts}")
+        out[name] = parts
+    return out
+
+
 def warm_process(backend: BackendName = "cupy") -> float:
     """Load into this process what a first heavy count on ``backend`` would otherwise load mid-query; returns the
     seconds it took.
@@ -135,10 +147,6 @@ def warm_process(backend: BackendName = "cupy") -> float:
     from distsm.kernels import get_backend
 
     t = time.perf_counter()
-    data = dense_graph(False)
-    for name in ("path4", "cycle5"):
-        whole, parts = sliced_counts(backend, data, query_shapes(False)[name])
-        if whole != parts:
-            raise AssertionError(f"warm-up slices {name}: whole {whole}, slices {parts}")
+    checked_slices(backend, dense_graph(False))
     array_kernels(get_backend(backend).xp)
     return time.perf_counter() - t
