@@ -651,7 +651,9 @@ def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_ind
         modes = _worker_indexes(cluster, m._state)
         assert {mode for mode, _ in modes.values()} == {adjacency}
         if adjacency == "device":
+            # A CPU worker's device is its own memory: it holds a private copy, not the store's shared mapping.
             assert m.k == 2
+            assert all(private == data.nnz for _, private in modes.values()), (modes, data.nnz)
             return
         # The index is 3x the budget: more, smaller parts, and no worker holds the whole graph's adjacency.
         assert m.k > 2 and m.k % 2 == 0
