@@ -23,6 +23,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     index-memory  NumPy counts over the index in process memory vs memory-mapped     (benchmarks.index_memory)
     one-worker  one Dask worker vs in process on the scaling batches, interleaved     (benchmarks.one_worker)
     first-use   a fresh process's first heavy counts, with and without the process warm-up (benchmarks.first_use)
+    contention  k plain processes running the same work at once against one alone   (benchmarks.contention)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -53,6 +54,7 @@ SUITES = {
     "index-memory": "benchmarks.index_memory",
     "one-worker": "benchmarks.one_worker",
     "first-use": "benchmarks.first_use",
+    "contention": "benchmarks.contention",
 }
 
 

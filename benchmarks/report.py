@@ -423,6 +423,17 @@ def _first_use(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _contention(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### k plain processes at once against one alone", "", _where(name, r) + f"; {r['cpus']} CPUs", ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["workload", "processes", "mean s", "slowest s", "mean / one", "slowest / one",
+                         "efficiency at most"],
+                        [[kind, x["processes"], x["mean_s"], x["max_s"], x["mean_over_one"], x["max_over_one"],
+                          x["efficiency_bound"]] for kind, rows in r["workloads"].items() for x in rows])
+        lines += [""]
+
+
 def _status(run: dict[str, Any] | None) -> str:
     """One system's result on one query: status, count and seconds."""
     if not run:
@@ -520,7 +531,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
             "device_trailing": _device_trailing, "index_memory": _index_memory,
-            "one_worker": _one_worker, "first_use": _first_use}
+            "one_worker": _one_worker, "first_use": _first_use, "contention": _contention}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
