@@ -305,16 +305,23 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     control = task_control()
     split = queries[0].split  # a group's queries share it
     submitted: dict[int, list[Any]] = {}  # query index -> its slices' futures
+    handed: dict[int, Any] = {}  # query index -> the future of its job on another worker
     try:
-        measured = _measured(name, state, queries, budget, control, submitted)
-        results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m.heavy else
-                                             merged(q, [m]) for q, m in zip(queries, measured)]
+        measured = _measured(name, state, queries, budget, control, submitted, handed)
+        results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m is None or m.heavy
+                                             else merged(q, [m]) for q, m in zip(queries, measured)]
         report([r for r in results if r is not None and r.ok], queries[0].batch)
-        # The group waits on its slowest heavy query, not on their sum: all their slices are out already.
-        for i, found in zip(submitted, _gathered(list(submitted.values()), control)):
-            m = cast(JobResult, measured[i])
-            results[i] = done = _failed(state, queries[i], found) if isinstance(found, Exception) else \
-                _sliced(queries[i], m, found, state.worker, "sharing its counting plan")
+        # The group waits on its slowest heavy or handed query, not on their sum: all of them are out already.
+        waits = [*submitted.items(), *((i, [f]) for i, f in handed.items())]
+        for (i, _), found in zip(waits, _gathered([fs for _, fs in waits], control)):
+            if isinstance(found, Exception):
+                done = _failed(state, queries[i], found)
+            elif i in handed:
+                done = _handed(queries[i], found[0], state.worker)
+            else:
+                done = _sliced(queries[i], cast(JobResult, measured[i]), found, state.worker,
+                               "sharing its counting plan")
+            results[i] = done
             if done.ok:
                 report([done], queries[0].batch)
         for i, r in enumerate(results):
@@ -330,20 +337,39 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
                     report([done], q.batch)
         return cast(list[QueryResult], results)
     finally:
-        _cancel([f for fs in submitted.values() for f in fs])
+        _cancel([f for fs in submitted.values() for f in fs] + list(handed.values()))
 
 
 def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: int | None, control: engine.Control,
-              submitted: dict[int, list[Any]]) -> list[JobResult | QueryResult]:
+              submitted: dict[int, list[Any]], handed: dict[int, Any]) -> list[JobResult | QueryResult | None]:
     """Each query's job result in order (an ``error`` result where its own count failed, after the group's joint
     count failed), with the slices of each heavy one that has a counting plan submitted into ``submitted`` as soon
-    as it is found."""
+    as it is found.
+
+    Before each query the group counts alone, while worker threads of the cluster are free and no task is queued
+    (the batch's tail), the queries still to be counted alone after it are handed to the cluster, one job task each
+    (into ``handed``; None in their places): a group is packed by estimates that can be far off (a 0.9 s query
+    ranked 19th of 200 put 18% of a small batch's time into one of 35 groups), and its worker would otherwise count
+    the rest of it while others idle."""
     sem, split = queries[0].sem, queries[0].split
     opts = cluster_options()
     split_work = max(opts.split_threshold, opts.split_work) if split is not None else None
     budgets = state.job_budget(budget)
 
-    def taken(i: int, m: JobResult | QueryResult) -> JobResult | QueryResult:
+    def hand_off(later: list[int], work: Job) -> bool:
+        if _thread_load()[1] == 0:
+            return False
+        from distributed import get_client
+
+        client = get_client()
+        for j in later:
+            q = queries[j]
+            handed[j] = client.submit(job, name, work, q.graph, q.sem, budget, key=f"distsm-whole-{uuid.uuid4().hex}",
+                                      pure=False, priority=SPLIT_PRIORITY)
+        logger.info("worker %s hands %d queries of its group to free workers", state.worker, len(later))
+        return True
+
+    def taken(i: int, m: JobResult | QueryResult | None) -> JobResult | QueryResult | None:
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.shared is not None:
             assert split is not None  # only a split_work finds a query heavy
             submitted[i], cut_s = _submit_shared(name, state, queries[i], m, budget, split)
@@ -353,14 +379,16 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
 
     try:
         return [taken(i, m) for i, m in enumerate(run_whole_jobs(state, [q.graph for q in queries], sem, budgets,
-                                                                 control=control, split_work=split_work))]
+                                                                 control=control, split_work=split_work,
+                                                                 hand_off=hand_off))]
     except engine.JoinCancelled:
         raise
     except Exception:
         if len(queries) == 1:
             raise
-        _cancel([f for fs in submitted.values() for f in fs])
+        _cancel([f for fs in submitted.values() for f in fs] + list(handed.values()))
         submitted.clear()
+        handed.clear()
         return [taken(i, _alone(state, q, budgets, control, split_work)) for i, q in enumerate(queries)]
 
 
@@ -369,7 +397,7 @@ def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: eng
     """``query`` counted by itself (its group's joint count failed): its job's result, or its ``error`` result."""
     try:
         [result] = run_whole_jobs(state, [query.graph], query.sem, budget, control=control, split_work=split_work)
-        return result
+        return cast(JobResult, result)  # nothing handed off: a result
     except engine.JoinCancelled:
         raise
     except Exception as e:
@@ -421,6 +449,12 @@ def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worke
     return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *found])
 
 
+def _handed(query: QueryTask, found: JobResult, worker: str) -> QueryResult:
+    """The result of ``query``, handed by ``worker`` to a free worker, whose job found ``found``."""
+    why = f"{query.distribution[1]}; handed by worker {worker} to a free worker"
+    return merged(replace(query, distribution=("whole", why)), [found])
+
+
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,
             split: int | None, control: engine.Control) -> QueryResult:
     """The result of a whole query from its job's result ``measured``.  A heavy one without a counting plan
@@ -434,7 +468,7 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
     if heavy is None:
         return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
-    waiting = _waiting_tasks()
+    waiting = _thread_load()[0]
     if waiting:
         [work] = whole_query_jobs()
         counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
@@ -464,20 +498,22 @@ def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], quer
     return run_slice(state, shared, restrict, query, sem, state.job_budget(budget), control=task_control())
 
 
-def _waiting_tasks() -> int:
-    """Tasks on the cluster that wait for a worker thread now (asked of the scheduler; see
-    :func:`waiting_tasks`)."""
+def _thread_load() -> tuple[int, int]:
+    """The cluster's tasks that wait for a worker thread now and its free threads (asked of the scheduler; see
+    :func:`thread_load`)."""
     from distributed import get_client
 
-    return int(get_client().run_on_scheduler(waiting_tasks))
+    waiting, free = get_client().run_on_scheduler(thread_load)
+    return int(waiting), int(free)
 
 
-def waiting_tasks(dask_scheduler: Any) -> int:
-    """Tasks of ``dask_scheduler`` ready to run that no worker thread runs: queued on the scheduler, or sent to a
-    worker beyond its threads (seceded tasks, like a whole query waiting for its slices, hold no thread)."""
-    sent = sum(max(len(ws.processing) - len(ws.long_running) - ws.nthreads, 0)
-               for ws in dask_scheduler.workers.values())
-    return len(dask_scheduler.queued) + sent
+def thread_load(dask_scheduler: Any) -> tuple[int, int]:
+    """``(waiting, free)`` of ``dask_scheduler``: tasks ready to run that no worker thread runs (queued on the
+    scheduler, or sent to a worker beyond its threads), and worker threads that run no task, none while any task
+    waits (seceded tasks, like a whole query waiting for its slices, hold no thread)."""
+    busy = [(ws.nthreads, len(ws.processing) - len(ws.long_running)) for ws in dask_scheduler.workers.values()]
+    waiting = len(dask_scheduler.queued) + sum(max(b - n, 0) for n, b in busy)
+    return waiting, 0 if waiting else sum(max(n - b, 0) for n, b in busy)
 
 
 def _gathered(lists: list[list[Any]], control: engine.Control) -> list[list[JobResult] | Exception]:

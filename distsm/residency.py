@@ -301,6 +301,7 @@ class Residency:
 
 def _in_memory(index: DataIndex) -> DataIndex:
     """``index`` with its memory-mapped arrays read into this process's own memory."""
-    return dataclasses.replace(index, **{f.name: np.array(v) for f in dataclasses.fields(index)
-                                         if isinstance(v := getattr(index, f.name), np.ndarray)
-                                         and (isinstance(v, np.memmap) or isinstance(v.base, np.memmap))})
+    copies: dict[str, Any] = {f.name: np.array(v) for f in dataclasses.fields(index)
+                              if isinstance(v := getattr(index, f.name), np.ndarray)
+                              and (isinstance(v, np.memmap) or isinstance(v.base, np.memmap))}
+    return dataclasses.replace(index, **copies)

@@ -193,6 +193,35 @@ def test_a_devices_batch_leaves_its_leftovers_their_own_trial(monkeypatch, on_de
     assert job.heavy is not on_device
 
 
+def test_a_batch_hands_off_the_queries_left_after_the_next_one_when_asked(monkeypatch):
+    """Before each query counted alone while others are left after it, ``hand_off`` is asked with those and the job
+    they would run; the ones it takes are not counted and come back as None, in their places."""
+    from types import SimpleNamespace
+
+    from distsm.plan import execute
+
+    site = SimpleNamespace(backend=SimpleNamespace(on_device=False), worker="w", moved_bytes=lambda: 0,
+                           device_bytes=lambda: 0)
+    queries = [Graph.from_edges([(0, 1)], n=2, vertex_labels=[k, k]) for k in range(4)]
+    counted = []
+    monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 5, None, None])
+    monkeypatch.setattr(execute, "run_job",
+                        lambda site, job, q, *args, **kwargs: counted.append(queries.index(q)) or "alone")
+    for takes, want_asked, want_counted, want in (
+            (True, [[2, 3]], [0], ["alone", 5, None, None]),
+            (False, [[2, 3], [3]], [0, 2, 3], ["alone", 5, "alone", "alone"])):
+        asked, counted[:] = [], []
+
+        def hand_off(later, job, takes=takes):
+            asked.append(later)
+            assert job.heavy  # the batch was their trial
+            return takes
+
+        results = list(run_whole_jobs(site, queries, Semantics(), 1 << 26, hand_off=hand_off))
+        assert [r if r is None or isinstance(r, str) else r.count for r in results] == want
+        assert asked == want_asked and counted == want_counted
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_a_batch_filter_in_chunks_equals_one_query_at_a_time(monkeypatch, seed):
     """A batch whose pools are large is filtered a run of queries at a time; each query's candidates equal its own

@@ -705,6 +705,46 @@ def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
             assert r.count == len(networkx_matches(data, q))
 
 
+def test_a_group_hands_its_later_queries_to_free_workers(hprd_matcher, cluster, monkeypatch):
+    """While worker threads are free and no task is queued, a group task hands the queries it would still count
+    alone after the next one to the cluster, one job task each; every count stays exact.  The scheduler (in this
+    process) is made to report a free thread at every check, and no query is light (no trial allowance), so every
+    group of two or more queries hands some off."""
+    from distsm.cluster import tasks
+
+    monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
+    names = NAMES[:24]
+    trials = cluster.run(_set_config, "distsm.engine.trial-entries", 0)
+    ratios = cluster.run(_set_config, "distsm.engine.trial-ratio-host", 0.0)
+    try:
+        batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names, distribute="whole").results()
+    finally:
+        cluster.run(_set_config, "distsm.engine.trial-entries", next(iter(trials.values())))
+        cluster.run(_set_config, "distsm.engine.trial-ratio-host", next(iter(ratios.values())))
+    assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
+    handed = [r for r in batch if "handed by worker" in r.distribution_reason]
+    assert handed and all(r.distribution == "whole" and len(r.workers) == 1 for r in handed)
+    assert len(handed) < len(names)  # each group counts its first query itself
+
+
+def test_the_scheduler_reports_free_threads_only_when_nothing_waits():
+    from types import SimpleNamespace
+
+    from distsm.cluster.tasks import thread_load
+
+    def worker(nthreads, processing, long_running=0):
+        return SimpleNamespace(nthreads=nthreads, processing=set(range(processing)),
+                               long_running=set(range(long_running)))
+
+    def scheduler(*workers, queued=0):
+        return SimpleNamespace(workers=dict(enumerate(workers)), queued=list(range(queued)))
+
+    assert thread_load(scheduler(worker(1, 1), worker(1, 0))) == (0, 1)
+    assert thread_load(scheduler(worker(1, 2, long_running=1), worker(2, 0))) == (0, 2)  # seceded: no thread
+    assert thread_load(scheduler(worker(1, 1), worker(1, 0), queued=3)) == (3, 0)
+    assert thread_load(scheduler(worker(1, 3), worker(1, 0))) == (2, 0)  # sent past its threads: waiting
+
+
 def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     names = NAMES[:40]
     batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names).results()

@@ -94,7 +94,7 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
     events = []
     heavy = JobResult("inter", None, 0, None, 0.1, "w", heavy=Heavy("heavy", shared=object()))
 
-    def counted(site, graphs, sem, budget, control=None, split_work=None):
+    def counted(site, graphs, sem, budget, control=None, split_work=None, hand_off=None):
         for g in graphs:
             events.append(("counted", g))
             yield heavy if g == "h" else JobResult("inter", None, 1, None, 0.1, "w")
@@ -108,7 +108,7 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
     state = SimpleNamespace(job_budget=lambda budget: budget)
     queries = [SimpleNamespace(graph=g, sem=None, split=4) for g in ("a", "h", "b", "c")]
     submitted: dict[int, list] = {}
-    measured = tasks._measured("m", state, queries, None, None, submitted)
+    measured = tasks._measured("m", state, queries, None, None, submitted, {})
     assert events == [("counted", "a"), ("counted", "h"), ("submitted", "h"), ("counted", "b"), ("counted", "c")]
     assert submitted == {1: ["future"]} and [m.count for m in measured] == [1, 0, 1, 1]
     assert measured[1].heavy is heavy.heavy

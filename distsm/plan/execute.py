@@ -175,6 +175,11 @@ class QueryResult:
         return cls(query, status, error=error, exception=exception, traceback=trace)
 
 
+#: Asked by :func:`run_whole_jobs` with the indices of the queries still to be counted alone after the next one and
+#: the job each would run: True where it took them (a cluster hands them to idle workers).
+HandOff = Callable[[list[int], Job], bool]
+
+
 class Site(Protocol):
     """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
     (:class:`~distsm.cluster.tasks.WorkerSite`)."""
@@ -514,7 +519,8 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
-                   control: engine.Control | None = None, split_work: float | None = None) -> Iterator[JobResult]:
+                   control: engine.Control | None = None, split_work: float | None = None,
+                   hand_off: HandOff | None = None) -> Iterator[JobResult | None]:
     """Count several queries whole on ``site`` (each one's single job of :func:`whole_query_jobs`), in query order:
     yields the :class:`JobResult` :func:`run_job` gives each (``split_work``: see :func:`job_count`), each as soon
     as it is known, so a caller can act on a heavy one while the others are counted.
@@ -525,7 +531,11 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     time).  A device's batch also leaves the queries whose levels outgrow its scratch tables
     (``distsm.gpu.small-limit`` rows), untried: there each leftover runs its own trial, as :func:`distsm.count`
     would (2 x H200, 50M-edge R-MAT, 200 small queries: 4.87 s on one worker without it, 2.04 s one at a time).
-    A query counted in the batch is charged an equal share of the batch's time."""
+    A query counted in the batch is charged an equal share of the batch's time.
+
+    ``hand_off`` is asked, before each query counted alone while others are still to be counted alone after it,
+    whether to give those later ones to someone else (with the job each would run); where it takes them, they are
+    not counted here and their places in the output hold None."""
     [work] = whole_query_jobs()
     t = time.perf_counter()
     moved = site.moved_bytes()
@@ -535,8 +545,15 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     counted = sum(found is not None for found in light)
     share = (time.perf_counter() - t) / max(counted, 1)
     moved = site.moved_bytes() - moved
-    for q, found in zip(queries, light):
-        if found is None:
+    alone = [k for k, found in enumerate(light) if found is None]
+    handed: set[int] = set()
+    for k, (q, found) in enumerate(zip(queries, light)):
+        if k in handed:
+            yield None
+        elif found is None:
+            later = [j for j in alone if j > k]
+            if later and hand_off is not None and hand_off(later, left):
+                handed.update(later)
             yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
         else:
             yield JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
