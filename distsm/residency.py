@@ -197,12 +197,14 @@ class Residency:
         if self._data is not None and (self.backend.on_device or self.store.in_memory):
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
-        # On the CPU the worker's own memory is its device: a private copy, as a GPU worker loads its own.  Over
-        # the shared file mapping one CPU worker counted the small scaling batch 1.15x slower than a plain process,
-        # with a copy 1.05x (16-core H200 host, one call).  Why is not known: in a plain process the same counts
-        # over the mapping and over a copy took the same time.
+        # On a CPU worker (no graph of its own) its memory is its device: a private copy, as a GPU worker loads its
+        # own.  Over the shared file mapping one CPU worker counted the small scaling batch 1.15x slower than a
+        # plain process, with a copy 1.05x (16-core H200 host, one call).  Why is not known: in a plain process the
+        # same counts over the mapping and over a copy took the same time.  A process that holds the graph reads
+        # the mapping rather than keep a second copy of its index.
         host = self.mapped_index()
-        return self.backend.from_host(host if self.backend.on_device else _in_memory(host)), assignment, None
+        private = not self.backend.on_device and self._data is None
+        return self.backend.from_host(_in_memory(host) if private else host), assignment, None
 
     def prepare_refinement(self) -> None:
         """Build the (vertex, label) runs refinement reads (:func:`~distsm.kernels.candidate_edges.labelled_runs`)
