@@ -203,14 +203,15 @@ def test_a_batch_hands_off_the_queries_left_after_the_next_one_when_asked(monkey
     site = SimpleNamespace(backend=SimpleNamespace(on_device=False), worker="w", moved_bytes=lambda: 0,
                            device_bytes=lambda: 0)
     queries = [Graph.from_edges([(0, 1)], n=2, vertex_labels=[k, k]) for k in range(4)]
-    counted = []
+    counted, asked = [], []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 5, None, None])
     monkeypatch.setattr(execute, "run_job",
                         lambda site, job, q, *args, **kwargs: counted.append(queries.index(q)) or "alone")
     for takes, want_asked, want_counted, want in (
             (True, [[2, 3]], [0], ["alone", 5, None, None]),
             (False, [[2, 3], [3]], [0, 2, 3], ["alone", 5, "alone", "alone"])):
-        asked, counted[:] = [], []
+        asked.clear()
+        counted.clear()
 
         def hand_off(later, job, takes=takes):
             asked.append(later)
