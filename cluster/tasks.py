@@ -305,7 +305,7 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     control = task_control()
     split = queries[0].split  # a group's queries share it
     submitted: dict[int, list[Any]] = {}  # query index -> its slices' futures
-    handed: dict[int, Any] = {}  # query index -> the future of its job on another worker
+    handed: dict[int, Any] = {}  # query index -> the future of its own group task, for another worker
     try:
         measured = _measured(name, state, queries, budget, control, submitted, handed)
         results: list[QueryResult | None] = [m if isinstance(m, QueryResult) else None if m is None or m.heavy
@@ -315,13 +315,13 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
         waits = [*submitted.items(), *((i, [f]) for i, f in handed.items())]
         for (i, _), found in zip(waits, _gathered([fs for _, fs in waits], control)):
             if isinstance(found, Exception):
-                done = _failed(state, queries[i], found)
+                results[i] = done = _failed(state, queries[i], found)
             elif i in handed:
-                done = _handed(queries[i], found[0], state.worker)
+                [results[i]] = cast(list[list[QueryResult]], found)[0]  # its group task's; reported there
+                continue
             else:
-                done = _sliced(queries[i], cast(JobResult, measured[i]), found, state.worker,
-                               "sharing its counting plan")
-            results[i] = done
+                results[i] = done = _sliced(queries[i], cast(JobResult, measured[i]), found, state.worker,
+                                            "sharing its counting plan")
             if done.ok:
                 report([done], queries[0].batch)
         for i, r in enumerate(results):
@@ -347,25 +347,26 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
     as it is found.
 
     Before each query the group counts alone, while worker threads of the cluster are free and no task is queued
-    (the batch's tail), the queries still to be counted alone after it are handed to the cluster, one job task each
-    (into ``handed``; None in their places): a group is packed by estimates that can be far off (a 0.9 s query
-    ranked 19th of 200 put 18% of a small batch's time into one of 35 groups), and its worker would otherwise count
-    the rest of it while others idle."""
+    (the batch's tail), the queries still to be counted alone after it are handed to the cluster, each as a group of
+    its own (into ``handed``; None in their places), which is split over the cluster in turn if it proves heavy: a
+    group is packed by estimates that can be far off (a 0.9 s query ranked 19th of 200 put 18% of a small batch's
+    time into one of 35 groups), and its worker would otherwise count the rest of it while others idle."""
     sem, split = queries[0].sem, queries[0].split
     opts = cluster_options()
     split_work = max(opts.split_threshold, opts.split_work) if split is not None else None
     budgets = state.job_budget(budget)
 
-    def hand_off(later: list[int], work: Job) -> bool:
+    def hand_off(later: list[int]) -> bool:
         if _thread_load()[1] == 0:
             return False
         from distributed import get_client
 
         client = get_client()
         for j in later:
-            q = queries[j]
-            handed[j] = client.submit(job, name, work, q.graph, q.sem, budget, key=f"distsm-whole-{uuid.uuid4().hex}",
-                                      pure=False, priority=SPLIT_PRIORITY)
+            how, why = queries[j].distribution
+            q = replace(queries[j], distribution=(how, f"{why}; handed by worker {state.worker} to a free worker"))
+            handed[j] = client.submit(wholes, name, [q], budget, key=f"distsm-wholes-{uuid.uuid4().hex}", pure=False,
+                                      priority=SPLIT_PRIORITY)
         logger.info("worker %s hands %d queries of its group to free workers", state.worker, len(later))
         return True
 
@@ -447,12 +448,6 @@ def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worke
     plan = replace(query.plan, reason=f"{query.plan.reason}; split into slices: {reason}")
     # The work that found the query heavy (trials, refinement, planning) counts as a job result of no matches.
     return merged(replace(query, plan=plan, distribution=("sliced", why)), [measured, *found])
-
-
-def _handed(query: QueryTask, found: JobResult, worker: str) -> QueryResult:
-    """The result of ``query``, handed by ``worker`` to a free worker, whose job found ``found``."""
-    why = f"{query.distribution[1]}; handed by worker {worker} to a free worker"
-    return merged(replace(query, distribution=("whole", why)), [found])
 
 
 def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult, budget: int | None,

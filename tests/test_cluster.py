@@ -273,6 +273,25 @@ def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heav
                for r in results), [r.distribution_reason for r in results]
 
 
+def test_a_handed_query_is_still_split_when_its_plan_shows_it_heavy(heavy_matcher, cluster, monkeypatch):
+    """A query a group hands to a free worker is a group of its own there: heavy, it is split into slices that share
+    its plan, as if its first group had counted it; every count is exact."""
+    from distsm.cluster import tasks
+
+    monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
+    m, data, _, _ = heavy_matcher
+    star = distsm.Graph.from_networkx(nx.star_graph(3))
+    d = data.degrees.astype(object)
+    old = cluster.run(_set_split_work, 1.0)
+    try:
+        results = m.submit([star] * 8, names=[f"star{i}" for i in range(8)], timeout=120).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+    assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
+    assert all(r.distribution == "sliced" for r in results), [r.distribution_reason for r in results]
+    assert any("handed by worker" in r.distribution_reason for r in results), [r.distribution_reason for r in results]
+
+
 def test_a_count_below_the_split_threshold_goes_whole_however_far_past_split_work(heavy_matcher, cluster):
     """``split-threshold`` holds back what ``split-work`` alone would split: the same stars, past a split-work of 1
     but not past the threshold, are counted whole by their workers, exactly."""
@@ -707,9 +726,9 @@ def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
 
 def test_a_group_hands_its_later_queries_to_free_workers(hprd_matcher, cluster, monkeypatch):
     """While worker threads are free and no task is queued, a group task hands the queries it would still count
-    alone after the next one to the cluster, one job task each; every count stays exact.  The scheduler (in this
-    process) is made to report a free thread at every check, and no query is light (no trial allowance), so every
-    group of two or more queries hands some off."""
+    alone after the next one to the cluster, each as a group of its own; every count stays exact.  The scheduler
+    (in this process) is made to report a free thread at every check, and no query is light (no trial allowance),
+    so every group of two or more queries hands some off."""
     from distsm.cluster import tasks
 
     monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
@@ -723,7 +742,7 @@ def test_a_group_hands_its_later_queries_to_free_workers(hprd_matcher, cluster, 
         cluster.run(_set_config, "distsm.engine.trial-ratio-host", next(iter(ratios.values())))
     assert {r.query: r.count for r in batch} == {n: EXPECTED[n] for n in names}
     handed = [r for r in batch if "handed by worker" in r.distribution_reason]
-    assert handed and all(r.distribution == "whole" and len(r.workers) == 1 for r in handed)
+    assert handed and all(r.distribution == "whole" for r in handed)
     assert len(handed) < len(names)  # each group counts its first query itself
 
 

@@ -175,9 +175,9 @@ class QueryResult:
         return cls(query, status, error=error, exception=exception, traceback=trace)
 
 
-#: Asked by :func:`run_whole_jobs` with the indices of the queries still to be counted alone after the next one and
-#: the job each would run: True where it took them (a cluster hands them to idle workers).
-HandOff = Callable[[list[int], Job], bool]
+#: Asked by :func:`run_whole_jobs` with the indices of the queries still to be counted alone after the next one:
+#: True where it took them (a cluster hands them to idle workers).
+HandOff = Callable[[list[int]], bool]
 
 
 class Site(Protocol):
@@ -534,8 +534,8 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     A query counted in the batch is charged an equal share of the batch's time.
 
     ``hand_off`` is asked, before each query counted alone while others are still to be counted alone after it,
-    whether to give those later ones to someone else (with the job each would run); where it takes them, they are
-    not counted here and their places in the output hold None."""
+    whether to give those later ones to someone else; where it takes them, they are not counted here and their
+    places in the output hold None."""
     [work] = whole_query_jobs()
     t = time.perf_counter()
     moved = site.moved_bytes()
@@ -552,7 +552,7 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
             yield None
         elif found is None:
             later = [j for j in alone if j > k]
-            if later and hand_off is not None and hand_off(later, left):
+            if later and hand_off is not None and hand_off(later):
                 handed.update(later)
             yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
         else:
