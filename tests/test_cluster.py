@@ -257,9 +257,16 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
-def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heavy_matcher, cluster):
+@pytest.mark.parametrize("tail", [False, True])
+def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heavy_matcher, cluster, monkeypatch, tail):
     """Slices that share a heavy count's plan do its work once between them, so every heavy query with a counting
-    plan is split, whether or not other tasks wait; every count is exact."""
+    plan is split, whether or not other tasks wait; every count is exact.  At a batch's ``tail`` (the scheduler, in
+    this process, made to report a free thread at every check) a group hands its later queries to the cluster, each
+    a group of its own, and those are split as well."""
+    from distsm.cluster import tasks
+
+    if tail:
+        monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
     m, data, _, _ = heavy_matcher
     star = distsm.Graph.from_networkx(nx.star_graph(3))
     d = data.degrees.astype(object)
@@ -271,25 +278,7 @@ def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heav
     assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
     assert all(r.distribution == "sliced" and "sharing its counting plan" in r.distribution_reason
                for r in results), [r.distribution_reason for r in results]
-
-
-def test_a_handed_query_is_still_split_when_its_plan_shows_it_heavy(heavy_matcher, cluster, monkeypatch):
-    """A query a group hands to a free worker is a group of its own there: heavy, it is split into slices that share
-    its plan, as if its first group had counted it; every count is exact."""
-    from distsm.cluster import tasks
-
-    monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
-    m, data, _, _ = heavy_matcher
-    star = distsm.Graph.from_networkx(nx.star_graph(3))
-    d = data.degrees.astype(object)
-    old = cluster.run(_set_split_work, 1.0)
-    try:
-        results = m.submit([star] * 8, names=[f"star{i}" for i in range(8)], timeout=120).results()
-    finally:
-        cluster.run(_set_split_work, next(iter(old.values())))
-    assert all(r.ok and r.count == int((d * (d - 1) * (d - 2)).sum()) for r in results), [r.error for r in results]
-    assert all(r.distribution == "sliced" for r in results), [r.distribution_reason for r in results]
-    assert any("handed by worker" in r.distribution_reason for r in results), [r.distribution_reason for r in results]
+    assert tail == any("handed by worker" in r.distribution_reason for r in results)
 
 
 def test_a_count_below_the_split_threshold_goes_whole_however_far_past_split_work(heavy_matcher, cluster):
