@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -198,12 +199,13 @@ class Residency:
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
         # On a CPU worker (no graph of its own) its memory is its device: a private copy, as a GPU worker loads its
-        # own.  Over the shared file mapping one CPU worker counted the small scaling batch 1.15x slower than a
-        # plain process, with a copy 1.05x (16-core H200 host, one call).  Why is not known: in a plain process the
-        # same counts over the mapping and over a copy took the same time.  A process that holds the graph reads
-        # the mapping rather than keep a second copy of its index.
+        # own, where copies fit (private_copies_fit).  Over the shared file mapping one CPU worker counted the small
+        # scaling batch 1.15x slower than a plain process, with a copy 1.05x (16-core H200 host, one call).  Why is
+        # not known: in a plain process the same counts over the mapping and over a copy took the same time.  A
+        # process that holds the graph reads the mapping rather than keep a second copy of its index.
         host = self.mapped_index()
-        private = not self.backend.on_device and self._data is None
+        private = (not self.backend.on_device and self._data is None
+                   and private_copies_fit(int(host.nbytes), self.backend.available_bytes(), os.cpu_count() or 1))
         return self.backend.from_host(_in_memory(host) if private else host), assignment, None
 
     def prepare_refinement(self) -> None:
@@ -299,6 +301,14 @@ class Residency:
             return int(self.backend.xp.get_default_memory_pool().total_bytes())
         pieces = 0 if gathered is None else gathered.stats.peak_piece_bytes + gathered.cache_bytes
         return resident_bytes(self.mode, index) + self.peak_part_bytes + pieces
+
+
+def private_copies_fit(index_bytes: int, available: int, processes: int) -> bool:
+    """Whether CPU workers may each copy a whole-graph index of ``index_bytes`` into their own memory: the copies
+    of as many workers as the host has cores (``processes``) fit in ``available`` bytes (half the host's memory).
+    Otherwise they share the store's mapping, one copy per host in the page cache: "device" mode takes an index of
+    up to a quarter of the host's memory, and a copy of that in every worker would not fit."""
+    return index_bytes * max(processes, 1) <= available
 
 
 def _in_memory(index: DataIndex) -> DataIndex:

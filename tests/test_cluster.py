@@ -713,6 +713,14 @@ def test_global_slices_range_over_the_start_candidates(cluster, tmp_path):
             assert r.count == len(networkx_matches(data, q))
 
 
+def test_cpu_workers_copy_the_index_only_where_a_copy_per_core_fits():
+    from distsm.residency import private_copies_fit
+
+    assert private_copies_fit(200 << 20, 64 << 30, 16)
+    assert not private_copies_fit(10 << 30, 64 << 30, 16)  # 16 copies of 10 GiB: the workers share the mapping
+    assert private_copies_fit(4 << 30, 64 << 30, 16) and not private_copies_fit((4 << 30) + 1, 64 << 30, 16)
+
+
 def test_a_group_hands_its_later_queries_to_free_workers(hprd_matcher, cluster, monkeypatch):
     """While worker threads are free and no task is queued, a group task hands the queries it would still count
     alone after the next one to the cluster, each as a group of its own; every count stays exact.  The scheduler
