@@ -31,7 +31,7 @@ from benchmarks.common import add_rmat_options, parser, rmat_from
 WORKLOADS = ("loop", "gather", "small")
 
 
-def _workload(kind: str, rmat: list[str]) -> Any:
+def _workload(kind: str) -> Any:
     """``kind``'s work as a function of no arguments returning something to compare across processes."""
     if kind == "loop":
         return lambda: sum(range(100_000_000))
@@ -44,15 +44,15 @@ def _workload(kind: str, rmat: list[str]) -> Any:
 
     p = parser(None, "contention")
     add_rmat_options(p, scale=18, edges=4_000_000, labels=64, seed=7)
-    args = p.parse_args(rmat)
+    args = p.parse_args([])  # the scaling benchmark's graph
     data, _ = rmat_from(args)
     graphs, _ = scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s")
     distsm.count(data, graphs[0], backend="numpy")  # the index built outside the timing
     return lambda: [distsm.count(data, g, backend="numpy") for g in graphs]
 
 
-def _child(kind: str, rmat: list[str], barrier: Any, out: Any) -> None:
-    run = _workload(kind, rmat)
+def _child(kind: str, barrier: Any, out: Any) -> None:
+    run = _workload(kind)
     barrier.wait()
     r0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     answer = run()
@@ -61,11 +61,11 @@ def _child(kind: str, rmat: list[str], barrier: Any, out: Any) -> None:
              "involuntary_switches": r1.ru_nivcsw - r0.ru_nivcsw, "pid": os.getpid()})
 
 
-def measure(kind: str, k: int, rmat: list[str]) -> list[dict[str, Any]]:
+def measure(kind: str, k: int) -> list[dict[str, Any]]:
     """Each of ``k`` fresh processes' record of one ``kind`` workload run at once (spawned: nothing shared)."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(k), ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(kind, rmat, barrier, out)) for _ in range(k)]
+    procs = [ctx.Process(target=_child, args=(kind, barrier, out)) for _ in range(k)]
     for p in procs:
         p.start()
     records = [out.get() for _ in procs]
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     for kind in args.workloads:
         answers = None
         for k in args.processes:
-            records = measure(kind, k, [])
+            records = measure(kind, k)
             for r in records:
                 answer = r.pop("answer")
                 if answers is None:

@@ -25,7 +25,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import labelled_runs
 from distsm.kernels.gather import HostAdjacency
-from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes
+from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes, memory_mapped
 from distsm.vocabulary import check_adjacency
 
 logger = logging.getLogger(__name__)
@@ -314,6 +314,5 @@ def private_copies_fit(index_bytes: int, available: int, processes: int) -> bool
 def _in_memory(index: DataIndex) -> DataIndex:
     """``index`` with its memory-mapped arrays read into this process's own memory."""
     copies: dict[str, Any] = {f.name: np.array(v) for f in dataclasses.fields(index)
-                              if isinstance(v := getattr(index, f.name), np.ndarray)
-                              and (isinstance(v, np.memmap) or isinstance(v.base, np.memmap))}
+                              if memory_mapped(v := getattr(index, f.name))}
     return dataclasses.replace(index, **copies)

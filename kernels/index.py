@@ -97,6 +97,11 @@ def build_index(graph: Graph, xp: Any) -> DataIndex:
                      vertices_by_label=by_label, nbytes=nbytes, **dev)
 
 
+def memory_mapped(a: Any) -> bool:
+    """Whether ``a`` is a NumPy memory map or a view of one (its pages are a file's, shared through the page cache)."""
+    return isinstance(a, np.memmap) or isinstance(getattr(a, "base", None), np.memmap)
+
+
 def index_to(index: DataIndex, xp: Any) -> DataIndex:
     """The same index with its arrays on ``xp``'s device (e.g. a memory-mapped NumPy index moved to a GPU)."""
     import dataclasses

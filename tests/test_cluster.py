@@ -260,13 +260,13 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
 @pytest.mark.parametrize("tail", [False, True])
 def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heavy_matcher, cluster, monkeypatch, tail):
     """Slices that share a heavy count's plan do its work once between them, so every heavy query with a counting
-    plan is split, whether or not other tasks wait; every count is exact.  At a batch's ``tail`` (the scheduler, in
-    this process, made to report a free thread at every check) a group hands its later queries to the cluster, each
-    a group of its own, and those are split as well."""
+    plan is split, whether or not other tasks wait; every count is exact.  The scheduler (in this process) is made
+    to report a free thread at every check at a batch's ``tail``, and none otherwise (a real tail may come at any
+    check): at the tail a group hands its later queries to the cluster, each a group of its own, and those are split
+    as well."""
     from distsm.cluster import tasks
 
-    if tail:
-        monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, 1))
+    monkeypatch.setattr(tasks, "thread_load", lambda dask_scheduler: (0, int(tail)))
     m, data, _, _ = heavy_matcher
     star = distsm.Graph.from_networkx(nx.star_graph(3))
     d = data.degrees.astype(object)

@@ -15,7 +15,7 @@ from distsm.graph import Graph
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
 from distsm.kernels.array_backend import NUMPY
-from distsm.kernels.index import DataIndex, index_to
+from distsm.kernels.index import DataIndex, index_to, memory_mapped
 
 PCSR_LOAD = 0.5        # target slot occupancy
 
@@ -208,7 +208,7 @@ class _Registration:
 def _register_mapped(xp: Any, a: np.ndarray, device_id: int) -> Any | None:
     """A device view of the memory-mapped array ``a``'s own pages, page-locked in place (no copy), or None when
     ``a`` is not a contiguous memory map or the driver cannot map registered memory at its host address."""
-    if not (isinstance(a, np.memmap) or isinstance(a.base, np.memmap)) or not a.flags.c_contiguous or a.nbytes == 0:
+    if not memory_mapped(a) or not a.flags.c_contiguous or a.nbytes == 0:
         return None
     runtime = xp.cuda.runtime
     if runtime.deviceGetAttribute(_HOST_POINTER_ATTR, device_id) != 1:
