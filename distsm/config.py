@@ -56,8 +56,6 @@ class EngineOptions:
     device_refine: int
     #: bytes one chunk of a core join or trailing count on the host may hold
     host_chunk_bytes: int
-    #: a device trial that reads past its least allowance has its host refine and plan the query meanwhile
-    plan_ahead: bool = True
 
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:

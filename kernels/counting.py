@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges
-from distsm.kernels.ahead import Ahead
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
@@ -121,21 +120,6 @@ class PlannedCount:
 NO_MATCH_AFTER_REFINEMENT = "refinement left a query vertex without candidates"
 
 
-@dataclass(frozen=True)
-class _Draft:
-    """Refinement and planning before the count's runner is chosen: the candidate-edge index ``built`` on the
-    refiner's side and ``on_host`` (the same object where the host refined), the refined candidate sizes, and the
-    budget ``parts`` and ``plan`` (both None where refinement left a query vertex without candidates).  ``seconds``
-    times its stages where they ran beside a trial."""
-
-    built: Any
-    on_host: Any
-    refined: tuple[int, ...]
-    parts: Parts | None
-    plan: CountPlan | None
-    seconds: dict[str, float]
-
-
 class Count:
     """The stages of one count of ``target`` (see the module docstring) under ``budget`` on ``placement``.
 
@@ -154,8 +138,6 @@ class Count:
         self._unrestricted = candidates
         self._candidates: list[Any] | None = None
         self._scan: Lazy | None = None
-        self._index_sides: tuple[Side | None, Side | None] | None = None
-        self._ahead: Ahead[_Draft] | None = None
 
     def total(self, path: str = "auto") -> int:
         """The count, in process: ``light() or run(plan())``; ``path`` forces ``"general"`` or ``"trailing"`` (where
@@ -215,13 +197,8 @@ class Count:
         if path != "auto" or not trials:
             return None
         for trial in self.placement.trials(self.scan, self.target.query.n):
-            if self._plans_beside(trial):
-                trial.past_least = self._plan_ahead
             total = self._join(trial.runner, trial)
             if total is not None:
-                if self._ahead is not None:
-                    self._ahead.drop()
-                    self._ahead = None
                 if self.explain is None:
                     return total  # a light query's reason would measure the scan it never needed
                 return self._explained(total, f"the general join finished within its trial allowance of "
@@ -272,106 +249,44 @@ class Count:
         return total
 
     # ------------------------------------------------------------------ plan
-    def _sides(self) -> tuple[Side | None, Side | None]:
-        """Where the candidate-edge index goes (None: it fits no budget) and the side that refines for it (decided
-        once: the placement records each decision)."""
-        if self._index_sides is None:
-            index = self.placement.index_side(self.scan(), self.budget)
-            self._index_sides = (index, None if index is None else self.placement.refine_side(self.scan(), index))
-        return self._index_sides
-
-    def _plans_beside(self, trial: Trial) -> bool:
-        """Whether the host refines and plans while ``trial`` runs (``distsm.engine.plan-ahead``): for a device's
-        trial of an unrestricted count (a slice plans once for all its siblings), over a host twin."""
-        return (self.placement.options.plan_ahead and self.placement.twin and self.target.restrict is None
-                and trial.runner is self.placement.device.backend)
-
-    def _plan_ahead(self) -> None:
-        """Start refining and planning on the work-ahead thread (:mod:`distsm.kernels.ahead`) when the host would
-        do both; a refinement on the device would wait behind the trial."""
-        index, refiner = self._sides()
-        if index is None or refiner is not self.placement.host:
-            return
-        candidates = _on(refiner.backend, self.filter_side.backend, self.candidates())
-        self._ahead = Ahead(partial(self._draft, index, refiner, candidates, None, None), self.control)
-
     def plan(self, *, start: int | None = None, trailing: frozenset[int] | None = None,
              force: bool = False) -> PlannedCount:
         """Refine the candidates into the candidate-edge index and plan the core join and trailing count over it
         (``start``: the core's first vertex; ``trailing``: force the trailing vertices).  An index that fits no
-        budget sends the count to the general join, unless ``force``.  Where the host refined and planned while
-        the trial ran, its plan is taken (with ``start`` and ``trailing`` unset)."""
-        index, refiner = self._sides()
+        budget sends the count to the general join, unless ``force``."""
+        scan = self.scan()
+        index = self.placement.index_side(scan, self.budget)
         if index is None:
             if not force:
-                return PlannedCount(f"the candidate-edge index would need about {self.budget.index_bytes(self.scan())} "
+                return PlannedCount(f"the candidate-edge index would need about {self.budget.index_bytes(scan)} "
                                     f"bytes to build, over half the budget ({self.budget.total})")
             index = self.placement.device
-            refiner = self.placement.refine_side(self.scan(), index)
-        assert refiner is not None  # decided with the index's side
-        ahead, self._ahead = self._ahead, None
-        draft = None
-        if ahead is not None and start is None and trailing is None:
-            draft = ahead.take()
-            self.clock.lap("waiting for the plan")
-            if draft is not None and self.explain is not None:
-                for stage, seconds in draft.seconds.items():
-                    self.explain.seconds[f"{stage} (beside the trial)"] = seconds
-        elif ahead is not None:
-            ahead.drop()
-        if draft is None:
-            draft = self._draft(index, refiner, _on(refiner.backend, self.filter_side.backend, self.candidates()),
-                                start, trailing, self.control, self.clock.lap)
-        if draft.plan is None:
+        on_host_only = self.placement.twin and index is self.placement.host
+        refiner = self.placement.refine_side(scan, index)
+        built = candidate_edges.build(refiner.backend, refiner.index, self.target.query,
+                                      _on(refiner.backend, self.filter_side.backend, self.candidates()),
+                                      lookup_bytes=self.budget.lookups(on_host_only))
+        host = self.placement.host
+        on_host = built if refiner is host else built.to(refiner.backend.to_host)
+        self.clock.lap("refine")
+        refined = tuple(int(c.shape[0]) for c in on_host.candidates)
+        if min(refined) == 0:
             return PlannedCount(NO_MATCH_AFTER_REFINEMENT, refiner=refiner.name)
-        host, plan = self.placement.host, draft.plan
+        # The index and the candidates stay resident: the join and the count share what is left of the budget.
+        parts = self.budget.after_index(on_host.nbytes, on_host_only)
+        sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
+                          walks=parts.walks, control=self.control)
+        plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
+                          start, on_device=lambda cost: self.placement.counts_on_device(cost, index))
         runner = self.placement.count_side(plan.cost, index)
-        parts = self.placement.chunked(runner, draft.parts)
-        ce = (draft.on_host if runner is host else draft.built if refiner is runner
-              else draft.on_host.to(runner.backend.xp.asarray))
+        parts = self.placement.chunked(runner, parts)
+        ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.backend.xp.asarray)
         self.clock.lap("plan")
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
                      len(plan.core), len(plan.trailing), plan.cost, runner.name)
         return PlannedCount(f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing "
                             f"vertices counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g}; "
-                            f"refined on {refiner.name})", plan, runner, ce, parts, draft.refined, refiner.name,
-                            ce.passes)
-
-    def _draft(self, index: Side, refiner: Side, candidates: list[Any], start: int | None,
-               trailing: frozenset[int] | None, control: Control | None,
-               lap: Callable[[str], None] | None = None) -> _Draft:
-        """Refinement on ``refiner`` of ``candidates`` (held there) and the plan sampled on the host over a host
-        copy of the result, for an index held by ``index``.  Reads, never sets, this count's state: it may run on
-        the work-ahead thread (``lap`` None: its stages timed into the draft)."""
-        seconds: dict[str, float] = {}
-        t = time.perf_counter()
-
-        def timed(stage: str) -> None:
-            nonlocal t
-            if lap is not None:
-                lap(stage)
-            else:
-                now = time.perf_counter()
-                seconds[stage], t = now - t, now
-
-        on_host_only = self.placement.twin and index is self.placement.host
-        built = candidate_edges.build(refiner.backend, refiner.index, self.target.query, candidates,
-                                      lookup_bytes=self.budget.lookups(on_host_only))
-        host = self.placement.host
-        on_host = built if refiner is host else built.to(refiner.backend.to_host)
-        timed("refine")
-        refined = tuple(int(c.shape[0]) for c in on_host.candidates)
-        if min(refined) == 0:
-            return _Draft(built, on_host, refined, None, None, seconds)
-        # The index and the candidates stay resident: the join and the count share what is left of the budget.
-        parts = self.budget.after_index(on_host.nbytes, on_host_only)
-        sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
-                          walks=parts.walks, control=control)
-        plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
-                          start, on_device=lambda cost: self.placement.counts_on_device(cost, index))
-        if lap is None:
-            timed("plan")
-        return _Draft(built, on_host, refined, parts, plan, seconds)
+                            f"refined on {refiner.name})", plan, runner, ce, parts, refined, refiner.name, ce.passes)
 
     # ------------------------------------------------------------------ run
     def run(self, planned: PlannedCount, allowed: Mapping[int, Allowed] | None = None) -> int:

@@ -64,20 +64,13 @@ class Trial:
     ratio: float
     scan: Lazy
     stopped: bool = False
-    #: called once, the first time the join is found past ``least`` entries (a trial that may well be stopped)
-    past_least: Callable[[], None] | None = None
 
     def allowance(self) -> int:
         return max(self.least, int(self.ratio * self.scan()))
 
     def passed(self, gathered: int) -> bool:
         """Whether ``gathered`` entries pass the allowance (the scan is measured only once past ``least``)."""
-        if gathered <= self.least:
-            return False
-        if self.past_least is not None:
-            past, self.past_least = self.past_least, None
-            past()
-        return gathered > self.allowance()
+        return gathered > self.least and gathered > self.allowance()
 
     def chunk_entries(self) -> int:
         """Entries per chunk and level: half the allowance, or of ``least`` while the scan is not measured (fine

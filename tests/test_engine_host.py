@@ -6,7 +6,6 @@ compute whatever the layout.
 """
 
 import logging
-import time
 from unittest import mock
 
 import hprd
@@ -184,25 +183,17 @@ class PosingDevice(array_backend.NumpyBackend):
 
 @SETTINGS
 @given(**case_args, homomorphism=st.booleans(), entries=st.sampled_from([0, 1, 64, 1 << 20]),
-       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans(), refine=st.sampled_from([0, 1 << 22]),
-       ahead=st.booleans())
+       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans(), refine=st.sampled_from([0, 1 << 22]))
 def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
-                                                     entries, ratio, prebuilt, refine, ahead):
+                                                     entries, ratio, prebuilt, refine):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     device = PosingDevice()
     report = Explanation()
     with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio,
-                         "engine.device-refine": refine, "engine.plan-ahead": ahead}):
+                         "engine.device-refine": refine}):
         got = counting.count(device, device.index(data) if prebuilt else data, query,
                            MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
-    # A stopped device trial had the host refine and plan beside it, where the host refines (or, where the
-    # work-ahead thread had not yet started when the plan was wanted, the count planned itself).
-    beside = any(stage.endswith("(beside the trial)") for stage in report.seconds)
-    stopped_on_device = any(runner == "posing-device" for runner, _, _ in report.trials)
-    planned_ahead = ahead and not prebuilt and stopped_on_device and report.reason.endswith("refined on numpy)")
-    assert ("waiting for the plan" in report.seconds) == planned_ahead, (report.seconds, report.trials, report.reason)
-    assert not beside or planned_ahead
     least = entries * query.n
     for runner, allowance, _read in report.trials:
         # The host's trial gets the least allowance, and none when the index was built on the device.  (What a
@@ -256,75 +247,6 @@ def test_candidates_handed_to_a_device_take_its_vertex_dtype(hprd_data):
         got = counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
     assert got == hprd.expected_counts()["query_dense_16_4"]
     assert ("posing-device", {np.dtype(np.int32)}) in seen, seen
-
-
-@pytest.mark.parametrize("name", ["query_dense_16_2", "query_dense_16_77"])
-def test_a_stopped_device_trial_takes_the_plan_its_host_made_meanwhile(name, hprd_data):
-    """The trial here stops after a few entries, so the count waits for the work-ahead thread to start (a real
-    device trial takes milliseconds); it then takes that thread's plan."""
-    query = distsm.read_graph(hprd.query_path(name))
-    device = PosingDevice()
-    want = hprd.expected_counts()[name]
-    take = counting.Ahead.take
-
-    def started(self):
-        while not (self._future.running() or self._future.done()):
-            time.sleep(1e-4)
-        return take(self)
-
-    for ahead in (True, False):
-        report = Explanation()
-        opts = {"engine.trial-entries": 1, "engine.trial-ratio-device": 0.0, "engine.plan-ahead": ahead}
-        with distsm.options(opts), mock.patch.object(counting.Ahead, "take", started):
-            assert counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report) == want
-        assert report.path == "trailing" and [r for r, _, _ in report.trials] == ["posing-device"], report
-        assert ("refine (beside the trial)" in report.seconds) == ahead, report.seconds
-        assert ("refine" in report.seconds) != ahead, report.seconds
-
-
-def test_a_device_trial_that_finishes_drops_the_plan_started_beside_it():
-    """Triangles in K_40, allowance ten entries per entry refinement would scan: past its least allowance (one entry
-    per vertex) the trial starts the host's plan, then finishes within its allowance, so the count is the trial's
-    and the plan is dropped (cancelled at its next check)."""
-    data = distsm.Graph.from_edges([(a, b) for a in range(40) for b in range(a + 1, 40)], n=40)
-    query = distsm.Graph.from_edges([(0, 1), (1, 2), (0, 2)], n=3)
-    device = PosingDevice()
-    started, drops = [], []
-    drop, plan_ahead = counting.Ahead.drop, Count._plan_ahead
-
-    def dropping(self):
-        drops.append(self)
-        drop(self)
-
-    def starting(self):
-        plan_ahead(self)
-        started.append(self._ahead)
-
-    report = Explanation()
-    with mock.patch.object(counting.Ahead, "drop", dropping), mock.patch.object(Count, "_plan_ahead", starting), \
-            distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-device": 10.0}):
-        got = counting.count(device, data, query, MatchOptions(), budget=1 << 26, explain=report)
-    assert got == 40 * 39 * 38
-    assert "finished within its trial allowance" in report.reason, report.reason
-    assert started and started[0] is not None and drops == started, (started, drops)
-
-
-def test_cancelling_a_count_cancels_the_plan_made_beside_its_trial(hprd_data):
-    """The host's plan checks the count's own control: cancelled while it runs, the count raises."""
-    query = distsm.read_graph(hprd.query_path("query_dense_16_2"))
-    device = PosingDevice()
-    cancelled = [False]
-    plan_ahead = Count._plan_ahead
-
-    def cancelling(self):
-        cancelled[0] = True  # the trial itself stops at its allowance before it checks again
-        plan_ahead(self)
-
-    control = engine.Control(cancelled=lambda: cancelled[0])
-    with mock.patch.object(Count, "_plan_ahead", cancelling), \
-            distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-device": 0.0}), \
-            pytest.raises(engine.JoinCancelled):
-        counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, control=control)
 
 
 class BusDevice(PosingDevice):
