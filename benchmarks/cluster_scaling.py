@@ -132,7 +132,8 @@ def _batch(m, graphs: list, names: list[str], timeout: float, distribute: str, r
             "inter_s": round(sum(r.seconds.get("inter", 0) for r in ok), 4),
             "bytes_h2d": sum(r.bytes_h2d for r in ok), "peak_device_bytes": peaks,
             "queries": {r.query: {"status": r.status, "count": r.count, "strategy": r.strategy,
-                                  "distribution": r.distribution, "gathered_bytes": r.gathered_bytes,
+                                  "distribution": r.distribution, "distribution_reason": r.distribution_reason,
+                                  "gathered_bytes": r.gathered_bytes,
                                   "bytes_h2d": r.bytes_h2d,
                                   "seconds": {k: round(v, 5) for k, v in r.seconds.items()}}
                         for r in results}}
