@@ -8,7 +8,10 @@ Workloads, each started in all k processes at one barrier:
 * ``loop``: a pure Python loop (no memory traffic: the cores' own speed);
 * ``gather``: random reads of a 256 MiB array (memory latency and bandwidth);
 * ``small``: the CPU scaling benchmark's small batch (``cluster_scaling``'s 200 queries of 4-6 vertices on its
-  2^18-vertex R-MAT graph, generated in each process), counted one query at a time on NumPy, as a worker would.
+  2^18-vertex R-MAT graph, generated in each process), counted one query at a time on NumPy, as a worker would;
+  with ``--backend cupy`` on the GPUs instead, process ``i`` alone on GPU ``i`` (modulo the GPUs there are), as
+  GPU workers are: there the small queries' time is mostly the host's, so this shows what k busy hosts threads
+  cost a multi-GPU batch.
 
 A batch spread evenly over k workers finishes with its slowest worker, so ``one / max`` over the k processes bounds
 the efficiency a k-worker batch can reach on this machine.  Every process's counts must agree.
@@ -31,7 +34,7 @@ from benchmarks.common import add_rmat_options, parser, rmat_from
 WORKLOADS = ("loop", "gather", "small")
 
 
-def _workload(kind: str) -> Any:
+def _workload(kind: str, backend: str) -> Any:
     """``kind``'s work as a function of no arguments returning something to compare across processes."""
     if kind == "loop":
         return lambda: sum(range(100_000_000))
@@ -47,12 +50,14 @@ def _workload(kind: str) -> Any:
     args = p.parse_args([])  # the scaling benchmark's graph
     data, _ = rmat_from(args)
     graphs, _ = scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s")
-    distsm.count(data, graphs[0], backend="numpy")  # the index built outside the timing
-    return lambda: [distsm.count(data, g, backend="numpy") for g in graphs]
+    distsm.count(data, graphs[0], backend=backend)  # the index built (kernels loaded) outside the timing
+    return lambda: [distsm.count(data, g, backend=backend) for g in graphs]
 
 
-def _child(kind: str, barrier: Any, out: Any) -> None:
-    run = _workload(kind)
+def _child(kind: str, backend: str, slot: int, gpus: int, barrier: Any, out: Any) -> None:
+    if backend == "cupy":
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(slot % gpus)  # before CUDA starts in this process
+    run = _workload(kind, backend)
     barrier.wait()
     r0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     answer = run()
@@ -61,11 +66,12 @@ def _child(kind: str, barrier: Any, out: Any) -> None:
              "involuntary_switches": r1.ru_nivcsw - r0.ru_nivcsw, "pid": os.getpid()})
 
 
-def measure(kind: str, k: int) -> list[dict[str, Any]]:
-    """Each of ``k`` fresh processes' record of one ``kind`` workload run at once (spawned: nothing shared)."""
+def measure(kind: str, k: int, backend: str = "numpy", gpus: int = 1) -> list[dict[str, Any]]:
+    """Each of ``k`` fresh processes' record of one ``kind`` workload run at once (spawned: nothing shared; on
+    ``backend`` ``"cupy"`` process ``i`` on GPU ``i % gpus``)."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(k), ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(kind, barrier, out)) for _ in range(k)]
+    procs = [ctx.Process(target=_child, args=(kind, backend, i, gpus, barrier, out)) for i in range(k)]
     for p in procs:
         p.start()
     records = [out.get() for _ in procs]
@@ -78,14 +84,23 @@ def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__, "contention")
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
+    p.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
+                   help="the small workload's backend (cupy: one GPU per process)")
     args = p.parse_args(argv)
     if args.processes[0] != 1:
         raise SystemExit("--processes must start at 1 (the baseline)")
+    gpus = 1
+    if args.backend == "cupy":
+        from distsm.kernels import cuda_device_count
+
+        gpus = cuda_device_count()
+        if gpus == 0:
+            raise SystemExit("--backend cupy needs a CUDA device")
     results: dict[str, list[dict[str, Any]]] = {}
     for kind in args.workloads:
         answers = None
         for k in args.processes:
-            records = measure(kind, k)
+            records = measure(kind, k, args.backend, gpus)
             for r in records:
                 answer = r.pop("answer")
                 if answers is None:
@@ -101,7 +116,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{kind} x{k}: mean {row['mean_s']:.2f} s ({row['mean_over_one']:.2f}x one), slowest "
                   f"{row['max_s']:.2f} s ({row['max_over_one']:.2f}x): efficiency at most {row['efficiency_bound']}",
                   flush=True)
-    path = meta.write("contention", {"workloads": results, "cpus": os.cpu_count()}, args.out)
+    path = meta.write("contention", {"workloads": results, "cpus": os.cpu_count(), "backend": args.backend,
+                                     "gpus": gpus if args.backend == "cupy" else 0}, args.out)
     print(f"wrote {path}", file=sys.stderr)
 
 
