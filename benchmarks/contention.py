@@ -8,10 +8,10 @@ Workloads, each started in all k processes at one barrier:
 * ``loop``: a pure Python loop (no memory traffic: the cores' own speed);
 * ``gather``: random reads of a 256 MiB array (memory latency and bandwidth);
 * ``small``: the CPU scaling benchmark's small batch (``cluster_scaling``'s 200 queries of 4-6 vertices on its
-  2^18-vertex R-MAT graph, generated in each process), counted one query at a time on NumPy, as a worker would;
-  with ``--backend cupy`` on the GPUs instead, process ``i`` alone on GPU ``i`` (modulo the GPUs there are), as
-  GPU workers are: there the small queries' time is mostly the host's, so this shows what k busy hosts threads
-  cost a multi-GPU batch.
+  2^18-vertex R-MAT graph, or the one ``--scale --edges --labels`` give, generated in each process), counted one
+  query at a time on NumPy, as a worker would; with ``--backend cupy`` on the GPUs instead, process ``i`` alone on
+  GPU ``i`` (modulo the GPUs there are) after a warm count of every query, as GPU workers are: there a small
+  query's time is mostly its host's, so this shows what k busy host processes cost a multi-GPU batch.
 
 A batch spread evenly over k workers finishes with its slowest worker, so ``one / max`` over the k processes bounds
 the efficiency a k-worker batch can reach on this machine.  Every process's counts must agree.
@@ -19,6 +19,7 @@ the efficiency a k-worker batch can reach on this machine.  Every process's coun
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing as mp
 import os
 import resource
@@ -32,10 +33,13 @@ from benchmarks import meta
 from benchmarks.common import add_rmat_options, parser, rmat_from
 
 WORKLOADS = ("loop", "gather", "small")
+#: The small workload's default graph: the CPU scaling benchmark's.
+GRAPH: dict[str, Any] = {"scale": 18, "edges": 4_000_000, "labels": 64, "seed": 7}
 
 
-def _workload(kind: str, backend: str) -> Any:
-    """``kind``'s work as a function of no arguments returning something to compare across processes."""
+def _workload(kind: str, backend: str, graph: list[str]) -> Any:
+    """``kind``'s work as a function of no arguments returning something to compare across processes (``graph``:
+    the R-MAT options of the small workload's data graph)."""
     if kind == "loop":
         return lambda: sum(range(100_000_000))
     if kind == "gather":
@@ -45,19 +49,27 @@ def _workload(kind: str, backend: str) -> Any:
     import distsm
     from benchmarks.cluster_scaling import scaling_queries
 
-    p = parser(None, "contention")
-    add_rmat_options(p, scale=18, edges=4_000_000, labels=64, seed=7)
-    args = p.parse_args([])  # the scaling benchmark's graph
+    args = _graph_parser().parse_args(graph)
     data, _ = rmat_from(args)
     graphs, _ = scaling_queries(data, 200, [4, 6], args.seed + 1000, ("sparse", "dense"), "s")
-    distsm.count(data, graphs[0], backend=backend)  # the index built (kernels loaded) outside the timing
+    # Outside the timing: the index built, and on a GPU every query's kernels loaded and the memory pool grown, as
+    # in a warm worker.
+    for g in graphs if backend == "cupy" else graphs[:1]:
+        distsm.count(data, g, backend=backend)
     return lambda: [distsm.count(data, g, backend=backend) for g in graphs]
 
 
-def _child(kind: str, backend: str, slot: int, gpus: int, barrier: Any, out: Any) -> None:
+def _graph_parser() -> argparse.ArgumentParser:
+    """The small workload's graph options (defaults :data:`GRAPH`)."""
+    p = argparse.ArgumentParser(add_help=False)
+    add_rmat_options(p, **GRAPH)
+    return p
+
+
+def _child(kind: str, backend: str, graph: list[str], slot: int, gpus: int, barrier: Any, out: Any) -> None:
     if backend == "cupy":
         os.environ["CUDA_VISIBLE_DEVICES"] = str(slot % gpus)  # before CUDA starts in this process
-    run = _workload(kind, backend)
+    run = _workload(kind, backend, graph)
     barrier.wait()
     r0, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     answer = run()
@@ -66,12 +78,13 @@ def _child(kind: str, backend: str, slot: int, gpus: int, barrier: Any, out: Any
              "involuntary_switches": r1.ru_nivcsw - r0.ru_nivcsw, "pid": os.getpid()})
 
 
-def measure(kind: str, k: int, backend: str = "numpy", gpus: int = 1) -> list[dict[str, Any]]:
+def measure(kind: str, k: int, backend: str = "numpy", gpus: int = 1, graph: list[str] | None = None
+            ) -> list[dict[str, Any]]:
     """Each of ``k`` fresh processes' record of one ``kind`` workload run at once (spawned: nothing shared; on
-    ``backend`` ``"cupy"`` process ``i`` on GPU ``i % gpus``)."""
+    ``backend`` ``"cupy"`` process ``i`` on GPU ``i % gpus``; ``graph``: R-MAT options of the small workload)."""
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(k), ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(kind, backend, i, gpus, barrier, out)) for i in range(k)]
+    procs = [ctx.Process(target=_child, args=(kind, backend, graph or [], i, gpus, barrier, out)) for i in range(k)]
     for p in procs:
         p.start()
     records = [out.get() for _ in procs]
@@ -82,6 +95,7 @@ def measure(kind: str, k: int, backend: str = "numpy", gpus: int = 1) -> list[di
 
 def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__, "contention")
+    add_rmat_options(p, **GRAPH)
     p.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4, 8])
     p.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     p.add_argument("--backend", choices=("numpy", "cupy"), default="numpy",
@@ -100,7 +114,9 @@ def main(argv: list[str] | None = None) -> None:
     for kind in args.workloads:
         answers = None
         for k in args.processes:
-            records = measure(kind, k, args.backend, gpus)
+            graph = [f"--scale={args.scale}", f"--edges={args.edges}", f"--labels={args.labels}",
+                     f"--rmat-a={args.rmat_a}", f"--seed={args.seed}"]
+            records = measure(kind, k, args.backend, gpus, graph)
             for r in records:
                 answer = r.pop("answer")
                 if answers is None:
