@@ -111,6 +111,9 @@ def main(argv: list[str] | None = None) -> None:
         if gpus == 0:
             raise SystemExit("--backend cupy needs a CUDA device")
     results: dict[str, list[dict[str, Any]]] = {}
+    host = meta.machine()
+    extra = {"cpus": os.cpu_count(), "backend": args.backend, "gpus": gpus if args.backend == "cupy" else 0,
+             "graph": {k: getattr(args, k) for k in ("scale", "edges", "labels", "rmat_a", "seed")}}
     for kind in args.workloads:
         answers = None
         for k in args.processes:
@@ -132,8 +135,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{kind} x{k}: mean {row['mean_s']:.2f} s ({row['mean_over_one']:.2f}x one), slowest "
                   f"{row['max_s']:.2f} s ({row['max_over_one']:.2f}x): efficiency at most {row['efficiency_bound']}",
                   flush=True)
-    path = meta.write("contention", {"workloads": results, "cpus": os.cpu_count(), "backend": args.backend,
-                                     "gpus": gpus if args.backend == "cupy" else 0}, args.out)
+            # Written after every row: a run cut short by a time limit keeps what it measured.
+            path = meta.write("contention", {"workloads": results, **extra}, args.out, host)
     print(f"wrote {path}", file=sys.stderr)
 
 

@@ -45,3 +45,21 @@ def test_every_suite_takes_out_as_a_result_file(suite: str, capsys: pytest.Captu
     match = re.search(r"--out FILE result JSON \(default: benchmarks/results/(\w+)\.json\)", text)
     assert match, text
     assert (meta.RESULTS / f"{match.group(1)}.json").parent == meta.RESULTS
+
+
+def test_contention_times_the_small_workload_in_agreeing_processes_on_the_graph_given(tmp_path: Path) -> None:
+    """Two processes count the small batch on a tiny R-MAT graph at one barrier; their answers must agree (the run
+    exits otherwise), and the JSON holds one row per process count with the graph that was asked for."""
+    import json
+
+    from benchmarks import contention
+
+    out = tmp_path / "contention.json"
+    contention.main(["--processes", "1", "2", "--workloads", "small", "--scale", "8", "--edges", "600",
+                     "--labels", "4", "--out", str(out)])
+    record = json.loads(out.read_text())
+    rows = record["workloads"]["small"]
+    assert [r["processes"] for r in rows] == [1, 2] and [len(r["records"]) for r in rows] == [1, 2]
+    assert record["backend"] == "numpy" and record["gpus"] == 0
+    assert record["graph"]["scale"] == 8 and record["graph"]["edges"] == 600
+    assert all(r["efficiency_bound"] > 0 for r in rows)
