@@ -355,6 +355,11 @@ def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     assert report.reason.endswith("refined on cupy)"), report.reason
 
 
+def matrix_bytes(ce, arc):
+    """Bytes of ``arc``'s bit matrix over ``ce``'s candidates (one bit per pair of candidates of its ends)."""
+    return 4 * ((int(ce.candidates[arc[0]].shape[0]) * int(ce.candidates[arc[1]].shape[0]) + 31) // 32)
+
+
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
@@ -386,21 +391,29 @@ def test_arc_edge_counts_are_the_data_edges_into_the_candidates(seed, n, p, vl, 
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 14), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(2, 5), sampled=st.booleans(),
-       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "matrices", "search"]))
+       passes=st.integers(1, 8), lookups=st.sampled_from(["maps", "matrices", "some matrices", "search"]))
 def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, p, vl, el, directed, qsize,
                                                                       sampled, passes, lookups):
     """Every arc's runs are exactly the data edges (with the arc's label and direction) between the refined
     candidates of its ends, membership probes answer the same for any data vertex (through bit matrices, position
-    maps or binary search), and refinement keeps every vertex some match uses."""
+    maps or binary search), and refinement keeps every vertex some match uses.  Where the lookups' room holds only
+    some matrices, the smallest arcs get them."""
     from distsm.kernels import candidate_edges
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
     maps = 4 * data.n * query.n
-    room = {"search": maps - 1, "maps": maps, "matrices": 1 << 30}[lookups]
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
-                               passes=passes, lookup_bytes=room)
+    cands = NUMPY.candidates(idx, query, homomorphism=False)
+    room = {"search": maps - 1, "maps": maps, "matrices": 1 << 30}.get(lookups, 0)
+    if lookups == "some matrices":  # half of what every arc's matrix would take over the candidates refined
+        full = candidate_edges.build(NUMPY, idx, query, cands, passes=passes)
+        room = maps + sum(matrix_bytes(full, arc) for arc in full.arcs) // 2
+    ce = candidate_edges.build(NUMPY, idx, query, cands, passes=passes, lookup_bytes=room)
     assert (ce.positions is None) == (lookups == "search")
+    if lookups == "some matrices":
+        taken = [matrix_bytes(ce, k) for k, a in ce.arcs.items() if a.matrix is not None]
+        skipped = [matrix_bytes(ce, k) for k, a in ce.arcs.items() if a.matrix is None and matrix_bytes(ce, k)]
+        assert sum(taken) <= room - maps and (not taken or not skipped or min(skipped) >= max(taken))
     for f in networkx_matches(data, query):
         assert all(f[u] in set(ce.candidates[u].tolist()) for u in range(query.n))
     data_edges = {(a, b, lab) for a, b, lab in zip(data.edge_src.tolist(), data.edge_dst.tolist(),
@@ -424,7 +437,8 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
         got = [(i, int(x)) for i in range(len(cu)) for x in arc.values[arc.offsets[i]:arc.offsets[i + 1]]]
         assert got == expected
         assert arc.keys.tolist() == [i * data.n + x for i, x in expected]
-        assert (arc.matrix is not None) == (lookups == "matrices" and bool(cu) and bool(cw))
+        if lookups != "some matrices":
+            assert (arc.matrix is not None) == (lookups == "matrices" and bool(cu) and bool(cw))
         if cu:
             v = np.repeat(np.asarray(cu, np.int32), data.n)
             x = np.tile(np.arange(data.n, dtype=np.int32), len(cu))
