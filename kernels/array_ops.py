@@ -25,3 +25,25 @@ def bincount(x: Any, size: int, weights: Any = None) -> Any:
 def count_true(mask: Any) -> int:
     """How many entries of the bool array ``mask`` are true."""
     return int(np.count_nonzero(mask))
+
+
+#: Bits of one pass of :func:`stable_order`: NumPy sorts integers of at most 16 bits stably by radix sort in linear
+#: time, and larger ones by timsort.
+_DIGIT_BITS = 16
+
+
+@functools.singledispatch
+def stable_order(keys: Any, bound: int) -> Any:
+    """The stable ``argsort`` of integer ``keys``, ``0 <= keys < bound``: one radix pass per 16 bits of ``bound``,
+    least significant first.  Building the reverse arcs of a candidate-edge index by ``numpy.argsort(kind="stable")``
+    on int64 was an eighth of 200 small R-MAT queries' time on NumPy (0.95 of 8.1 s); two 16-bit passes sort 500k
+    keys below 2^17 in 9.5 ms against timsort's 39 ms."""
+    if bound <= 1 or keys.shape[0] < 2:
+        return np.arange(keys.shape[0], dtype=np.int64)
+    mask = (1 << _DIGIT_BITS) - 1
+    order = None
+    for shift in range(0, max(int(bound - 1).bit_length(), 1), _DIGIT_BITS):
+        digits = ((keys if order is None else keys[order]) >> shift) & mask
+        step = np.argsort(digits.astype(np.uint16), kind="stable")
+        order = step if order is None else order[step]
+    return order

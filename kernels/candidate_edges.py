@@ -31,7 +31,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.array_backend import bit_words, chunk_ranges, member
-from distsm.kernels.array_ops import bincount, count_true
+from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
@@ -423,7 +423,7 @@ class _Refinement:
         for arc in self.canonical:
             a, b, pa, pb = self.filtered(arc)
             ra, rb = renumber[a][pa], renumber[b][pb]
-            order = xp.argsort(pb, kind="stable")
+            order = stable_order(pb, int(initial[b].shape[0]))
             # Read along a -> b, the edges are sorted for that arc; the reverse arc takes them sorted by b, stably.
             along = ((a, b, ra, rb, initial[b][pb]), (b, a, rb[order], ra[order], initial[a][pa][order]))
             for key in (arc, self.reverse(arc)):

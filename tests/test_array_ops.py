@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from distsm.kernels import get_backend
-from distsm.kernels.array_ops import bincount, count_true
+from distsm.kernels.array_ops import bincount, count_true, stable_order
 
 SIZES = [0, 1, 31, 100, 257, 1025, 5000, 70_001, 1 << 21]
 
@@ -31,6 +31,19 @@ def test_count_true_on_numpy_counts_true_entries():
     assert count_true(mask) == int(mask.sum()) and type(count_true(mask)) is int
     assert count_true(mask[:0]) == 0
     assert count_true(mask.reshape(27, 37)) == int(mask.sum())
+
+
+@pytest.mark.parametrize("bound", [1, 2, 3, 1000, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 1 << 20, (1 << 33) + 5])
+@pytest.mark.parametrize("n", [0, 1, 2, 5000])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_stable_order_on_numpy_is_numpys_stable_argsort(bound, n, dtype):
+    """Keys below ``bound`` take one 16-bit radix pass per 16 bits of it; ties keep their order (many repeat)."""
+    if bound > np.iinfo(dtype).max:
+        pytest.skip("keys of this bound do not fit the dtype")
+    rng = np.random.default_rng(bound + n)
+    keys = rng.integers(0, min(bound, 50) if n == 5000 and bound % 2 else bound, size=n).astype(dtype)
+    got = stable_order(keys, bound)
+    assert np.array_equal(got, np.argsort(keys, kind="stable")) and got.dtype.kind == "i"
 
 
 @pytest.mark.gpu
@@ -69,3 +82,11 @@ def test_count_true_on_cupy_matches_numpy(n):
     assert count_true(xp.asarray(mask)[::3]) == int(np.count_nonzero(mask[::3]))
     ints = rng.integers(0, 3, size=n)
     assert count_true(xp.asarray(ints)) == int(np.count_nonzero(ints))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 1000, 70_001])
+def test_stable_order_on_cupy_matches_numpy(n):
+    xp = get_backend("cupy").xp
+    keys = np.random.default_rng(n).integers(0, 300, size=n).astype(np.int64)
+    assert np.array_equal(xp.asnumpy(stable_order(xp.asarray(keys), 300)), np.argsort(keys, kind="stable"))

@@ -1,5 +1,5 @@
-"""The counting primitives of :mod:`distsm.kernels.array_ops` (:func:`bincount`, :func:`count_true`) for CuPy
-arrays, as ``join.cu`` kernels.
+"""The counting primitives of :mod:`distsm.kernels.array_ops` for CuPy arrays: :func:`bincount` and
+:func:`count_true` as ``join.cu`` kernels, :func:`stable_order` by CuPy's own stable argsort.
 
 CuPy's ``bincount`` first checks ``x >= 0`` and takes ``max(x)``, and its ``count_nonzero``, ``any`` and ``all``
 are CUB block reductions, which NVRTC compiles once per array-size class (block sizes 32 to 512), so a warm-up on
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_ops import bincount, count_true
+from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cupy.launch import COUNT_TRUE, HISTOGRAM, WEIGHTED_HISTOGRAM, Launcher
 
 _LAUNCHER = Launcher()
@@ -27,6 +27,7 @@ def register() -> None:
 
     bincount.register(cupy.ndarray, _bincount)
     count_true.register(cupy.ndarray, _count_true)
+    stable_order.register(cupy.ndarray, _stable_order)
 
 
 def _keys(x: Any) -> Any:
@@ -66,3 +67,10 @@ def _count_true(mask: Any) -> int:
     out = cupy.zeros(1, dtype=np.uint64)
     _LAUNCHER.grid(COUNT_TRUE, n, mask=flat.view(np.uint8), n=n, out=out)
     return int(out[0])
+
+
+def _stable_order(keys: Any, bound: int) -> Any:
+    """CuPy's own stable argsort, on the device."""
+    import cupy
+
+    return cupy.argsort(keys, kind="stable")
