@@ -112,13 +112,13 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit("--backend cupy needs a CUDA device")
     results: dict[str, list[dict[str, Any]]] = {}
     host = meta.machine()
+    rmat = {k: getattr(args, k) for k in ("scale", "edges", "labels", "rmat_a", "seed")}
+    graph = [f"--{k.replace('_', '-')}={v}" for k, v in rmat.items()]  # the children's options, as given here
     extra = {"cpus": os.cpu_count(), "backend": args.backend, "gpus": gpus if args.backend == "cupy" else 0,
-             "graph": {k: getattr(args, k) for k in ("scale", "edges", "labels", "rmat_a", "seed")}}
+             "graph": rmat}
     for kind in args.workloads:
         answers = None
         for k in args.processes:
-            graph = [f"--scale={args.scale}", f"--edges={args.edges}", f"--labels={args.labels}",
-                     f"--rmat-a={args.rmat_a}", f"--seed={args.seed}"]
             records = measure(kind, k, args.backend, gpus, graph)
             for r in records:
                 answer = r.pop("answer")
