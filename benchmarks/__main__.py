@@ -24,6 +24,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     one-worker  one Dask worker vs in process on the scaling batches, interleaved     (benchmarks.one_worker)
     first-use   a fresh process's first heavy counts, with and without the process warm-up (benchmarks.first_use)
     contention  k plain processes running the same work at once against one alone   (benchmarks.contention)
+    plan-share  the planner's sampling share for device plans, gMatch's and dense suites (benchmarks.plan_share)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -55,6 +56,7 @@ SUITES = {
     "one-worker": "benchmarks.one_worker",
     "first-use": "benchmarks.first_use",
     "contention": "benchmarks.contention",
+    "plan-share": "benchmarks.plan_share",
 }
 
 

@@ -43,10 +43,23 @@ QUICK_COST = 1e6
 #: cost more than PLAN_SHARE of the best plan found.
 EVALUATION_COST = 3e4
 PLAN_SHARE = 0.25
+#: ... and of a plan bound for a device, of its work divided by DEVICE_SPEEDUP: the device's kernels now run dense
+#: plans far more than DEVICE_SPEEDUP times faster than NumPy (the dense suite's heavy_16_3: core join and trailing
+#: count 13.2 s on NumPy on the 2-core AMD EPYC box, 22 ms on an H200), so at PLAN_SHARE its sampling took 53 of its
+#: 89 ms.  Measured on an H200 in one call, two interleaved rounds, with shares 0.25 / 0.0625 / 0.025: gMatch's suite
+#: 0.51 / 0.46 / 0.45 s summed, the dense 16-vertex suite 0.20 / 0.18 / 0.17 s, the 24- and 32-vertex suite 2.30 /
+#: 2.27 / 2.22 s (benchmarks/results/plan_share_h200.json).
+PLAN_SHARE_DEVICE = 0.025
 #: How much faster than NumPy a device runs a plan's work: a plan bound for the device is worth that much less
 #: sampling.  Measured on an H100 against NumPy (this 2-core AMD EPYC box), dense 32-vertex HPRD queries of 8 label
 #: classes: 4.6e8 estimated in 0.02 s against 6.5e8 in 1.08 s, about 40x; their plans had taken 0.21-0.44 s.
 DEVICE_SPEEDUP = 40.0
+
+
+def sampling_allowance(cost: float, on_device: bool) -> float:
+    """The sampling a plan of estimated work ``cost`` is worth, in the plans' cost units: :data:`PLAN_SHARE` of it
+    on the host, :data:`PLAN_SHARE_DEVICE` of its :func:`host_scale` on a device."""
+    return PLAN_SHARE_DEVICE * host_scale(cost, True) if on_device else PLAN_SHARE * cost
 
 
 def host_scale(cost: float, on_device: bool) -> float:
@@ -150,7 +163,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set, and
     ``start`` the core's first vertex (never trailing then: slices of a count restrict its images, which the core
     join does at its first level).  ``on_device(cost)`` says whether a plan of that estimated cost will run on a
-    device, which spends :data:`DEVICE_SPEEDUP` times less time on it (and so is worth less sampling).
+    device, which spends :data:`DEVICE_SPEEDUP` times less time on it (and so is worth less sampling: see
+    :func:`sampling_allowance`).
 
     Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
     sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
@@ -207,8 +221,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
     for trailing_set in maximal[:MAX_SAMPLED]:
         # Sampling more orders is worth at most a share of the work of the best plan found so far.
-        speedup = DEVICE_SPEEDUP if best is not None and on_device(best.cost) else 1.0
-        if best is not None and sampler.evaluations * EVALUATION_COST * speedup > PLAN_SHARE * best.cost:
+        if best is not None and sampler.evaluations * EVALUATION_COST > sampling_allowance(best.cost,
+                                                                                          on_device(best.cost)):
             break
         core = everything - trailing_set
         candidates.append((sampler.core_order(core, start_of(core)), len(core), groups_of(trailing_set)))

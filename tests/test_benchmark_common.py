@@ -63,3 +63,34 @@ def test_contention_times_the_small_workload_in_agreeing_processes_on_the_graph_
     assert record["backend"] == "numpy" and record["gpus"] == 0
     assert record["graph"]["scale"] == 8 and record["graph"]["edges"] == 600
     assert all(r["efficiency_bound"] > 0 for r in rows)
+
+
+def test_plan_share_counts_each_query_alike_under_every_share_and_restores_the_planner(tmp_path: Path) -> None:
+    """Two HPRD queries laid out as a gMatch-style suite (their published counts as its answers), each share timed
+    in two rounds; the run exits on a count that differs from the published one, and leaves the planner's share as it
+    found it."""
+    import json
+    import shutil
+
+    from benchmarks import plan_share
+    from distsm.kernels import count_plan
+
+    suite = tmp_path / "suite"
+    (suite / "query_graph").mkdir(parents=True)
+    shutil.copy(common.hprd_data_path(), suite / "data.graph")
+    names = ["query_dense_16_1", "query_dense_16_2"]
+    for i, name in enumerate(names):
+        shutil.copy(common.hprd_query_path(name), suite / "query_graph" / f"Q_{i}.graph")
+    (suite / "expected_output.txt").write_text("\n".join(str(common.hprd_expected()[n]) for n in names) + "\n")
+    kept = count_plan.PLAN_SHARE_DEVICE
+    out = tmp_path / "plan_share.json"
+    plan_share.main(["--shares", "0.5", "0.005", "--gmatch-test", str(suite), "--backend", "numpy", "--repeat", "1",
+                     "--out", str(out)])
+    assert count_plan.PLAN_SHARE_DEVICE == kept
+    record = json.loads(out.read_text())
+    rows = record["suites"]["gmatch-test"]
+    assert sorted(rows) == ["Q_0", "Q_1"]
+    for i, name in enumerate(names):
+        assert {rec["count"] for rec in rows[f"Q_{i}"].values()} == {common.hprd_expected()[name]}
+        assert all(len(rec["medians"]) == 2 for rec in rows[f"Q_{i}"].values())
+    assert set(record["summed_s"]["gmatch-test"]) == {"0.5", "0.005"}

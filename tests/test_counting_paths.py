@@ -850,3 +850,30 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
                                                        True)) == expected
         sampled.append((sampler.evaluations, plan.plans_tried))
     assert sampled[1][0] < sampled[0][0] and sampled[1][1] < sampled[0][1]
+
+
+def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale(monkeypatch):
+    """Sampling stops at PLAN_SHARE of the best plan's work on the host and at PLAN_SHARE_DEVICE of that work over
+    DEVICE_SPEEDUP on a device: with the device's share set to PLAN_SHARE * DEVICE_SPEEDUP both sample alike and
+    pick the same plan; with the default share the device samples less."""
+    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels.sampling import Sampler
+
+    assert count_plan.sampling_allowance(1e9, False) == count_plan.PLAN_SHARE * 1e9
+    assert count_plan.sampling_allowance(1e9, True) == pytest.approx(
+        count_plan.PLAN_SHARE_DEVICE * 1e9 / count_plan.DEVICE_SPEEDUP)
+    data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    sizes = [int(c.shape[0]) for c in ce.candidates]
+
+    def planned(on_device: bool) -> tuple[int, count_plan.CountPlan]:
+        sampler = Sampler(NUMPY, query, ce, homomorphism=False)
+        plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost: on_device)
+        return sampler.evaluations, plan
+
+    host = planned(False)
+    monkeypatch.setattr(count_plan, "PLAN_SHARE_DEVICE", count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP)
+    assert planned(True) == host
+    monkeypatch.setattr(count_plan, "PLAN_SHARE_DEVICE", count_plan.PLAN_SHARE)
+    assert planned(True)[0] < host[0]
