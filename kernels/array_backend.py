@@ -320,6 +320,12 @@ class ArrayBackend:
         row = xp.searchsorted(inclusive, xp.arange(total, dtype=xp.int64), side="right")
         return row, xp.arange(total, dtype=xp.int64) - (inclusive - counts)[row]
 
+    def gather_runs(self, values: Any, start: Any, counts: Any) -> tuple[Any, Any]:
+        """``(row, x)``: the runs ``values[start[r]:start[r] + counts[r]]`` laid end to end, each entry with its row
+        ``r`` (as :meth:`expand` numbers them)."""
+        row, rank = self.expand(counts)
+        return row, values[start[row] + rank]
+
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)`` (``x`` and ``y`` broadcast: a one-element ``x`` tests every
         ``y`` against one vertex)."""
@@ -596,6 +602,15 @@ class NumpyBackend(ArrayBackend):
         counts = np.asarray(counts, dtype=np.int64)
         row = np.repeat(np.arange(counts.shape[0]), counts)
         return row, np.arange(row.shape[0], dtype=np.int64) - (np.cumsum(counts) - counts)[row]
+
+    def gather_runs(self, values: Any, start: Any, counts: Any) -> tuple[Any, Any]:
+        # Each entry's offset is its run's start less the entries before the run: one repeat of a per-row number
+        # instead of two gathers by row (the sampler's extension sets of 1024 walks: 205 -> 116 us at 80 a run).
+        counts = np.asarray(counts, dtype=np.int64)
+        ends = np.cumsum(counts)
+        shift = np.repeat(np.asarray(start, dtype=np.int64) - (ends - counts), counts)
+        row = np.repeat(np.arange(counts.shape[0]), counts)
+        return row, values[shift + np.arange(shift.shape[0], dtype=np.int64)]
 
 
 #: The one NumPy backend: :func:`distsm.kernels.get_backend` hands it out, and a device backend hands its host

@@ -259,8 +259,8 @@ def arc_edge_counts(backend: Backend, idx: DataIndex, candidates: list[Any], arc
     lengths = t - s
     out = xp.zeros(lengths.shape[0], dtype=xp.int64)
     for a, b in chunk_ranges(xp, lengths, COUNT_CHUNK_ENTRIES):
-        row, rank = backend.expand(lengths[a:b])
-        hit = inside[idx.nbr[s[a:b][row] + rank]]
+        row, x = backend.gather_runs(idx.nbr, s[a:b], lengths[a:b])
+        hit = inside[x]
         out[a:b] = bincount(row[hit], b - a)
     return out
 
@@ -362,8 +362,7 @@ class _Refinement:
             arc, side = self.reverse(arc), other
         a, b, _ = arc
         at, s, t, nbr, _ = side
-        row, rank = self.backend.expand(t - s)
-        x = nbr[s[row] + rank]
+        row, x = self.backend.gather_runs(nbr, s, t - s)
         # Entries that are no input candidate of b (most of them where runs of every label are read) are dropped by
         # a bitset test before positions are looked up; the survivors are gathered by index, not compacted by mask.
         hit = xp.flatnonzero(member(xp, self.bits[b], x))

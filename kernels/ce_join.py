@@ -65,8 +65,7 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
     xp = backend.xp
     col, arc_key = ext.links[0]
     start, counts = run_lengths(xp, ce, table, col, arc_key)
-    row, rank = backend.expand(counts)
-    x = ce.arc(*arc_key).values[start[row] + rank]
+    row, x = backend.gather_runs(ce.arc(*arc_key).values, start, counts)
     for col, other in ext.links[1:]:
         keep = ce.probe(xp, other, ce.position(xp, other[0], table[:, col])[row], x)
         row, x = row[keep], x[keep]

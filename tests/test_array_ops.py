@@ -84,6 +84,42 @@ def test_count_true_on_cupy_matches_numpy(n):
     assert count_true(xp.asarray(ints)) == int(np.count_nonzero(ints))
 
 
+def _runs(rng: np.random.Generator, rows: int, mean: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values and the ``(start, counts)`` of ``rows`` runs in them, some empty, some overlapping, in any order."""
+    counts = rng.poisson(mean, rows).astype(np.int64)
+    counts[rng.random(rows) < 0.2] = 0
+    values = rng.integers(0, 1 << 30, size=int(counts.sum()) + 50).astype(np.int32)
+    start = rng.integers(0, values.shape[0] - counts, size=rows) if rows else np.zeros(0, dtype=np.int64)
+    return values, start.astype(np.int64), counts
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 1024])
+@pytest.mark.parametrize("mean", [0.5, 13, 80])
+def test_gather_runs_on_numpy_lays_the_runs_end_to_end_with_their_rows(rows, mean):
+    """NumPy's repeat-based gather_runs against the runs sliced one by one, and against the generic one (expand and
+    two gathers) that the CuPy backend runs."""
+    from distsm.kernels.array_backend import ArrayBackend
+
+    values, start, counts = _runs(np.random.default_rng(rows + int(mean)), rows, mean)
+    row, x = get_backend("numpy").gather_runs(values, start, counts)
+    assert row.tolist() == [r for r in range(rows) for _ in range(counts[r])]
+    assert x.tolist() == [int(v) for r in range(rows) for v in values[start[r]:start[r] + counts[r]]]
+    assert x.dtype == values.dtype
+    generic = ArrayBackend(np).gather_runs(values, start, counts)
+    assert np.array_equal(generic[0], row) and np.array_equal(generic[1], x)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", [0, 1, 1024, 70_001])
+def test_gather_runs_on_cupy_matches_numpy(rows):
+    import cupy as cp
+
+    values, start, counts = _runs(np.random.default_rng(rows), rows, 9)
+    row, x = get_backend("cupy").gather_runs(cp.asarray(values), cp.asarray(start), cp.asarray(counts))
+    want = get_backend("numpy").gather_runs(values, start, counts)
+    assert np.array_equal(cp.asnumpy(row), want[0]) and np.array_equal(cp.asnumpy(x), want[1])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", [0, 1, 1000, 70_001])
 def test_stable_order_on_cupy_matches_numpy(n):
