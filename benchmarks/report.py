@@ -525,13 +525,59 @@ def _device_trailing(entries: list, lines: list[str], out_dir: Path) -> None:
                       f"{c['compiled_after_warmup']}", ""]
 
 
+def _explain_stages(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Where a count's time goes, stage by stage (medians of distsm.explain)", "",
+                  _where(name, r) + f"; backend {r['backend']}; {r['repeat']} runs a query", ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        runs = r.get("runs") or [{"tree": "", "round": 1, "queries": r["queries"]}]
+        lines += _table(["tree", "round", "query", "count median ms", "stage medians ms"],
+                        [[run["tree"], run["round"], q, round(1e3 * x["count_median_s"], 2),
+                          ", ".join(f"{k} {1e3 * v:.2f}" for k, v in x["stages_median_s"].items())]
+                         for run in runs for q, x in run["queries"].items()])
+        lines += [""]
+
+
+def _plan_share(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        shares = [str(s) for s in r["shares"]]
+        lines += ["### The planner's sampling share for device plans", "",
+                  _where(name, r) + f"; backend {r['backend']}; {r['rounds']} rounds of {r['repeat']} counts", ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["suite", "query", "count"] + [f"share {s} ms" for s in shares],
+                        [[suite, q, next(iter(row.values()))["count"]] +
+                         [round(1e3 * row[s]["seconds"], 1) for s in shares]
+                         for suite, rows in r["suites"].items() for q, row in rows.items()])
+        lines += ["", "Summed seconds: " + "; ".join(f"{suite} " + ", ".join(f"{s}: {v}" for s, v in sums.items())
+                                                     for suite, sums in r["summed_s"].items()), ""]
+
+
+def _dense_heavy(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Dense heavy queries drawn and kept", "", _where(name, r), ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["query", "vertices", "edges", "count (selection)", "seconds (selection)"],
+                        [[q["name"], q["size"], q["edges"], q["count"], q["seconds"]]
+                         for q in r["manifest"]["queries"]])
+        lines += [""]
+
+
+def _others(found: dict[str, list], lines: list[str]) -> None:
+    """Results of kinds without a section of their own: where, how and the note."""
+    lines += ["### Other results", ""]
+    for kind, entries in sorted(found.items()):
+        for name, r in entries:
+            lines += [f"{_where(name, r)} ({kind})", ""] + ([f"Note: {r['note']}", ""] if r.get("note") else [])
+
+
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
             "cluster_scaling": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
             "device_trailing": _device_trailing, "index_memory": _index_memory,
-            "one_worker": _one_worker, "first_use": _first_use, "contention": _contention}
+            "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
+            "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy}
 
 
 def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
@@ -546,5 +592,8 @@ def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
             section(found[kind], lines, results)
         else:
             lines += [f"### {kind}", "", "Not run yet.", ""]
+    others = {kind: entries for kind, entries in found.items() if kind not in SECTIONS}
+    if others:
+        _others(others, lines)
     out.write_text("\n".join(lines) + "\n")
     return out
