@@ -40,7 +40,7 @@ MAX_SAMPLED = 12
 QUICK_COST = 1e6
 #: One sampled extension (a candidate vertex tried at one level of a greedy order over the walks), in the plans'
 #: cost units (a quarter of a millisecond of NumPy, like this many entries of a join); sampling stops once it has
-#: cost more than PLAN_SHARE of the best plan found.
+#: cost more than PLAN_SHARE of the best plan found (PLAN_SHARE_DEVICE on a device: see sampling_allowance).
 EVALUATION_COST = 3e4
 PLAN_SHARE = 0.25
 #: ... and of a plan bound for a device, of its work divided by DEVICE_SPEEDUP: the device's kernels now run dense
