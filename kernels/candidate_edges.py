@@ -32,6 +32,7 @@ from distsm.graph import Graph
 from distsm.kernels.backend import Backend
 from distsm.kernels.array_backend import bit_words, chunk_ranges, member
 from distsm.kernels.array_ops import bincount, count_true, stable_order
+from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
@@ -280,7 +281,7 @@ def arc_index(xp: Any, n: int, arc: tuple[int, int, int], size: int, rows: Any, 
     return ArcIndex(*arc, offsets, values.astype(xp.int32), rows * n + values, matrix)
 
 
-def build(backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any], *,
+def build(backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[Any], *,
           passes: int = REFINE_PASSES, lookup_bytes: int = POSITION_BYTES + MATRIX_BYTES) -> CandidateEdges:
     """Refine ``candidates`` (sorted; up to ``passes`` passes) and build every arc's candidate edges over the
     result.
@@ -305,7 +306,7 @@ class _Refinement:
     """The state of one :func:`build`: per query vertex, which input candidates are still candidates (``alive``,
     ``sizes``, bumped ``version`` on change), and per canonical arc its candidate edges as positions."""
 
-    def __init__(self, backend: Backend, idx: DataIndex, query: Graph, candidates: list[Any], lookup_bytes: int):
+    def __init__(self, backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[Any], lookup_bytes: int):
         xp = self.xp = backend.xp
         self.backend, self.idx, self.query = backend, idx, query
         self.initial = list(candidates)
@@ -313,7 +314,9 @@ class _Refinement:
         self.before = sum(self.sizes)
         self.maps_bytes = 4 * idx.n * len(self.initial)
         self.alive = [xp.ones(size, dtype=bool) for size in self.sizes]
-        self.bits = [backend.bitset(idx, c) for c in self.initial]
+        # Candidates uploaded or filtered on a device come with their bitsets.
+        rows = candidates.rows if isinstance(candidates, CandidateSets) else None
+        self.bits = [backend.bitset(idx, c) if rows is None else rows[u] for u, c in enumerate(self.initial)]
         self.first_maps = None
         if self.maps_bytes <= min(POSITION_BYTES, lookup_bytes):
             self.first_maps = [position_map(xp, idx.n, c) for c in self.initial]

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -230,7 +230,7 @@ class Count:
         side = self.placement.side(runner is not self.placement.device.backend)
         query, sym = self.target.query, self.target.symmetry
         prepared = prepare(runner, side.index, query, self.target.options, less_than=sym.less_than,
-                           candidates=_on(runner, self.filter_side.backend, self.candidates()))
+                           candidates=_on(side, self.filter_side.backend, self.candidates()))
         assert prepared is not None  # every query vertex has candidates
         stats: dict[str, int] = {}
         budget = self.budget if trial is None else self.budget.trial(trial.chunk_entries(), query.n)
@@ -264,7 +264,7 @@ class Count:
         on_host_only = self.placement.twin and index is self.placement.host
         refiner = self.placement.refine_side(scan, index)
         built = candidate_edges.build(refiner.backend, refiner.index, self.target.query,
-                                      _on(refiner.backend, self.filter_side.backend, self.candidates()),
+                                      _on(refiner, self.filter_side.backend, self.candidates()),
                                       lookup_bytes=self.budget.lookups(on_host_only))
         host = self.placement.host
         on_host = built if refiner is host else built.to(refiner.backend.to_host)
@@ -357,13 +357,15 @@ def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: Matc
                  control=control, explain=explain).total(path)
 
 
-def _on(runner: Backend, holder: Backend, arrays: list[Any]) -> list[Any]:
+def _on(runner: Side, holder: Backend, arrays: Sequence[Any]) -> Sequence[Any]:
     """``arrays`` (vertex ids held by ``holder``'s memory) where ``runner`` reads them, in ``runner``'s vertex
-    dtype (the host's candidates are int64, a device's int32: its kernels take them as they are)."""
-    if runner is holder:
+    dtype (the host's candidates are int64, a device's int32: its kernels take them as they are); a device gets
+    them as one upload with their bitsets (see ``upload_candidates``)."""
+    backend = runner.backend
+    if backend is holder:
         return arrays
-    if runner.on_device:
-        return [runner.xp.asarray(a, dtype=runner.vertex_dtype) for a in arrays]
+    if backend.on_device:
+        return backend.upload_candidates(runner.index, [holder.to_host(a) for a in arrays])
     return [holder.to_host(a) for a in arrays]
 
 

@@ -126,3 +126,22 @@ def test_stable_order_on_cupy_matches_numpy(n):
     xp = get_backend("cupy").xp
     keys = np.random.default_rng(n).integers(0, 300, size=n).astype(np.int64)
     assert np.array_equal(xp.asnumpy(stable_order(xp.asarray(keys), 300)), np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.gpu
+def test_upload_candidates_on_cupy_sets_each_vertex_bitset_row():
+    """The sets of several query vertices uploaded in one copy: each is its own view, and each vertex's row of
+    bits is the bitset that vertex alone would get."""
+    import cupy as cp
+
+    from oracles import random_graph
+
+    rng = np.random.default_rng(5)
+    backend = get_backend("cupy")
+    idx = backend.index(random_graph(rng, 300, 0.05, 3, 1, False))
+    sets = [np.sort(rng.choice(300, size=k, replace=False)) for k in (0, 1, 37, 300, 64)]
+    up = backend.upload_candidates(idx, sets)
+    for u, members in enumerate(sets):
+        assert cp.asnumpy(up[u]).tolist() == members.tolist()
+        alone = backend.bitset(idx, cp.asarray(members, dtype=cp.int32))
+        assert np.array_equal(cp.asnumpy(up.rows[u]), cp.asnumpy(alone))

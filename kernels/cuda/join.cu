@@ -379,6 +379,17 @@ extern "C" __global__ void bitset_set(const int* __restrict__ members, long long
     }
 }
 
+// Row rows[i] of the bitset rows words (nwords words each, zeroed by the caller) |= bit of members[i]: the sets of
+// several query vertices uploaded together, in one launch.
+extern "C" __global__ void bitset_rows(const int* __restrict__ members, const int* __restrict__ rows, long long m,
+                                       unsigned int* __restrict__ words, long long nwords) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        int v = members[i];
+        atomicOr(&words[(long long)rows[i] * nwords + (v >> 5)], 1u << (v & 31));
+    }
+}
+
 // ------------------------------------------------------------------------------------------------ workload
 __device__ __forceinline__ void dsm_row_run(long long r, const int* table, int ncols, int first_col, int label,
                                             int L, const long long* run_keys, const unsigned long long* pcsr,

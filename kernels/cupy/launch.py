@@ -145,6 +145,8 @@ FILTER_SCATTER = Kernel("filter_scatter", _FILTER_HEAD + (
     Arg("items", _i64), _p("flags", _i32), _p("scan", _i64), _p("out", _i32), _p("seg_counts", _i64),
     _p("words", _u32), Arg("nwords", _i64)))
 BITSET_SET = Kernel("bitset_set", (_p("members", _i32), Arg("m", _i64), _p("words", _u32)))
+BITSET_ROWS = Kernel("bitset_rows", (_p("members", _i32), _p("rows", _i32), Arg("m", _i64), _p("words", _u32),
+                                     Arg("nwords", _i64)))
 WORKLOAD_SMALL = Kernel("workload_small", _WORKLOAD_HEAD + (_p("offsets", _i64), _p("delta", _i64),
                                                             _p("total", _i64)))
 WORKLOAD_COUNTS = Kernel("workload_counts", _WORKLOAD_HEAD + (_p("counts", _i64), _p("starts", _i64)))
@@ -189,7 +191,7 @@ WEIGHTED_HISTOGRAM = {np.dtype(k): Kernel(f"weighted_histogram_{name}", (
 
 #: Every kernel of ``join.cu``, by name.
 KERNELS: dict[str, Kernel] = {k.name: k for k in (
-    PCSR_BUILD, PCSR_LOOKUP, FILTER_SMALL, FILTER_FLAGS, FILTER_SCATTER, BITSET_SET, WORKLOAD_SMALL,
+    PCSR_BUILD, PCSR_LOOKUP, FILTER_SMALL, FILTER_FLAGS, FILTER_SCATTER, BITSET_SET, BITSET_ROWS, WORKLOAD_SMALL,
     WORKLOAD_COUNTS, WORKLOAD_DELTA, EXTEND_SMALL, DESCEND_SMALL, EXTEND_FLAGS, EXTEND_WRITE, EXTEND_COUNT,
     EXTEND_TIERED, EXTEND_WRITE_ITEMS, STAGING_ECHO, DESCEND_BATCH, FILTER_BATCH, COUNT_TRUE,
     *HISTOGRAM.values(), *WEIGHTED_HISTOGRAM.values())}
