@@ -600,47 +600,40 @@ def test_orders_sampled_together_equal_orders_sampled_alone(seed, n, p, vl, el, 
 
 
 @SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 30), p=st.floats(0.2, 0.7), vl=st.integers(1, 2),
-       directed=st.booleans(), qsize=st.integers(3, 6), sampled=st.booleans(), homomorphism=st.booleans(),
-       cap=st.sampled_from([1, 16, 200]), least=st.sampled_from([1, 5]))
-def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(seed, n, p, vl, directed, qsize, sampled,
-                                                                     homomorphism, cap, least):
+@given(case=st.tuples(st.integers(0, 2**32 - 1), st.integers(8, 30), st.floats(0.2, 0.7), st.integers(1, 2),
+                      st.just(1), st.booleans(), st.integers(3, 6), st.booleans()),
+       homomorphism=st.booleans(), limits=st.sampled_from([(1, 1), (16, 5), (200, 1)]))
+def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(case, homomorphism, limits):
     """An evaluated extension whose first link's runs hold more than SCORED_ENTRIES entries is scored on every k-th
     walk (k the entries over the cap, while SCORED_ROWS walks remain): its sets are exactly those of the rows kept,
     and the plans drawn that way still count exactly."""
-    from distsm.kernels import sampling
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sampling, "SCORED_ENTRIES", cap)
-        patch.setattr(sampling, "SCORED_ROWS", least)
-        _check_scored_extensions(sampling, seed, n, p, vl, directed, qsize, sampled, homomorphism, cap, least)
-
-
-def _check_scored_extensions(sampling, seed, n, p, vl, directed, qsize, sampled, homomorphism, cap, least):
-    from distsm.kernels import candidate_edges
+    from distsm.kernels import candidate_edges, sampling
     from distsm.kernels.ce_join import extension_set, run_lengths
 
-    data, query = make_case(seed, n, p, vl, 1, directed, qsize, sampled)
+    cap, least = limits
+    data, query = make_case(*case)
     idx = NUMPY.index(data)
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
     if min(int(c.shape[0]) for c in ce.candidates) == 0:
         return
-    sampler = sampling.Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=64)
-    adj = query_adjacency(query)
-    for start in range(query.n):
-        table = ce.candidates[start][:, None]
-        for u in sorted({w for w, _ in adj[start]}):
-            ext, mean = sampler.extension(table, {start: 0}, u)
-            entries = int(run_lengths(np, ce, table, 0, ext.links[0][1])[1].sum())
-            assert mean == entries / table.shape[0]
-            rows, row, x = sampler._scored_set(table, ext, mean)
-            stride = max(min(entries // cap, table.shape[0] // least), 1)
-            assert rows.tolist() == table[::stride].tolist()
-            want = extension_set(NUMPY, ce, rows, ext, not homomorphism)
-            assert row.tolist() == want[0].tolist() and x.tolist() == want[1].tolist()
     opts = MatchOptions(homomorphism=homomorphism)
-    assert counting.count(NUMPY, data, query, opts, budget=1 << 26, path="trailing") == \
-        counting.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sampling, "SCORED_ENTRIES", cap)
+        patch.setattr(sampling, "SCORED_ROWS", least)
+        sampler = sampling.Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=64)
+        adj = query_adjacency(query)
+        for start in range(query.n):
+            table = ce.candidates[start][:, None]
+            for u in sorted({w for w, _ in adj[start]}):
+                ext, mean = sampler.extension(table, {start: 0}, u)
+                entries = int(run_lengths(np, ce, table, 0, ext.links[0][1])[1].sum())
+                assert mean == entries / table.shape[0]
+                rows, row, x = sampler._scored_set(table, ext, mean)
+                assert rows.tolist() == table[::max(min(entries // cap, table.shape[0] // least), 1)].tolist()
+                want = extension_set(NUMPY, ce, rows, ext, not homomorphism)
+                assert row.tolist() == want[0].tolist() and x.tolist() == want[1].tolist()
+        assert counting.count(NUMPY, data, query, opts, budget=1 << 26, path="trailing") == \
+            counting.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
 
 
 def test_upload_candidates_lays_the_sets_end_to_end():
