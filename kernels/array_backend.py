@@ -180,6 +180,11 @@ class ArrayBackend:
     def to_host(self, a: Any) -> np.ndarray:
         return np.asarray(a)
 
+    def upload(self, arrays: Sequence[np.ndarray]) -> list[Any]:
+        """Host arrays in this backend's memory (a device copies the small ones together: see the CuPy
+        backend's)."""
+        return [self.xp.asarray(a) for a in arrays]
+
     def synchronize(self) -> None:
         """Wait for queued device work (timers read after it); the CPU has none."""
 

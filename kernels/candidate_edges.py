@@ -89,15 +89,22 @@ class CandidateEdges:
         return self.arcs[(u, w, label)]
 
     def to(self, move: Callable[[Any], Any]) -> CandidateEdges:
-        """The same index with every array passed through ``move`` (e.g. a device's ``xp.asarray``: planned on the
-        host, joined on a GPU; or a backend's ``to_host``: refined on a GPU, planned on the host)."""
-        def moved(a: Any) -> Any:
-            return None if a is None else move(a)
+        """The same index with every array passed through ``move`` (e.g. a backend's ``to_host``: refined on a GPU,
+        planned on the host)."""
+        return self.to_all(lambda arrays: [move(a) for a in arrays])
 
-        arcs = {k: ArcIndex(a.u, a.w, a.label, move(a.offsets), move(a.values), move(a.keys), moved(a.matrix))
-                for k, a in self.arcs.items()}
-        positions = None if self.positions is None else [move(m) for m in self.positions]
-        return CandidateEdges([move(c) for c in self.candidates], arcs, self.passes, self.removed, self.n,
+    def to_all(self, move_all: Callable[[list[Any]], list[Any]]) -> CandidateEdges:
+        """The same index with its arrays moved together by ``move_all`` (a list in, the moved list out, e.g. a
+        device backend's ``upload``: planned on the host, joined on a GPU, in one copy)."""
+        arcs = list(self.arcs.items())
+        arrays = [*self.candidates, *(x for _, a in arcs for x in (a.offsets, a.values, a.keys, a.matrix)
+                                      if x is not None), *(self.positions or [])]
+        moved = iter(move_all(arrays))
+        candidates = [next(moved) for _ in self.candidates]
+        index = {k: ArcIndex(a.u, a.w, a.label, next(moved), next(moved), next(moved),
+                             None if a.matrix is None else next(moved)) for k, a in arcs}
+        positions = None if self.positions is None else [next(moved) for _ in self.positions]
+        return CandidateEdges(candidates, index, self.passes, self.removed, self.n,
                               positions)
 
     def without_lookups(self) -> tuple[CandidateEdges, tuple[tuple[int, int, int], ...]]:

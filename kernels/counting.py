@@ -280,7 +280,7 @@ class Count:
                           start, on_device=lambda cost: self.placement.counts_on_device(cost, index))
         runner = self.placement.count_side(plan.cost, index)
         parts = self.placement.chunked(runner, parts)
-        ce = on_host if runner is host else built if refiner is runner else on_host.to(runner.backend.xp.asarray)
+        ce = on_host if runner is host else built if refiner is runner else on_host.to_all(runner.backend.upload)
         self.clock.lap("plan")
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
                      len(plan.core), len(plan.trailing), plan.cost, runner.name)

@@ -145,3 +145,20 @@ def test_upload_candidates_on_cupy_sets_each_vertex_bitset_row():
         assert cp.asnumpy(up[u]).tolist() == members.tolist()
         alone = backend.bitset(idx, cp.asarray(members, dtype=cp.int32))
         assert np.array_equal(cp.asnumpy(up.rows[u]), cp.asnumpy(alone))
+
+
+@pytest.mark.gpu
+def test_upload_on_cupy_copies_every_array_as_it_was():
+    """Small arrays go over together as views of one buffer, large ones alone: every one arrives with its dtype,
+    shape and values."""
+    import cupy as cp
+
+    from distsm.kernels.cupy.base import PACKED_BYTES
+
+    rng = np.random.default_rng(3)
+    arrays = [rng.integers(-9, 9, size=7).astype(np.int64), np.zeros(0, dtype=np.int32),
+              rng.integers(0, 2, size=13).astype(bool), rng.integers(0, 99, size=(5, 3)).astype(np.int32),
+              rng.integers(0, 1 << 31, size=PACKED_BYTES // 4 + 3).astype(np.uint32),
+              rng.integers(0, 1 << 31, size=9).astype(np.uint32)]
+    for a, up in zip(arrays, get_backend("cupy").upload(arrays)):
+        assert up.dtype == a.dtype and up.shape == a.shape and np.array_equal(cp.asnumpy(up), a)

@@ -636,6 +636,31 @@ def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(case, homomo
             counting.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
 
 
+def test_candidate_edges_move_all_their_arrays_together_and_come_back_whole():
+    """``to_all`` hands every array of the index to one mover, once, and rebuilds the index from what it returns."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(7, 20, 0.4, 2, 1, False, 5, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    seen = []
+
+    def move_all(arrays):
+        seen.extend(arrays)
+        return [a.copy() for a in arrays]
+
+    moved = ce.to_all(move_all)
+    lookups = sum(a.matrix is not None for a in ce.arcs.values()) + len(ce.positions or [])
+    assert len(seen) == len(ce.candidates) + 3 * len(ce.arcs) + lookups and len({id(a) for a in seen}) == len(seen)
+    assert [c.tolist() for c in moved.candidates] == [c.tolist() for c in ce.candidates]
+    for key, arc in ce.arcs.items():
+        got = moved.arcs[key]
+        for name in ("offsets", "values", "keys", "matrix"):
+            want = getattr(arc, name)
+            assert (getattr(got, name) is None) if want is None else getattr(got, name).tolist() == want.tolist()
+    assert [m.tolist() for m in moved.positions or []] == [m.tolist() for m in ce.positions or []]
+
+
 def test_upload_candidates_lays_the_sets_end_to_end():
     """Candidates moved to a backend in one transfer: each vertex's set is a view of the concatenation, in the
     backend's vertex dtype."""

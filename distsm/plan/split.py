@@ -92,7 +92,7 @@ class SharedPlan:
 
     def index(self, backend: Backend) -> CandidateEdges:
         """The candidate-edge index, lookups included, in ``backend``'s memory."""
-        ce = self.ce if not backend.on_device else self.ce.to(backend.xp.asarray)
+        ce = self.ce if not backend.on_device else self.ce.to_all(backend.upload)
         return ce.with_lookups(backend.xp, self.matrix_arcs, self.maps)
 
     @property
