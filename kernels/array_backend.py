@@ -305,8 +305,8 @@ class ArrayBackend:
         :class:`~distsm.kernels.candidate_sets.CandidateSets`: their concatenation moved in one transfer, each
         vertex's set a view of it (a transfer per vertex costs a device tens of microseconds each)."""
         values = np.concatenate(arrays) if arrays else np.zeros(0, dtype=self.vertex_dtype)
-        return CandidateSets(self.xp.asarray(values.astype(self.vertex_dtype, copy=False)),
-                             [int(a.shape[0]) for a in arrays])
+        [moved] = self.upload([values.astype(self.vertex_dtype, copy=False)])
+        return CandidateSets(moved, [int(a.shape[0]) for a in arrays])
 
     # ------------------------------------------------------------------ join primitives
     def run_bounds(self, idx: DataIndex, v: Any, label: int) -> tuple[Any, Any]:

@@ -150,8 +150,8 @@ class Sampler:
     def _scored_set(self, table: Any, ext: Extension, first_mean: float) -> tuple[Any, Any, Any]:
         """``(rows, row, vertex)``: the extension sets of ``ext`` over ``rows``, every row of ``table`` or, where
         their first links' runs hold more than :data:`SCORED_ENTRIES` entries, every k-th row (at least
-        :data:`SCORED_ROWS` of them).  A walk's row order carries no weight, so the rows kept estimate the mean set
-        size as all of them would, and the sets of the rows kept are what the walks are resampled from."""
+        :data:`SCORED_ROWS` of them): a systematic sample of the walks, whose mean set size estimates theirs, and
+        whose sets are what the walks are then resampled from."""
         rows = int(table.shape[0])
         stride = max(min(int(rows * first_mean) // SCORED_ENTRIES, rows // SCORED_ROWS), 1)
         if stride > 1:

@@ -124,22 +124,18 @@ class FilterOps(IndexOps):
 
     def upload_candidates(self, idx: DataIndex, arrays: Sequence[np.ndarray]) -> CandidateSets:
         """:meth:`ArrayBackend.upload_candidates <distsm.kernels.array_backend.ArrayBackend.upload_candidates>`
-        with every vertex's bitset row set by one launch: the values and each value's row go over in one copy (a
+        with every vertex's bitset row set by one launch: the values and each value's row go over in one upload (a
         host filter's candidates reach a device trial this way; one copy and one launch per vertex cost 0.3-0.5 ms
         more for a 6-vertex query on an H200)."""
-        xp = self.xp
         sizes = [int(a.shape[0]) for a in arrays]
         m = sum(sizes)
-        host = np.empty(2 * m, dtype=np.int32)
-        if m:
-            np.concatenate(arrays, out=host[:m], casting="unsafe")
-            host[m:] = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
-        dev = xp.asarray(host)
+        members = np.concatenate(arrays).astype(np.int32) if m else np.zeros(0, dtype=np.int32)
+        values, rows = self.upload([members, np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)])
         nwords = (idx.n + 31) // 32
-        words = xp.zeros((len(sizes), nwords), dtype=xp.uint32)
+        words = self.xp.zeros((len(sizes), nwords), dtype=self.xp.uint32)
         if m:
-            self.kernels.grid(BITSET_ROWS, m, members=dev[:m], rows=dev[m:], m=m, words=words, nwords=nwords)
-        return CandidateSets(dev[:m], sizes, words)
+            self.kernels.grid(BITSET_ROWS, m, members=values, rows=rows, m=m, words=words, nwords=nwords)
+        return CandidateSets(values, sizes, words)
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
         words = self._bitsets.get(members)
