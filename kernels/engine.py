@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels import split_runs
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Allowed
@@ -62,7 +63,8 @@ def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: Ma
         return None
     plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function, prime_edge,
                       spanning_only)
-    return PreparedQuery(idx, plan, cands, partial(backend.bitset, idx))
+    return PreparedQuery(idx, plan, cands, partial(backend.bitset, idx),
+                         vertex_labels=tuple(query.vertex_labels.tolist()))
 
 
 def start_order(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],
@@ -147,8 +149,12 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
     Table columns follow ``prepared.plan.order``.  ``spanning`` (a backend ``Spanning``) is required exactly
     when the plan filters by partition.  ``adjacency`` (a :class:`~distsm.kernels.gather.HostAdjacency` whose
     core is ``prepared.index``) serves every level's adjacency in pieces gathered from host memory instead of the
-    resident index.  ``watch`` counts the join's work, cancels it or ends it as a trial (:class:`Watch`).
+    resident index, which is otherwise read split by the neighbours' vertex labels where it can be
+    (:mod:`~distsm.kernels.split_runs`).  ``watch`` counts the join's work, cancels it or ends it as a trial
+    (:class:`Watch`).
     """
+    if adjacency is None:
+        prepared = split_runs.split(backend, prepared, watch.trial is not None)
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
         raise ValueError("a spanning search needs both a spanning plan and the partition assignment")

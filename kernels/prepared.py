@@ -22,7 +22,8 @@ class PreparedQuery:
     :class:`~distsm.kernels.candidate_sets.CandidateSets`) carries them, else built by ``bitset`` on first use: a
     batch of queries counted together on the NumPy backend (:mod:`distsm.kernels.batch`) reads sorted candidate
     keys instead, and never pays a set over the data vertices per query vertex.  ``bitsets`` are the sets once
-    built (or given).
+    built (or given).  ``vertex_labels`` are the query's (empty where unknown): a join that reads runs split by
+    the neighbours' vertex labels (:mod:`distsm.kernels.split_runs`) numbers each step's runs by them.
     """
 
     index: DataIndex
@@ -30,6 +31,7 @@ class PreparedQuery:
     candidates: Sequence[Any]
     bitset: Callable[[Any], Any]
     bitsets: list[Any] | None = field(default=None, repr=False)
+    vertex_labels: tuple[int, ...] = ()
 
     @property
     def bits(self) -> list[Any]:
