@@ -17,6 +17,13 @@ from distsm.kernels.query_plan import MatchOptions
 NUMPY = NumpyBackend()
 
 
+@pytest.fixture(scope="module")
+def gpu():
+    from distsm.kernels import get_backend
+
+    return get_backend("cupy")
+
+
 @scaled(40)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), p=st.floats(0.05, 0.6), vl=st.integers(2, 5),
        el=st.integers(1, 3), directed=st.booleans())
