@@ -29,6 +29,7 @@ class GpuOptions:
     load_balance: LoadBalance
     pinned: bool
     small_limit: int
+    descend_limit: int
     pcsr: bool
     tier_limits: tuple[int, int] | None
 
@@ -36,8 +37,9 @@ class GpuOptions:
         if self.load_balance not in LOAD_BALANCE:
             raise ValueError(f"distsm.gpu.load-balance must be one of {', '.join(map(repr, LOAD_BALANCE))}, "
                              f"got {self.load_balance!r}")
-        if self.small_limit < 0:
-            raise ValueError(f"distsm.gpu.small-limit must be >= 0, got {self.small_limit!r}")
+        for name in ("small_limit", "descend_limit"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"distsm.gpu.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
         if self.tier_limits is not None and (len(self.tier_limits) != 2 or min(self.tier_limits) < 1):
             raise ValueError(f"distsm.gpu.tier-limits must be null or two positive integers, got {self.tier_limits!r}")
 

@@ -73,6 +73,7 @@ PATHS = st.sampled_from(["fused", "fused-tiny", "single", "entry", "tiered", "ti
 def _use_path(be, path: str) -> None:
     small = CONFIGURED.small_limit
     _knobs(small_limit={"fused": small, "single": small, "fused-tiny": 7}.get(path, 0),
+           descend_limit={"fused": CONFIGURED.descend_limit, "fused-tiny": 7}.get(path, 0),
            fuse_levels=path.startswith("fused"), load_balance="tiered" if path.startswith("tiered") else "entry",
            tier_limits=[2, 5] if path == "tiered-tiny" else None)
 

@@ -20,6 +20,7 @@ def test_defaults_come_from_the_shipped_yaml():
     g = gpu_options()
     assert g.fuse_levels is shipped["gpu"]["fuse-levels"]
     assert g.small_limit == shipped["gpu"]["small-limit"]
+    assert g.descend_limit == shipped["gpu"]["descend-limit"]
     assert g.load_balance == shipped["gpu"]["load-balance"]
     assert engine_options().host_work == float(shipped["engine"]["host-work"])
 
@@ -40,6 +41,7 @@ def test_context_manager_overrides_then_restores():
     ({"cpu.pinned": False}, "unknown option"),
     ({"gpu.load-balance": "rows"}, "load-balance must be one of"),
     ({"gpu.small-limit": -1}, "small-limit must be >= 0"),
+    ({"gpu.descend-limit": -2}, "descend-limit must be >= 0"),
 ])
 def test_bad_names_and_values_are_refused_before_anything_is_set(values, message):
     before = gpu_options()
