@@ -50,18 +50,25 @@ class SplitIndex:
 
 
 #: A split index is built while its own arrays (entry keys, and per run its key, bounds and hash slots) take at
-#: most this many bytes on top of the regrouped adjacency it shares; past it the join reads whole runs.
+#: most this many bytes, and at most :data:`SPLIT_SHARE` of the memory its backend has free, on top of the
+#: regrouped adjacency it shares; past either the join reads whole runs.  It stays as long as its index: joins get
+#: what is left.
 SPLIT_BYTES = 1 << 30
+SPLIT_SHARE = 1 / 8
+
+#: Cached for an index whose split was weighed and refused, so that no join weighs it again.
+_REFUSED = False
 
 
 def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
     """The :class:`SplitIndex` of ``idx`` on ``backend`` (built once per index), or None: one vertex label, no
     edges, an adjacency read over a bus (its point is to stay out of device memory), or a regrouping or split
-    index over its byte bound (``LABELLED_RUNS_BYTES``, :data:`SPLIT_BYTES`)."""
-    cached = _SPLIT.get(idx)
+    index over its byte bounds (``LABELLED_RUNS_BYTES``, :data:`SPLIT_BYTES`, :data:`SPLIT_SHARE`)."""
+    # Keyed by the index as this backend holds it: a host index a device adopted is its own key on the host.
+    own = backend.adopt_index(idx)
+    cached = _SPLIT.get(own)
     if cached is not None:
-        return cached
-    own = backend.adopt_index(idx)  # an index built elsewhere (host, memory map) as this backend holds it
+        return cached or None
     if backend.adjacency_over_bus(own):
         return None
     runs = labelled_runs(backend, own)
@@ -71,7 +78,8 @@ def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
     lengths = runs.offsets[1:] - runs.offsets[:-1]
     keys = xp.flatnonzero(lengths)  # (v * L + e) * S + l == v * (L * S) + (e * S + l): the split run keys
     extra = 8 * int(runs.nbr.shape[0]) + 40 * int(keys.shape[0])
-    if extra > SPLIT_BYTES:
+    if extra > min(SPLIT_BYTES, backend.available_bytes() * SPLIT_SHARE):
+        _SPLIT.put(own, _REFUSED)
         return None
     run_start = runs.offsets[keys]
     run_end = runs.offsets[keys + 1]
@@ -80,7 +88,7 @@ def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
     fields.update(num_labels=own.num_labels * runs.labels, nbr=runs.nbr, run_keys=keys.astype(xp.int64),
                   run_start=run_start, run_end=run_end, entry_keys=run_of_entry.astype(xp.int64) * own.n + runs.nbr,
                   nbytes=own.nbytes + extra)
-    return _SPLIT.put(idx, SplitIndex(backend.adopt_index(DataIndex(**fields)), runs.labels))
+    return _SPLIT.put(own, SplitIndex(backend.adopt_index(DataIndex(**fields)), runs.labels))
 
 
 def split(backend: Backend, prepared: PreparedQuery, trial: bool = False) -> PreparedQuery:

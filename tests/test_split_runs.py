@@ -115,6 +115,21 @@ def test_a_host_trial_reads_whole_runs_and_a_host_join_split_ones():
         assert moved.checks == tuple((c, found.label(e, own)) for c, e in step.checks)
 
 
+def test_a_split_over_its_share_of_free_memory_is_refused_once_and_joins_read_whole_runs(monkeypatch):
+    rng = np.random.default_rng(7)
+    data = random_graph(rng, 60, 0.15, 4, 1, False)
+    idx = NUMPY.index(data)
+    weighed = []
+    backend = NumpyBackend()
+    monkeypatch.setattr(backend, "available_bytes", lambda: weighed.append(1) or 64)
+    assert split_runs.split_index(backend, idx) is None
+    assert split_runs.split_index(backend, idx) is None and len(weighed) == 1  # refused once, not weighed again
+    query = random_graph(rng, 3, 1.0, 4, 1, False)
+    prepared = engine.prepare(backend, idx, query, MatchOptions())
+    if prepared is not None:
+        assert split_runs.split(backend, prepared) is prepared
+
+
 def test_an_unlabelled_graph_has_no_split_index():
     rng = np.random.default_rng(1)
     data = random_graph(rng, 30, 0.2, 1, 2, True)
@@ -128,9 +143,13 @@ def test_split_runs_on_cupy_are_numpy_s_and_count_alike(gpu, el, directed):
 
     rng = np.random.default_rng(11 + el)
     data = random_graph(rng, 300, 0.03, 6, el, directed)
-    host = split_runs.split_index(NUMPY, NUMPY.index(data))
+    host_index = NUMPY.index(data)
+    adopted = split_runs.split_index(gpu, host_index)  # a host index the device adopts splits on the device ...
+    host = split_runs.split_index(NUMPY, host_index)  # ... and stays the host's own on the host
+    assert adopted is not None and host is not None and isinstance(host.index.nbr, np.ndarray)
+    assert not isinstance(adopted.index.nbr, np.ndarray)
     dev = split_runs.split_index(gpu, gpu.index(data))
-    assert host is not None and dev is not None and host.labels == dev.labels
+    assert dev is not None and host.labels == dev.labels
     for name in ("nbr", "run_keys", "run_start", "run_end", "entry_keys"):
         np.testing.assert_array_equal(gpu.to_host(getattr(dev.index, name)), getattr(host.index, name))
     for _ in range(6):
