@@ -160,3 +160,22 @@ def test_split_runs_on_cupy_are_numpy_s_and_count_alike(gpu, el, directed):
         prepared = engine.prepare(gpu, data, query, MatchOptions())
         got = 0 if prepared is None else sum(int(c) for c in engine.walk(gpu, prepared, 1 << 24, True))
         assert got == expected
+
+
+@pytest.mark.parametrize("backend_name", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_a_batch_reads_whole_runs_on_every_backend(backend_name):
+    """The hub graph's query under an allowance of twice its split read and half its whole one: a batch (light
+    queries, whole runs; see kernels/batch.py) leaves it to the per-query stages (None) on the host and the device
+    alike, where a single query's device join would read its 50 label-1 entries."""
+    from distsm.graph import Graph
+    from distsm.kernels import get_backend
+    from distsm.kernels.batch import Batch, count_light
+
+    spokes = 50
+    edges = np.array([(0, k) for k in range(1, 4 * spokes + 1)])
+    labels = np.concatenate([[0], np.tile(np.arange(4), spokes)])
+    data = Graph.from_edges(edges, n=4 * spokes + 1, vertex_labels=labels)
+    query = Graph.from_edges(np.array([(0, 1)]), n=2, vertex_labels=[0, 1])
+    backend = get_backend(backend_name)
+    batch = Batch([query], MatchOptions(), allowance=[2 * spokes])
+    assert count_light(backend, backend.index(data), batch, 1 << 26) == [None]
