@@ -7,7 +7,7 @@ whole runs and 9.0M through runs of the new vertex's label.  The *split* index o
 (vertex, effective label, neighbour's vertex label), from the regrouped adjacency refinement builds anyway
 (:func:`~distsm.kernels.candidate_edges.labelled_runs`), laid out as a :class:`DataIndex` whose effective labels
 are ``e * S + l`` (``S`` vertex labels): every backend's join reads it as it is, once each step's labels are
-numbered the same way (:func:`split_plan`).  Membership checks read the split runs too (shorter searches); entry
+numbered the same way (:meth:`SplitIndex.plan`).  Membership checks read the split runs too (shorter searches); entry
 counts between two vertices (induced matching) read the unchanged ``pair_keys``.
 """
 
@@ -41,6 +41,8 @@ class SplitIndex:
     def plan(self, plan: QueryPlan, vertex_labels: Sequence[int]) -> QueryPlan:
         """``plan`` with every step's run labels numbered for this index: each step reads and checks runs of its
         new vertex's label (``vertex_labels`` of the query)."""
+        # A vertex label the data lacks (at or past ``labels``) would alias another run, but its vertex has no
+        # candidate, so no join of the query runs.
         steps = []
         for step in plan.steps:
             own = vertex_labels[step.vertex]
@@ -100,7 +102,7 @@ def split(backend: Backend, prepared: PreparedQuery, trial: bool = False) -> Pre
     row it writes follow), so split, the same allowance let gMatch's Q_8 read on to a level of 94K rows (0.3 ->
     5.1 ms before stopping).  On a device entries are read in parallel and a trial's time is its reads and
     launches."""
-    on = prepared.vertex_labels and (backend.on_device or not trial)
+    on = bool(prepared.vertex_labels) and (backend.on_device or not trial)
     found = split_index(backend, prepared.index) if on else None
     if found is None:
         return prepared

@@ -126,8 +126,7 @@ def test_a_split_over_its_share_of_free_memory_is_refused_once_and_joins_read_wh
     assert split_runs.split_index(backend, idx) is None and len(weighed) == 1  # refused once, not weighed again
     query = random_graph(rng, 3, 1.0, 4, 1, False)
     prepared = engine.prepare(backend, idx, query, MatchOptions())
-    if prepared is not None:
-        assert split_runs.split(backend, prepared) is prepared
+    assert prepared is not None and split_runs.split(backend, prepared) is prepared
 
 
 def test_an_unlabelled_graph_has_no_split_index():
