@@ -58,11 +58,13 @@ class EngineOptions:
     device_refine: int
     #: bytes one chunk of a core join or trailing count on the host may hold
     host_chunk_bytes: int
+    #: measured arc selectivity (kernels/dfs.py) from which a count takes the depth-first set-intersection search
+    dfs_selectivity: float = 0.15
 
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:
             raise ValueError(f"distsm.engine.host-chunk-bytes must be >= 1, got {self.host_chunk_bytes!r}")
-        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "device_refine"):
+        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "device_refine", "dfs_selectivity"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

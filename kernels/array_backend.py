@@ -17,12 +17,15 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.array_ops import bincount
+from distsm.kernels import dfs_host
 from distsm.kernels.budget import default_cpu_budget
+from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
 from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.query_plan import QueryPlan, Step
-from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
+from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
 from distsm.kernels.signature import packed, signatures
 
 if TYPE_CHECKING:
@@ -338,6 +341,11 @@ class ArrayBackend:
         ``r`` (as :meth:`expand` numbers them)."""
         row, rank = self.expand(counts)
         return row, values[start[row] + rank]
+
+    def dfs_count(self, graph: RankedGraph, program: DfsProgram, budget: int,
+                  control: Control | None = None) -> int:
+        """The program's count level by level over chunked tables (:mod:`distsm.kernels.dfs_host`)."""
+        return dfs_host.count(self.xp, graph, program, budget, control)
 
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)`` (``x`` and ``y`` broadcast: a one-element ``x`` tests every

@@ -17,8 +17,10 @@ import numpy as np
 if TYPE_CHECKING:
     from distsm.graph import Graph
     from distsm.kernels.candidate_sets import CandidateSets
+    from distsm.kernels.dfs_plan import DfsProgram
+    from distsm.kernels.ranked import RankedGraph
     from distsm.kernels.prepared import PreparedQuery
-    from distsm.kernels.records import Allowed, Descent, Spanning, TrailingProgram, TrailingTotals
+    from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
 
@@ -78,6 +80,11 @@ class Backend(Protocol):
         ...
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...
+    def dfs_count(self, graph: RankedGraph, program: DfsProgram, budget: int,
+                  control: Control | None = None) -> int:
+        """Matches of ``program`` (a :class:`~distsm.kernels.dfs_plan.DfsProgram`) in the ranked ``graph``, its
+        buffers within ``budget`` bytes."""
+        ...
     def trailing_totals(self, program: TrailingProgram, table: Any,
                         pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None: ...
     def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None: ...

@@ -75,3 +75,20 @@ def test_pack_rejects_missing_extra_and_mistyped_arguments(values, message):
 def test_pack_rejects_a_scalar_out_of_range():
     with pytest.raises(OverflowError):
         Kernel("k", (launch.Arg("n", np.int32),)).pack({"n": 2**40})
+
+
+def test_dfs_kernels_are_described_in_signature_order():
+    src = launch.DFS_PATH.read_text()
+    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64}
+    found = {}
+    for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\(\w+\) )?(\w+)\((.*?)\)\s*\{', src, re.S):
+        args = []
+        for part in m.group(2).split(","):
+            words = part.replace("const", " ").split()
+            args.append((words[-1].lstrip("*"), types[words[0].rstrip("*")], "*" in part))
+        found[m.group(1)] = args
+    assert sorted(found) == sorted(launch.DFS_KERNELS)
+    for name, kernel in launch.DFS_KERNELS.items():
+        assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
+    for name in launch.DFS_DEFINES:
+        assert not re.search(rf"#define\s+{name}\b", src), name

@@ -38,14 +38,22 @@ def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
     return stabilizer_chain(query).symmetry_breaking() if sem.unique else ()
 
 
+def breaking(query: Graph) -> tuple[tuple[tuple[int, int], ...], int]:
+    """``query``'s symmetry-breaking pairs (its stabiliser chain's, in its own numbering) and ``|Aut(Q)|``."""
+    chain = stabilizer_chain(query)
+    return chain.symmetry_breaking(), chain.order
+
+
 def symmetry(query: Graph, sem: Semantics, divide: bool = True) -> Symmetry:
     """How a count of ``query`` under ``sem`` breaks symmetry: for unique counts the symmetry-breaking constraints
     and, with ``divide``, ``|Aut(Q)|`` so that the count may divide instead (a slice of a count may not: its
-    embeddings do not come in whole automorphism orbits)."""
+    embeddings do not come in whole automorphism orbits).  Whole counts (``divide``) may take the depth-first
+    search, which breaks the symmetry of the query in its own order (:func:`breaking`)."""
     if not sem.unique:
-        return Symmetry()
+        return Symmetry(breaking=breaking if divide else None)
     chain = stabilizer_chain(query)
-    return Symmetry(chain.symmetry_breaking(), chain.order if divide else None)
+    return Symmetry(chain.symmetry_breaking(), chain.order if divide else None, breaking if divide else None,
+                    unique=True)
 
 
 def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,

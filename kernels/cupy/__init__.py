@@ -15,6 +15,7 @@ One module per concern, each a layer of :class:`CupyBackend`:
 * :mod:`.join`: workloads and the extend paths (fused single block, entry-parallel, tiered by row workload).
 * :mod:`.descent`: the fused descent, every level that fits one block in one launch.
 * :mod:`.batch`: the fused descents of many prepared queries in one launch, a block per query.
+* :mod:`.dfs`: the depth-first set-intersection search (``dfs.cu``), a warp per task.
 * :mod:`.array_ops`: ``join.cu`` kernels behind :mod:`distsm.kernels.array_ops` (``bincount``, ``count_true``) for
   device arrays, registered when the backend starts: CuPy's own compile a reduction per array-size class.
 
@@ -28,13 +29,14 @@ from __future__ import annotations
 
 from distsm.kernels.cupy.batch import BatchOps
 from distsm.kernels.cupy.descent import DescentOps
+from distsm.kernels.cupy.dfs import DfsOps
 from distsm.kernels.cupy.filter import FilterOps
 from distsm.kernels.cupy.index import GpuIndex
 from distsm.kernels.cupy.staging import staging_selftest
 from distsm.kernels.cupy.trailing import TrailingOps
 
 
-class CupyBackend(TrailingOps, FilterOps, DescentOps, BatchOps):
+class CupyBackend(DfsOps, TrailingOps, FilterOps, DescentOps, BatchOps):
     """Backend on one CUDA device through CuPy (``xp = cupy``)."""
 
 

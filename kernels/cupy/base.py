@@ -108,6 +108,12 @@ class DeviceBase(ArrayBackend):
         self._budget_cache = (now, budget)
         return budget
 
+    def _sm_count(self) -> int:
+        if self._sms is None:
+            props = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
+            self._sms = int(props["multiProcessorCount"])
+        return self._sms
+
     def _stage(self) -> Staging:
         """The staging ring, allocated on first use."""
         if self._staging is None:

@@ -167,12 +167,6 @@ class JoinOps(IndexOps):
         block_max = int(max(4 * warp_max, -(-total // (8 * self._sm_count()))))
         return warp_max, block_max
 
-    def _sm_count(self) -> int:
-        if self._sms is None:
-            props = self.xp.cuda.runtime.getDeviceProperties(self.xp.cuda.Device().id)
-            self._sms = int(props["multiProcessorCount"])
-        return self._sms
-
     def _extend_tiered(self, probe: dict[str, Any], offsets: Any, nrows: int, a: int, b: int, counter: Any,
                        cand: Any = None) -> Any:
         """Entries [a, b) through :func:`extend_tiered`: rows bucketed by workload into warp, block and split tiers

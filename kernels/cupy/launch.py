@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels import dfs_plan as _dfs_plan
 from distsm.kernels.signature import SIG_WORDS
 
 KERNEL_PATH = Path(__file__).resolve().parent.parent / "cuda" / "join.cu"
@@ -261,3 +262,32 @@ CE_GATHER_ROWS = Kernel("ce_gather_rows", (_p("table", _i32), Arg("ncols", _i32)
 #: Every kernel of ``trailing.cu``, by name.
 TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EXTEND_COUNT, CE_EXTEND_PAIRS,
                                                             CE_GATHER_ROWS)}
+
+
+# ------------------------------------------------------------------ dfs.cu (the depth-first set-intersection search)
+DFS_PATH = KERNEL_PATH.with_name("dfs.cu")
+DFS_BLOCK = 256            # threads per block: 8 warps, each its own task at a time
+DFS_GRAB = 32              # tasks a warp takes per atomic and loads a lane each (at most 32)
+DFS_TRIM = 64              # runs longer than this are cut to a level's bounds by binary search, shorter ones read whole
+DFS_TASK_RANGE = 1 << 21  # tasks per launch: a cancelled count stops after the range in flight
+
+#: ``-D`` definitions of the constants ``dfs.cu`` shares with Python (the program's layout: kernels/dfs_plan.py).
+DFS_DEFINES: dict[str, str] = {
+    "DSM_DFS_MAX_LEVELS": str(_dfs_plan.MAX_LEVELS),
+    "DSM_DFS_HEAD_WORDS": str(_dfs_plan.HEAD_WORDS),
+    "DSM_DFS_LEVEL_WORDS": str(_dfs_plan.LEVEL_WORDS),
+    "DSM_DFS_BLOCK": str(DFS_BLOCK),
+    "DSM_DFS_GRAB": str(DFS_GRAB),
+    "DSM_DFS_TRIM": str(DFS_TRIM),
+}
+DFS_MODULE = Module(DFS_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in DFS_DEFINES.items())))
+DFS_TASKS = Kernel("dfs_tasks", (_p("prog", _i32), _p("verts", _i32), Arg("nv", _i64), _p("ptr", _i64),
+                                 _p("up", _i64), Arg("L", _i32), _p("start", _i64), _p("count", _i64)), DFS_MODULE)
+DFS_COUNT = Kernel("dfs_count", (
+    _p("words", _i32), _p("nbr", _i32), _p("ptr", _i64), _p("up", _i64), _p("vlab", _i32), Arg("L", _i32),
+    _p("verts", _i32),
+    _p("task_ptr", _i64), _p("task_start", _i64), Arg("nv", _i64), Arg("ntasks", _i64), _p("bufs", _i32),
+    Arg("cap", _i64), _p("next", _i64), _p("result", _u64)), DFS_MODULE)
+
+#: Every kernel of ``dfs.cu``, by name.
+DFS_KERNELS: dict[str, Kernel] = {k.name: k for k in (DFS_TASKS, DFS_COUNT)}

@@ -1,0 +1,284 @@
+// The depth-first set-intersection search (kernels/dfs_plan.py lays out its program words; kernels/cupy/dfs.py
+// launches it).  A warp takes tasks, each a data edge mapped to the first two levels, and walks the later
+// levels depth first: level i's set is the intersection of sorted runs (a lane per entry of the shortest,
+// a binary search into each other run, one ballot to compact), kept in the warp's own buffer for the levels
+// below it; the last level is only counted, and a pair tail counts the last two levels by binary searches.
+// Nothing per match is written.  Control flow is uniform across a warp; its state (images, positions, set
+// sizes) sits in shared memory, written by lane 0 behind __syncwarp.
+#ifndef DSM_DFS_MAX_LEVELS
+#error "compile with the -D options of kernels/cupy/dfs.py"
+#endif
+
+#define MAXK DSM_DFS_MAX_LEVELS
+#define HEAD DSM_DFS_HEAD_WORDS
+#define LW DSM_DFS_LEVEL_WORDS
+#define WARPS (DSM_DFS_BLOCK / 32)
+#define GRAB DSM_DFS_GRAB
+#if GRAB > 32
+#error "a warp loads its grabbed tasks a lane each"
+#endif
+#define FULL 0xffffffffu
+#define NO_HI 0x7fffffff
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+struct Ranked {
+    const int* nbr;
+    const i64* ptr;
+    const i64* up;   // per run, the first entry above the run's own vertex
+    const int* vlab;
+    int L;
+};
+
+struct WarpState {
+    int v[MAXK];
+    i64 pos[MAXK];
+    i64 size[MAXK];
+    i64 olo[MAXK];
+    i64 ohi[MAXK];
+};
+
+// First position in a[lo, hi) whose entry is >= x.
+__device__ __forceinline__ i64 lower_bound(const int* a, i64 lo, i64 hi, int x) {
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (a[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+__device__ __forceinline__ u64 warp_sum(u64 c) {
+    for (int d = 16; d; d >>= 1) c += __shfl_xor_sync(FULL, c, d);
+    return c;
+}
+
+// The run N(v_j, e) as [lo, hi): from the first entry above v_j where the level lies above v_j (ranks rise with
+// degree, so that is the short end of a hub's run, and no search is needed), cut further to the bounds (lo_b, hi_b)
+// by binary search only when it is long: a short run is read whole and the bounds are tested per entry.
+__device__ __forceinline__ void run_of(const Ranked& g, int v, int e, bool above, int lo_b, int hi_b, i64& lo,
+                                       i64& hi) {
+    const i64 r = (i64)v * g.L + e;
+    lo = above ? g.up[r] : g.ptr[r];
+    hi = g.ptr[r + 1];
+    if (hi - lo > DSM_DFS_TRIM) {
+        lo = lower_bound(g.nbr, lo, hi, lo_b + 1);
+        if (hi_b != NO_HI) hi = lower_bound(g.nbr, lo, hi, hi_b);
+    }
+}
+
+// C_i (see dfs_plan.py) for the images in s.v: stored at out when out != nullptr; returns |C_i| on every lane.
+__device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* stored, i64 cap, int i, int* out,
+                     int lane) {
+    const int label = P[0], lower = P[2], upper = P[3], distinct = P[4], reuse = P[5];
+    int extra = P[6];
+    int lo = -1, hi = NO_HI;  // x > lo and x < hi
+    for (int j = 0; j < i; ++j) {
+        if (lower >> j & 1) lo = max(lo, s.v[j]);
+        if (upper >> j & 1) hi = min(hi, s.v[j]);
+    }
+    if (lo + 1 >= hi) return 0;
+    const int* A;
+    i64 a0, a1;
+    if (reuse >= 0) {
+        A = stored + (i64)(reuse - 2) * cap;
+        a0 = 0;
+        a1 = s.size[reuse];
+        if (a1 > DSM_DFS_TRIM) {
+            a0 = lower_bound(A, a0, a1, lo + 1);
+            if (hi != NO_HI) a1 = lower_bound(A, a0, a1, hi);
+        }
+    } else {
+        int best = -1;
+        i64 bl = 0, bh = 0;
+        for (int j = 0; j < i; ++j) {
+            if (!(extra >> j & 1)) continue;
+            i64 r = (i64)s.v[j] * g.L + P[7 + j];
+            i64 rl = (lower >> j & 1) ? g.up[r] : g.ptr[r], rh = g.ptr[r + 1];
+            if (best < 0 || rh - rl < bh - bl) { best = j; bl = rl; bh = rh; }
+        }
+        extra &= ~(1 << best);
+        A = g.nbr;
+        run_of(g, s.v[best], P[7 + best], lower >> best & 1, lo, hi, a0, a1);
+    }
+    int nother = 0;
+    __syncwarp();
+    for (int j = 0; j < i; ++j) {
+        if (!(extra >> j & 1)) continue;
+        i64 rl, rh;
+        run_of(g, s.v[j], P[7 + j], lower >> j & 1, lo, hi, rl, rh);
+        if (rl >= rh) return 0;
+        if (lane == 0) { s.olo[nother] = rl; s.ohi[nother] = rh; }
+        ++nother;
+    }
+    __syncwarp();
+    const int* B = g.nbr;  // the runs searched; the one other run and a stored driver swap when it is shorter
+    if (nother == 1 && A != g.nbr && s.ohi[0] - s.olo[0] < a1 - a0) {
+        i64 l = s.olo[0], h = s.ohi[0];
+        __syncwarp();
+        if (lane == 0) { s.olo[0] = a0; s.ohi[0] = a1; }
+        __syncwarp();
+        B = A;
+        A = g.nbr;
+        a0 = l;
+        a1 = h;
+    }
+    i64 cursor = nother ? s.olo[0] : 0;  // entries of A rise along a lane's strided walk, so its position does too
+    i64 count = 0;
+    for (i64 base = a0; base < a1; base += 32) {
+        i64 at = base + lane;
+        bool ok = at < a1;
+        int x = ok ? A[at] : 0;
+        ok = ok && x > lo && x < hi;
+        if (ok && label >= 0) ok = g.vlab[x] == label;
+        if (ok && distinct) {
+            for (int j = 0; j < i; ++j)
+                if ((distinct >> j & 1) && x == s.v[j]) ok = false;
+        }
+        if (ok && nother) {
+            i64 p = lower_bound(B, cursor, s.ohi[0], x);
+            cursor = p;
+            ok = p < s.ohi[0] && B[p] == x;
+            for (int t = 1; ok && t < nother; ++t) {
+                i64 q = lower_bound(g.nbr, s.olo[t], s.ohi[t], x);
+                ok = q < s.ohi[t] && g.nbr[q] == x;
+            }
+        }
+        unsigned m = __ballot_sync(FULL, ok);
+        if (out != nullptr && ok) out[count + __popc(m & ((1u << lane) - 1))] = x;
+        count += __popc(m);
+    }
+    __syncwarp();
+    return count;
+}
+
+// The last two levels a = k - 2 and b = k - 1 (b not adjacent to a): both sets once, then per x of C_a the
+// entries of C_b it admits under the relation rel (1: y > x, -1: y < x, 0: y != x).
+__device__ u64 pair_tail(const Ranked& g, const int* prog, WarpState& s, int* stored, i64 cap, int a, int rel,
+                         int lane) {
+    int* ca = stored + (i64)(a - 2) * cap;
+    int* cb = ca + cap;
+    i64 sa = build(g, prog + HEAD + a * LW, s, stored, cap, a, ca, lane);
+    if (sa == 0) return 0;
+    if (lane == 0) s.size[a] = sa;
+    __syncwarp();
+    i64 sb = build(g, prog + HEAD + (a + 1) * LW, s, stored, cap, a + 1, cb, lane);
+    if (sb == 0) return 0;
+    __syncwarp();
+    u64 c = 0;
+    for (i64 q = lane; q < sa; q += 32) {
+        int x = ca[q];
+        if (rel > 0) c += sb - lower_bound(cb, 0, sb, x + 1);
+        else if (rel < 0) c += lower_bound(cb, 0, sb, x);
+        else {
+            i64 p = lower_bound(cb, 0, sb, x);
+            c += sb - (p < sb && cb[p] == x);
+        }
+    }
+    return warp_sum(c);
+}
+
+// Matches below the images s.v[0], s.v[1] of one task.
+__device__ u64 search(const Ranked& g, const int* prog, WarpState& s, int* stored, i64 cap, int lane) {
+    const int k = prog[0], tail = prog[1], rel = prog[2];
+    if (k == 2) return 1;
+    if (k == 3) return build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, nullptr, lane);
+    if (tail && k == 4) return pair_tail(g, prog, s, stored, cap, 2, rel, lane);
+    u64 found = 0;
+    i64 size = build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, stored, lane);
+    if (lane == 0) { s.size[2] = size; s.pos[2] = 0; }
+    __syncwarp();
+    int lvl = 2;
+    for (;;) {
+        if (s.pos[lvl] >= s.size[lvl]) {
+            if (lvl == 2) break;
+            --lvl;
+            continue;
+        }
+        int x = stored[(i64)(lvl - 2) * cap + s.pos[lvl]];
+        __syncwarp();
+        if (lane == 0) { s.pos[lvl] += 1; s.v[lvl] = x; }
+        __syncwarp();
+        int next = lvl + 1;
+        if (next == k - 1) {
+            found += build(g, prog + HEAD + next * LW, s, stored, cap, next, nullptr, lane);
+        } else if (tail && next == k - 2) {
+            found += pair_tail(g, prog, s, stored, cap, next, rel, lane);
+        } else {
+            i64 n = build(g, prog + HEAD + next * LW, s, stored, cap, next, stored + (i64)(next - 2) * cap, lane);
+            if (lane == 0) { s.size[next] = n; s.pos[next] = 0; }
+            __syncwarp();
+            lvl = next;
+        }
+    }
+    return found;
+}
+
+// Per level-0 vertex: where its tasks start in its first-edge run and how many there are (the run cut by the
+// first two levels' symmetry-breaking bound).
+extern "C" __global__ void dfs_tasks(const int* prog, const int* verts, i64 nv, const i64* ptr, const i64* up,
+                                     int L, i64* start, i64* count) {
+    const int e01 = prog[3];
+    const int* P1 = prog + HEAD + LW;
+    for (i64 r = blockIdx.x * (i64)blockDim.x + threadIdx.x; r < nv; r += (i64)gridDim.x * blockDim.x) {
+        int v = verts[r];
+        i64 run = (i64)v * L + e01;
+        i64 lo = ptr[run], hi = ptr[run + 1];
+        if (P1[2] & 1) lo = up[run];
+        if (P1[3] & 1) hi = up[run];
+        start[r] = lo;
+        count[r] = hi > lo ? hi - lo : 0;
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK) dfs_count(
+        const int* words, const int* nbr, const i64* ptr, const i64* up, const int* vlab, int L, const int* verts,
+        const i64* task_ptr, const i64* task_start, i64 nv, i64 ntasks, int* bufs, i64 cap, i64* next,
+        u64* result) {
+    __shared__ int prog[HEAD + MAXK * LW];
+    __shared__ WarpState states[WARPS];
+    for (int t = threadIdx.x; t < HEAD + MAXK * LW; t += blockDim.x) prog[t] = words[t];
+    __syncthreads();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int k = prog[0];
+    const int label1 = prog[HEAD + LW];
+    WarpState& s = states[warp];
+    Ranked g{nbr, ptr, up, vlab, L};
+    int* stored = bufs + (i64)(blockIdx.x * WARPS + warp) * (k > 2 ? k - 2 : 0) * cap;
+    u64 total = 0;
+    for (;;) {
+        i64 t0 = 0;
+        if (lane == 0) t0 = (i64)atomicAdd((u64*)next, (u64)GRAB);
+        t0 = __shfl_sync(FULL, t0, 0);
+        if (t0 >= ntasks) break;
+        // Lane j loads task t0 + j (its row, images and label test) so that a batch costs one round of loads, not
+        // one per task: lane 0 finds the first task's row, the others step on from it.
+        i64 r = 0;
+        if (lane == 0) {
+            i64 lo = 0, hi = nv;  // the last row r with task_ptr[r] <= t0
+            while (hi - lo > 1) {
+                i64 mid = (lo + hi) >> 1;
+                if (task_ptr[mid] <= t0) lo = mid; else hi = mid;
+            }
+            r = lo;
+        }
+        r = __shfl_sync(FULL, r, 0);
+        int v0 = 0, v1 = -1;
+        const i64 t = t0 + lane;
+        if (lane < GRAB && t < ntasks) {
+            while (task_ptr[r + 1] <= t) ++r;
+            v0 = verts[r];
+            v1 = nbr[task_start[r] + (t - task_ptr[r])];
+            if (label1 >= 0 && vlab[v1] != label1) v1 = -1;
+        }
+        for (unsigned live = __ballot_sync(FULL, v1 >= 0); live; live &= live - 1) {
+            const int j = __ffs(live) - 1;
+            const int a = __shfl_sync(FULL, v0, j), b = __shfl_sync(FULL, v1, j);
+            __syncwarp();
+            if (lane == 0) { s.v[0] = a; s.v[1] = b; }
+            __syncwarp();
+            total += search(g, prog, s, stored, cap, lane);
+        }
+    }
+    if (lane == 0 && total) atomicAdd(result, total);
+}

@@ -1,0 +1,77 @@
+"""The depth-first set-intersection search on the device (``kernels/cuda/dfs.cu``; the program's semantics are
+:mod:`distsm.kernels.dfs_plan`'s, the reference is :mod:`distsm.kernels.dfs_host`).
+
+One launch of ``dfs_tasks`` finds each level-0 vertex's tasks (its first-edge run, cut by the first two levels'
+bound), a prefix sum numbers them, and one launch of ``dfs_count`` runs them all: warps take :data:`DFS_GRAB`
+tasks per atomic, so a hub's long task holds one warp while the others go on.  Each warp owns one buffer per
+stored level, as long as the graph's longest run; the grid is cut so that the buffers stay within the budget.
+The tasks go in ranges of :data:`DFS_TASK_RANGE`, one launch each, between which ``control`` may cancel.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from distsm.kernels.cupy.base import DeviceBase
+from distsm.kernels.cupy.launch import DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID
+from distsm.kernels.dfs_plan import DfsProgram
+from distsm.kernels.ranked import RankedGraph
+from distsm.kernels.records import Control
+
+REGISTERS_PER_SM = 65536  # every architecture CuPy 14 supports (sm_50 to sm_120)
+
+
+class DfsOps(DeviceBase):
+    """:meth:`dfs_count` by the kernels of ``dfs.cu``."""
+
+    def dfs_count(self, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None) -> int:
+        xp = self.xp
+        words = xp.asarray(prog.words)
+        first = int(prog.level(0)[0])
+        verts = xp.arange(g.n, dtype=xp.int32) if first < 0 else \
+            xp.flatnonzero(g.vertex_labels == first).astype(xp.int32)
+        nv = int(verts.shape[0])
+        if not nv:
+            return 0
+        start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
+        self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
+                            verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
+        task_ptr = xp.zeros(nv + 1, dtype=xp.int64)
+        xp.cumsum(count, out=task_ptr[1:])
+        del count
+        ntasks = int(task_ptr[-1])
+        if not ntasks:
+            return 0
+        slots = max(prog.levels - 2, 1)
+        cap = max(g.max_run, 1)
+        warp_bytes = slots * cap * 4
+        warps = DFS_BLOCK // 32
+        blocks = min(self._sm_count() * self._resident_blocks(), -(-ntasks // warps),
+                     max(1, budget // (warp_bytes * warps)))
+        bufs = xp.empty(blocks * warps * slots * cap if prog.levels > 2 else 1, dtype=xp.int32)
+        result = xp.zeros(1, dtype=xp.uint64)
+        nxt = xp.zeros(1, dtype=xp.int64)
+        # Launches over ranges of tasks, so that a cancelled count stops within one range (``next`` starts each
+        # range's task counter; its end is the kernel's ``ntasks``).
+        for lo in range(0, ntasks, DFS_TASK_RANGE):
+            hi = min(lo + DFS_TASK_RANGE, ntasks)
+            if lo:
+                nxt.fill(lo)
+            self.kernels.launch(DFS_COUNT, blocks, DFS_BLOCK, words=words, nbr=g.nbr, ptr=g.ptr, up=g.up,
+                                vlab=g.vertex_labels, L=g.labels, verts=verts, task_ptr=task_ptr, task_start=start,
+                                nv=nv, ntasks=hi, bufs=bufs, cap=cap, next=nxt, result=result)
+            if control is not None and hi < ntasks:
+                self._sync()
+                control.check()
+                if control.progress is not None:
+                    control.progress(hi, ntasks)
+        return int(np.uint64(result.get()[0]))
+
+    def _resident_blocks(self) -> int:
+        """Blocks of ``dfs_count`` one multiprocessor holds at once, from the registers its compiled code takes (its
+        shared memory, 4 KB a block, binds later): a grid of that many per multiprocessor keeps every warp busy and
+        holds no more buffers than run at a time."""
+        regs = int(self.kernels.function(DFS_COUNT).num_regs)
+        per_warp = -(-regs * 32 // 256) * 256  # registers are allocated to warps in units of 256
+        return max(1, min(REGISTERS_PER_SM // (per_warp * (DFS_BLOCK // 32)), 2048 // DFS_BLOCK))

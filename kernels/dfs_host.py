@@ -1,0 +1,106 @@
+"""The reference count of a :class:`~distsm.kernels.dfs_plan.DfsProgram` on an array module (NumPy; CuPy at array
+level): the same sets as the device kernel, level by level over tables cut into chunks within a budget.
+
+It reads no stored set (``reuse`` and the pair tail are the kernel's savings, not semantics), so it checks them:
+every set is built from its runs, bounds and tests as the program's words state them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from distsm.kernels.dfs_plan import DfsProgram
+from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm.kernels.ranked import RankedGraph
+from distsm.kernels.records import Control
+
+#: Bytes per gathered entry of a chunk (its row, value, run bounds and masks), for cutting chunks to the budget.
+ENTRY_BYTES = 48
+
+_KEYS = LifetimeCache()  # RankedGraph -> int64 run * n + rank, sorted (membership by one binary search)
+
+
+def _keys(xp: Any, g: RankedGraph) -> Any:
+    keys = _KEYS.get(g)
+    if keys is None:
+        run = xp.repeat(xp.arange(g.n * g.labels, dtype=xp.int64), xp.diff(g.ptr))
+        keys = _KEYS.put(g, run * g.n + g.nbr.astype(xp.int64))
+    return keys
+
+
+def _member(xp: Any, g: RankedGraph, v: Any, e: int, x: Any) -> Any:
+    """``x[i] in N(v[i], e)``."""
+    keys = _keys(xp, g)
+    want = (v.astype(xp.int64) * g.labels + e) * g.n + x.astype(xp.int64)
+    pos = xp.minimum(xp.searchsorted(keys, want), max(int(keys.shape[0]) - 1, 0))
+    return keys[pos] == want if keys.shape[0] else xp.zeros(x.shape[0], dtype=bool)
+
+
+def _chunks(xp: Any, lengths: Any, cap: int) -> Iterator[tuple[int, int]]:
+    """Row ranges whose ``lengths`` sum to at most ``cap`` (at least one row each)."""
+    ends = xp.cumsum(lengths)
+    rows, a = int(lengths.shape[0]), 0
+    while a < rows:
+        base = int(ends[a - 1]) if a else 0
+        b = max(a + 1, int(xp.searchsorted(ends, base + cap, side="right")))
+        yield a, b
+        a = b
+
+
+def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None) -> int:
+    """Matches of the program's pattern in ``g`` that satisfy its symmetry breaking (see
+    :mod:`distsm.kernels.dfs_plan`), reading at most about ``budget`` bytes of entries at a time; ``control`` is
+    checked before each chunk of the first edge's entries."""
+    cap = max(1, budget // ENTRY_BYTES)
+    first = prog.level(0)
+    vertices = xp.arange(g.n, dtype=xp.int64)
+    if first[0] >= 0:
+        vertices = vertices[g.vertex_labels == first[0]]
+    table = vertices.reshape(-1, 1)
+    return _extend(xp, g, prog, table, 1, cap, control)
+
+
+def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: int,
+            control: Control | None) -> int:
+    words = prog.level(i)
+    label, nb, lower, upper, distinct = (int(w) for w in words[:5])
+    js = [j for j in range(i) if nb >> j & 1]
+    j0, e0 = js[0], int(words[7 + js[0]])
+    run = table[:, j0] * g.labels + e0
+    start, end = g.ptr[run], g.ptr[run + 1]
+    total = 0
+    for a, b in _chunks(xp, end - start, cap):
+        if control is not None and i == 1:
+            control.check()
+        lengths = end[a:b] - start[a:b]
+        row = xp.repeat(xp.arange(b - a, dtype=xp.int64), lengths)
+        offset = xp.arange(int(row.shape[0]), dtype=xp.int64) - xp.repeat(xp.cumsum(lengths) - lengths, lengths)
+        x = g.nbr[start[a:b][row] + offset].astype(xp.int64)
+        rows = table[a:b][row]
+        ok = xp.ones(x.shape[0], dtype=bool) if label < 0 else g.vertex_labels[x] == label
+        for j in range(i):
+            if lower >> j & 1:
+                ok &= x > rows[:, j]
+            if upper >> j & 1:
+                ok &= x < rows[:, j]
+            if distinct >> j & 1:
+                ok &= x != rows[:, j]
+        if prog.pair_tail and i == prog.levels - 1:  # the tail's relation to the level before it (module doc)
+            rel, x_a = int(prog.words[2]), rows[:, i - 1]
+            ok &= x > x_a if rel > 0 else x < x_a if rel < 0 else x != x_a
+        for j in js[1:]:
+            ok &= _member(xp, g, rows[:, j], int(words[7 + j]), x)
+        if i == prog.levels - 1:
+            total += int(xp.count_nonzero(ok))
+        else:
+            total += _extend(xp, g, prog, xp.concatenate([rows[ok], x[ok].reshape(-1, 1)], axis=1), i + 1, cap,
+                              control)
+    return total
+
+
+def order_check(xp: Any, g: RankedGraph) -> bool:
+    """Whether every run of ``g`` is sorted and strictly increasing (a ranked graph's invariant)."""
+    keys = _keys(xp, g)
+    return bool(xp.all(keys[1:] > keys[:-1])) if keys.shape[0] > 1 else True
+

@@ -1,0 +1,210 @@
+"""The depth-first set-intersection search (kernels/dfs*.py, kernels/ranked.py) against independent oracles.
+
+Counts are forced through the search (``path="dfs"``) and compared with networkx's VF2 and brute force, for plain
+and unique counts of queries with large automorphism groups (cliques, cycles, stars, diamonds, complete bipartite
+graphs), with few labels, edge labels and directions.  The program's own pieces (orders, symmetry-breaking
+closure, reuse, the pair tail) are checked on their definitions.  The device kernel is checked against this host
+search in ``test_dfs_gpu.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import distsm
+from distsm import Graph
+from distsm.kernels import NUMPY, counting, dfs_host
+from distsm.kernels.dfs_plan import closure, program, renumbered, search_order, supported
+from distsm.kernels.explain import Explanation
+from distsm.kernels.placement import Placement
+from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.ranked import ranked_graph
+from distsm.kernels.records import Control, JoinCancelled
+from distsm.plan.automorphism import automorphism_count
+from distsm.plan.search import breaking, symmetry
+from distsm.semantics import Semantics
+from hypothesis_settings import scaled
+from oracles import brute_force, networkx_matches, random_graph
+
+PATTERNS = {
+    "edge": [(0, 1)],
+    "triangle": [(0, 1), (1, 2), (0, 2)],
+    "4-clique": list(itertools.combinations(range(4), 2)),
+    "5-clique": list(itertools.combinations(range(5), 2)),
+    "4-cycle": [(0, 1), (1, 2), (2, 3), (3, 0)],
+    "5-cycle": [(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)],
+    "diamond": [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)],
+    "tailed triangle": [(0, 1), (1, 2), (0, 2), (0, 3)],
+    "3-star": [(0, 1), (0, 2), (0, 3)],
+    "5-path": [(0, 1), (1, 2), (2, 3), (3, 4)],
+    "K2,3": [(0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4)],
+    "house": [(0, 1), (1, 2), (2, 3), (3, 0), (0, 4), (1, 4)],
+}
+
+
+def pattern(name: str, labels: list[int] | None = None) -> Graph:
+    edges = PATTERNS[name]
+    n = max(max(e) for e in edges) + 1
+    return Graph.from_edges(edges, n=n, vertex_labels=labels or [0] * n)
+
+
+def dfs_count(data: Graph, query: Graph, *, unique: bool = False, budget: int = 64 << 20,
+              explain: Explanation | None = None) -> int:
+    sem = Semantics(unique=unique)
+    return counting.count(NUMPY, data, query, sem.match_options, budget=budget, symmetry=symmetry(query, sem),
+                          explain=explain, path="dfs")
+
+
+def oracle(data: Graph, query: Graph, unique: bool) -> int:
+    found = len(networkx_matches(data, query))
+    return found // automorphism_count(query) if unique else found
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+@pytest.mark.parametrize("unique", [False, True])
+def test_patterns_on_an_unlabelled_random_graph(name, unique):
+    rng = np.random.default_rng(7)
+    data = random_graph(rng, 24, 0.35, 1, 1, False)
+    query = pattern(name)
+    report = Explanation()
+    assert dfs_count(data, query, unique=unique, explain=report) == oracle(data, query, unique)
+    assert report.path == "dfs" and "depth-first" in report.reason
+
+
+@scaled(40)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 6), extra=st.floats(0.0, 1.0), vl=st.integers(1, 3),
+       el=st.integers(1, 2), directed=st.booleans(), unique=st.booleans())
+def test_random_queries_match_networkx(seed, size, extra, vl, el, directed, unique):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 14, 0.35, vl, el, directed)
+    query = _connected_query(rng, size, extra, vl, el, directed)
+    assert dfs_count(data, query, unique=unique) == oracle(data, query, unique)
+
+
+@scaled(15)
+@given(seed=st.integers(0, 2**32 - 1), name=st.sampled_from(sorted(PATTERNS)), budget=st.integers(1 << 12, 1 << 15))
+def test_small_budgets_give_the_same_count(seed, name, budget):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 12, 0.5, 2, 1, False)
+    query = pattern(name, [int(x) for x in rng.integers(0, 2, max(max(e) for e in PATTERNS[name]) + 1)])
+    assert dfs_count(data, query, budget=budget) == len(brute_force(data, query))
+
+
+def _connected_query(rng, size, extra, vl, el, directed) -> Graph:
+    edges: dict[tuple[int, int], int] = {}
+    for v in range(1, size):
+        u = int(rng.integers(0, v))
+        edges[(u, v) if not directed or rng.random() < 0.5 else (v, u)] = int(rng.integers(0, el))
+    for u, v in itertools.combinations(range(size), 2):
+        if (u, v) not in edges and (v, u) not in edges and rng.random() < extra:
+            edges[(u, v) if not directed or rng.random() < 0.5 else (v, u)] = int(rng.integers(0, el))
+    return Graph.from_edges(list(edges), n=size, edge_labels=list(edges.values()),
+                            vertex_labels=rng.integers(0, vl, size), directed=directed)
+
+
+def test_networkx_input_and_the_public_count_agree():
+    data = nx.gnm_random_graph(40, 200, seed=3)
+    query = nx.complete_graph(4)
+    expected = sum(1 for c in nx.enumerate_all_cliques(data) if len(c) == 4)
+    assert dfs_count(Graph.from_networkx(data, node_label=None, edge_label=None),
+                     Graph.from_networkx(query, node_label=None, edge_label=None), unique=True) == expected
+    assert distsm.count(data, query, unique=True, backend="numpy") == expected
+
+
+def test_search_order_is_connected_and_starts_at_the_densest_edge():
+    for name in PATTERNS:
+        q = pattern(name)
+        order = search_order(q)
+        assert sorted(order) == list(range(q.n))
+        adj = {(a, b) for a, b in PATTERNS[name]} | {(b, a) for a, b in PATTERNS[name]}
+        assert (order[0], order[1]) in adj
+        assert all(any((order[j], order[i]) in adj for j in range(i)) for i in range(1, q.n))
+    assert set(search_order(pattern("diamond"))[:2]) == {1, 2}  # the two vertices of degree 3
+
+
+def test_closure_is_transitive():
+    assert set(closure(((0, 1), (1, 2), (2, 3)), 4)) == {(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)}
+    assert closure(((1, 0),), 3) == ((1, 0),)
+
+
+def test_clique_levels_reuse_the_level_before_and_a_diamond_ends_in_a_pair_tail():
+    k5 = renumbered(pattern("5-clique"), search_order(pattern("5-clique")))
+    prog = program(k5, breaking(k5)[0])
+    assert [int(prog.level(i)[5]) for i in range(5)] == [-1, -1, -1, 2, 3]
+    assert [int(prog.level(i)[6]) for i in range(3, 5)] == [1 << 2, 1 << 3]  # one more run each
+    assert not prog.pair_tail
+    d = renumbered(pattern("diamond"), search_order(pattern("diamond")))
+    dprog = program(d, breaking(d)[0])
+    assert dprog.pair_tail and int(dprog.words[2]) in (1, -1)  # the two tips are ordered
+    assert int(dprog.level(3)[4]) & (1 << 2) == 0  # the tip's distinctness from the other tip is the tail's
+    assert not program(renumbered(pattern("4-cycle"), search_order(pattern("4-cycle"))), ()).pair_tail
+
+
+def test_the_symmetry_breaking_of_the_renumbered_query_counts_each_subgraph_once():
+    rng = np.random.default_rng(11)
+    data = random_graph(rng, 16, 0.5, 1, 1, False)
+    for name in ("4-clique", "4-cycle", "K2,3", "house"):
+        q = pattern(name)
+        r = renumbered(q, search_order(q))
+        pairs, aut = breaking(r)
+        assert aut == automorphism_count(q)
+        kept = [f for f in brute_force(data, r) if all(f[a] < f[b] for a, b in pairs)]
+        assert len(kept) * aut == len(brute_force(data, q))
+
+
+def test_ranked_runs_are_sorted_and_hold_each_neighbour_once():
+    rng = np.random.default_rng(5)
+    data = random_graph(rng, 30, 0.3, 2, 3, True)
+    idx = NUMPY.index(data)
+    g = ranked_graph(np, idx)
+    assert g is not None and dfs_host.order_check(np, g)
+    assert ranked_graph(np, idx) is g  # cached for the index's lifetime
+    rank = np.argsort(np.argsort(data.degrees * data.n + np.arange(data.n), kind="stable"), kind="stable")
+    for v in range(data.n):
+        for e in range(data.num_effective_labels):
+            run = g.nbr[g.ptr[rank[v] * g.labels + e]:g.ptr[rank[v] * g.labels + e + 1]]
+            assert sorted(run.tolist()) == sorted(rank[data.neighbors_of(v, e)].tolist())
+            at = rank[v] * g.labels + e
+            assert g.up[at] == g.ptr[at] + int((run <= rank[v]).sum())  # the first entry above the run's vertex
+    assert int(g.max_run) == max(int(np.diff(g.ptr).max()), 0)
+
+
+def test_auto_keeps_the_joins_on_the_host_and_labelled_graphs_off_the_search():
+    rng = np.random.default_rng(2)
+    data = random_graph(rng, 30, 0.3, 1, 1, False)
+    report = distsm.explain(data, pattern("triangle"), unique=True, backend="numpy")
+    assert report.path != "dfs"  # the host's search is the kernel's check, not a faster path on a CPU
+    many = random_graph(rng, 60, 0.2, 30, 1, False)
+    stages = counting.Count(Placement.of(NUMPY, many), counting.Target(pattern("triangle"), MatchOptions(),
+                                                                        symmetry(pattern("triangle"),
+                                                                                 Semantics(unique=True))), 1 << 20)
+    assert stages._depth_first(force=False) is None
+
+
+def test_what_the_search_refuses_and_says_why():
+    rng = np.random.default_rng(4)
+    data = random_graph(rng, 12, 0.4, 1, 1, False)
+    sem = Semantics(induced=True)
+    with pytest.raises(ValueError, match="induced"):
+        counting.count(NUMPY, data, pattern("triangle"), sem.match_options, budget=1 << 20,
+                       symmetry=symmetry(pattern("triangle"), sem), path="dfs")
+    with pytest.raises(ValueError, match="no symmetry breaking"):
+        counting.count(NUMPY, data, pattern("triangle"), MatchOptions(), budget=1 << 20, path="dfs")
+    big = Graph.from_edges([(i, i + 1) for i in range(11)])
+    assert "12 query vertices" in supported(big)
+
+
+def test_a_cancelled_search_stops():
+    rng = np.random.default_rng(9)
+    data = random_graph(rng, 40, 0.3, 1, 1, False)
+    sem = Semantics()
+    with pytest.raises(JoinCancelled):
+        counting.count(NUMPY, data, pattern("4-cycle"), sem.match_options, budget=1 << 16,
+                       symmetry=symmetry(pattern("4-cycle"), sem), path="dfs",
+                       control=Control(cancelled=lambda: True))

@@ -1,0 +1,136 @@
+"""The device kernel of the depth-first set-intersection search (``kernels/cuda/dfs.cu``) against the host search
+(:mod:`distsm.kernels.dfs_host`) and networkx, on fresh random inputs: hub-heavy graphs, few labels, edge labels,
+directions, budgets that leave one block, and the reuse and pair-tail savings the host does not take."""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from distsm import Graph
+from distsm.kernels import NUMPY, counting, get_backend
+from distsm.kernels.dfs_plan import program, renumbered, search_order
+from distsm.kernels.explain import Explanation
+from distsm.kernels.ranked import ranked_graph
+from distsm.kernels.records import Control, JoinCancelled
+from distsm.plan.search import breaking, symmetry
+from distsm.semantics import Semantics
+from hypothesis_settings import scaled
+from oracles import networkx_matches, random_graph
+from test_dfs import PATTERNS, _connected_query, pattern
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    return get_backend("cupy")
+
+
+def _hub_graph(rng: np.random.Generator, n: int, m: int, labels: int) -> Graph:
+    """A skewed graph: endpoints drawn with weights ~ rank^-0.7, so a few vertices hold long runs (1000 vertices,
+    3000 draws: degree up to about 180, and the host search counts every pattern in seconds)."""
+    w = 1.0 / np.arange(1, n + 1) ** 0.7
+    w /= w.sum()
+    src, dst = rng.choice(n, m, p=w), rng.choice(n, m, p=w)
+    keep = src != dst
+    pairs = np.unique(np.sort(np.stack([src[keep], dst[keep]], 1), axis=1), axis=0)
+    return Graph.from_edges(pairs, n=n, vertex_labels=rng.integers(0, labels, n))
+
+
+def _both(backend, data: Graph, query: Graph, unique: bool, budget: int = 1 << 28) -> int:
+    sem = Semantics(unique=unique)
+    return counting.count(backend, data, query, sem.match_options, budget=budget,
+                          symmetry=symmetry(query, sem), path="dfs")
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_every_pattern_on_a_hub_graph_equals_the_host_search(gpu, name):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    data = _hub_graph(rng, 1000, 3000, 1)
+    for unique in (True, False):
+        assert _both(gpu, data, pattern(name), unique) == _both(NUMPY, data, pattern(name), unique)
+
+
+@scaled(30)
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(2, 7), extra=st.floats(0.0, 1.0), vl=st.integers(1, 4),
+       el=st.integers(1, 3), directed=st.booleans(), unique=st.booleans())
+def test_random_queries_equal_networkx(gpu, seed, size, extra, vl, el, directed, unique):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 16, 0.4, vl, el, directed)
+    query = _connected_query(rng, size, extra, vl, el, directed)
+    found = len(networkx_matches(data, query))
+    if unique:
+        found //= breaking(query)[1]
+    assert _both(gpu, data, query, unique) == found
+
+
+@scaled(10)
+@given(seed=st.integers(0, 2**32 - 1), name=st.sampled_from(sorted(PATTERNS)), labels=st.integers(1, 4),
+       blocks=st.integers(1, 3))
+def test_buffers_for_one_block_or_a_few_give_the_same_count(gpu, seed, name, labels, blocks):
+    rng = np.random.default_rng(seed)
+    data = _hub_graph(rng, 1000, 3000, labels)
+    size = max(max(e) for e in PATTERNS[name]) + 1
+    query = renumbered(pattern(name), search_order(pattern(name)))
+    query = Graph.from_edges(np.stack([query.edge_src, query.edge_dst], 1), n=size,
+                             vertex_labels=rng.integers(0, labels, size))
+    prog = program(query, breaking(query)[0])
+    g_dev, g_host = ranked_graph(gpu.xp, gpu.index(data)), ranked_graph(np, NUMPY.index(data))
+    per_block = max(prog.levels - 2, 1) * g_dev.max_run * 4 * 8  # a stored set per level and warp, 8 warps
+    assert gpu.dfs_count(g_dev, prog, blocks * per_block) == NUMPY.dfs_count(g_host, prog, 1 << 24)
+
+
+def test_reuse_and_the_pair_tail_run_where_expected(gpu):
+    for name, tail in (("diamond", True), ("tailed triangle", True), ("5-path", True), ("5-clique", False)):
+        q = renumbered(pattern(name), search_order(pattern(name)))
+        assert program(q, breaking(q)[0]).pair_tail is tail, name
+    rng = np.random.default_rng(1)
+    data = _hub_graph(rng, 2000, 10000, 1)
+    report = Explanation()
+    sem = Semantics(unique=True)
+    total = counting.count(gpu, data, pattern("diamond"), sem.match_options, budget=1 << 28,
+                           symmetry=symmetry(pattern("diamond"), sem), explain=report, path="dfs")
+    assert report.path == "dfs" and total == _both(NUMPY, data, pattern("diamond"), True)
+
+
+def test_auto_takes_the_search_on_an_unlabelled_graph_and_not_on_a_richly_labelled_one(gpu):
+    rng = np.random.default_rng(3)
+    plain = _hub_graph(rng, 5000, 50000, 1)
+    report = Explanation()
+    sem = Semantics(unique=True)
+    counting.count(gpu, plain, pattern("4-clique"), sem.match_options, budget=1 << 28,
+                   symmetry=symmetry(pattern("4-clique"), sem), explain=report)
+    assert report.path == "dfs"
+    rich = _hub_graph(rng, 5000, 50000, 64)
+    labelled = Graph.from_edges(PATTERNS["triangle"], vertex_labels=[0, 1, 2])
+    report = Explanation()
+    counting.count(gpu, rich, labelled, sem.match_options, budget=1 << 28, symmetry=symmetry(labelled, sem),
+                   explain=report)
+    assert report.path != "dfs"
+
+
+def test_a_cancelled_search_stops_between_task_ranges(gpu, monkeypatch):
+    from distsm.kernels.cupy import dfs as cupy_dfs
+
+    monkeypatch.setattr(cupy_dfs, "DFS_TASK_RANGE", 64)
+    rng = np.random.default_rng(4)
+    data = _hub_graph(rng, 1000, 3000, 1)
+    sem = Semantics()
+    with pytest.raises(JoinCancelled):
+        counting.count(gpu, data, pattern("4-cycle"), sem.match_options, budget=1 << 28,
+                       symmetry=symmetry(pattern("4-cycle"), sem), path="dfs",
+                       control=Control(cancelled=lambda: True))
+
+
+def test_counts_past_two_to_the_32(gpu):
+    n = 230
+    data = Graph.from_edges(list(itertools.combinations(range(n), 2)), n=n)  # K_230: C(230, 5) 5-cliques
+    from math import comb
+
+    assert _both(gpu, data, pattern("5-clique"), True) == comb(n, 5) > 2**32
