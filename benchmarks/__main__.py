@@ -25,6 +25,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     first-use   a fresh process's first heavy counts, with and without the process warm-up (benchmarks.first_use)
     contention  k plain processes running the same work at once against one alone   (benchmarks.contention)
     plan-share  the planner's sampling share for device plans, gMatch's and dense suites (benchmarks.plan_share)
+    motifs      triangle, 4/5-clique, 4-cycle, diamond, ... on R-MAT: distsm vs G2Miner, 1/2 GPUs (benchmarks.motifs)
 
 Arguments after SUITE go to the suite's script (``python -m benchmarks run symmetric --ks 4``).
 """
@@ -57,6 +58,7 @@ SUITES = {
     "first-use": "benchmarks.first_use",
     "contention": "benchmarks.contention",
     "plan-share": "benchmarks.plan_share",
+    "motifs": "benchmarks.motifs",
 }
 
 
