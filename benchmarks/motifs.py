@@ -209,11 +209,14 @@ def time_distsm(data: Any, name: str, be: Any, args: argparse.Namespace) -> dict
             return {"status": "capped", "cap_s": args.timeout, "times_s": times, "counts": counts}
         be.synchronize()
         times.append(time.perf_counter() - t)
-    ex = distsm.explain(data, query, unique=True, backend=be.name)
-    stable = len(set(counts)) == 1 and ex.count == counts[0]
-    return {"status": "ok" if stable else "unstable", "count": counts[0], "counts": counts,
-            "times_s": [round(s, 5) for s in times], "median_s": round(statistics.median(times), 5),
-            "first_s": round(times[0], 5), "path": ex.path, "reason": ex.reason, "explain_count": ex.count}
+    found = {"count": counts[0], "counts": counts, "times_s": [round(s, 5) for s in times],
+             "median_s": round(statistics.median(times), 5), "first_s": round(times[0], 5)}
+    stable = len(set(counts)) == 1
+    if not args.no_explain:
+        ex = distsm.explain(data, query, unique=True, backend=be.name)
+        stable = stable and ex.count == counts[0]
+        found.update(path=ex.path, reason=ex.reason, explain_count=ex.count)
+    return {"status": "ok" if stable else "unstable", **found}
 
 
 def distsm_side(data: Any, args: argparse.Namespace, record: dict[str, Any], save: Any) -> None:
@@ -233,6 +236,49 @@ def distsm_side(data: Any, args: argparse.Namespace, record: dict[str, Any], sav
         be.release(data)
         be.release_memory()
         record["distsm"]["device_free_bytes_after_release"] = be.available_bytes()
+
+
+def cluster_side(data: Any, args: argparse.Namespace, record: dict[str, Any], save: Any) -> None:
+    """distsm on a local cluster of each GPU count in ``--gpus`` above one (one worker per GPU, each holding the
+    whole graph: one part, no METIS): setup seconds (partition store, loading, an edge count), then each pattern
+    ``--repeat`` times as one-query batches, with the distribution the cluster chose (a heavy search is cut into
+    ranges of its tasks over the workers)."""
+    from distributed import Client
+
+    import distsm
+    from distsm.cluster import local
+
+    for n in [g for g in args.gpus if g > 1]:
+        t = time.perf_counter()
+        with local(gpus=n, dashboard_address=None) as cluster, Client(cluster) as client, \
+                distsm.Matcher(data, cluster=client, backend=args.backend,
+                               partitions=distsm.Partitioning(1)) as m:
+            [edge] = m.submit([distsm.Graph.from_edges([(0, 1)], n=2)], unique=True, timeout=args.timeout).results()
+            setup = {"seconds": round(time.perf_counter() - t, 3), "edge_count": edge.count, "workers": n}
+            record.setdefault("distsm_cluster", {})[str(n)] = setup
+            print(f"distsm on {n} GPUs: ready in {setup['seconds']} s", flush=True)
+            for name in args.patterns:
+                record["patterns"][name].setdefault("distsm_cluster", {})[str(n)] = res = \
+                    _cluster_pattern(m, name, args)
+                print(f"distsm {name} on {n} GPUs: {res['status']} count {res.get('count')} median "
+                      f"{res.get('median_s')} s ({res.get('distribution')})", flush=True)
+                save(False)
+
+
+def _cluster_pattern(m: Any, name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``--repeat`` timed one-query batches of pattern ``name`` on matcher ``m`` (each query's first time apart)."""
+    times, counts, last = [], [], None
+    for _ in range(args.repeat + 1):  # the first also loads the search's kernels on every worker
+        t = time.perf_counter()
+        [last] = m.submit([pattern_graph(name)], unique=True, timeout=args.timeout).results()
+        if not last.ok:
+            return {"status": last.status, "error": str(last.error)}
+        times.append(time.perf_counter() - t)
+        counts.append(int(last.count))
+    return {"status": "ok" if len(set(counts)) == 1 else "unstable", "count": counts[0], "counts": counts,
+            "first_s": round(times[0], 5), "times_s": [round(x, 5) for x in times[1:]],
+            "median_s": round(statistics.median(times[1:]), 5), "distribution": last.distribution,
+            "reason": last.distribution_reason, "workers": last.workers}
 
 
 # --------------------------------------------------------------------------------------------------------- G2Miner
@@ -348,6 +394,12 @@ def judge(record: dict[str, Any]) -> list[dict[str, Any]]:
     bad = []
     for name, rec in record["patterns"].items():
         mine = rec.get("distsm", {})
+        for n, res in rec.get("distsm_cluster", {}).items():
+            if res.get("status") == "ok" and mine.get("status") == "ok":
+                if res["count"] != mine["count"]:
+                    bad.append({"pattern": name, "distsm": mine["count"], f"distsm_{n}gpus": res["count"]})
+                    print(f"!!! DISAGREEMENT on {name}: distsm {mine['count']}, on {n} GPUs {res['count']} !!!")
+                res["speedup"] = round(mine["median_s"] / res["median_s"], 3)
         theirs = {g: r for g, r in rec.get("g2miner", {}).items() if r.get("status") in ("ok", "unstable")}
         rec["count"] = mine.get("count") if mine.get("status") == "ok" else None
         rec["count_source"] = "distsm" if rec["count"] is not None else None
@@ -383,8 +435,10 @@ def print_table(record: dict[str, Any], gpus: list[int]) -> None:
         d = rec.get("distsm", {})
         med = f"{d['median_s']:10.4f}" if d.get("median_s") is not None else f"{d.get('status', '-'):>10s}"
         ratio = rec.get("distsm_over_g2miner_1gpu_kernel")
+        spread = " ".join(f"{n} GPUs {r.get('median_s')} s ({r.get('speedup')}x)"
+                          for n, r in rec.get("distsm_cluster", {}).items())
         print(f"{name:16s} {str(rec.get('count')):>20s} {med} " + " ".join(cells)
-              + f" {ratio if ratio is not None else '-':>8}  {rec.get('agree')}")
+              + f" {ratio if ratio is not None else '-':>8}  {rec.get('agree')}  {spread}")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -401,6 +455,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--backend", default="auto", choices=BACKENDS, help="distsm backend (default auto)")
     p.add_argument("--csr-dir", help="write (and keep) G2Miner's CSR here instead of a temporary folder")
     p.add_argument("--no-warmup", action="store_true", help="skip distsm.warmup")
+    p.add_argument("--no-explain", action="store_true", help="skip the explained count of each pattern")
+    p.add_argument("--cluster", action="store_true",
+                   help="also count on a local cluster of each GPU count in --gpus above one (distsm.Matcher)")
     args = p.parse_args(argv)
     if args.repeat < 1 or any(g < 1 for g in args.gpus):
         p.error("--repeat and --gpus take positive numbers")
@@ -422,6 +479,8 @@ def main(argv: list[str] | None = None) -> None:
         return meta.write(RESULT, record, args.out, machine_info=machine)
 
     distsm_side(data, args, record, save)
+    if args.cluster:
+        cluster_side(data, args, record, save)
     if args.g2miner:
         g2miner_side(data, args, record, save)
     record["disagreements"] = judge(record)

@@ -41,8 +41,9 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
+from distsm.kernels.dfs import SearchShare
 from distsm.plan.execute import (Heavy, Job, JobResult, PlanCache, QueryResult, merge, release_device_memory,
-                                 run_job, run_slice, run_whole_jobs, whole_query_jobs)
+                                 run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs)
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
 from distsm.plan.split import SharedPlan
@@ -325,8 +326,9 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
                 [results[i]] = cast(list[list[QueryResult]], found)[0]  # its group task's; reported there
                 continue
             else:
-                results[i] = done = _sliced(queries[i], cast(JobResult, measured[i]), found, state.worker,
-                                            "sharing its counting plan")
+                how = "sharing its counting plan" if cast(Heavy, cast(JobResult, measured[i]).heavy).shared else \
+                    "by ranges of its depth-first search's tasks"
+                results[i] = done = _sliced(queries[i], cast(JobResult, measured[i]), found, state.worker, how)
             if done.ok:
                 report([done], queries[0].batch)
         for i, r in enumerate(results):
@@ -383,6 +385,9 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
         return True
 
     def taken(i: int, m: JobResult | QueryResult | None) -> JobResult | QueryResult | None:
+        if isinstance(m, JobResult) and m.heavy is not None and m.heavy.search is not None:
+            submitted[i] = _submit_search(name, queries[i], m.heavy.search, budget)
+            return m
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.shared is not None:
             assert split is not None  # only a split_work finds a query heavy
             submitted[i], cut_s = _submit_shared(name, state, queries[i], m, budget, split)
@@ -449,6 +454,26 @@ def _submit_shared(name: str, state: WorkerSite, query: QueryTask, measured: Job
                           key=f"distsm-inter-{uuid.uuid4().hex}", pure=False,
                           priority=slice_priority(share * shared.host_cost))
             for restrict, share in cuts], cut_s
+
+
+def _submit_search(name: str, query: QueryTask, share: SearchShare, budget: int | None) -> list[Any]:
+    """The futures of the task ranges a heavy count's depth-first search was cut into (``share``, of about equal
+    estimated work), any worker each, the larger first as :func:`_submit_shared`'s are: every worker holds the
+    whole graph's index and ranks it alike, so a range means the same tasks wherever it runs."""
+    from distributed import get_client
+
+    client = get_client()
+    per = share.work / max(len(share.ranges), 1)
+    return [client.submit(search_slice, name, tasks, query.graph, query.sem, budget,
+                          key=f"distsm-inter-{uuid.uuid4().hex}", pure=False, priority=slice_priority(per))
+            for tasks in share.ranges]
+
+
+def search_slice(name: str, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | None) -> JobResult:
+    """One range of a heavy count's depth-first search tasks (a ``distsm-inter-*`` task); stops when the task is
+    released."""
+    state = _state(name)
+    return run_search_slice(state, tasks, query, sem, state.job_budget(budget), control=task_control())
 
 
 def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worker: str, how: str) -> QueryResult:

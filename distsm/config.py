@@ -60,6 +60,8 @@ class EngineOptions:
     host_chunk_bytes: int
     #: measured arc selectivity (kernels/dfs.py) from which a count takes the depth-first set-intersection search
     dfs_selectivity: float = 0.15
+    #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests)
+    dfs_host: bool = False
 
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:

@@ -343,9 +343,9 @@ class ArrayBackend:
         return row, values[start[row] + rank]
 
     def dfs_count(self, graph: RankedGraph, program: DfsProgram, budget: int,
-                  control: Control | None = None) -> int:
+                  control: Control | None = None, tasks: tuple[int, int] | None = None) -> int:
         """The program's count level by level over chunked tables (:mod:`distsm.kernels.dfs_host`)."""
-        return dfs_host.count(self.xp, graph, program, budget, control)
+        return dfs_host.count(self.xp, graph, program, budget, control, tasks)
 
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)`` (``x`` and ``y`` broadcast: a one-element ``x`` tests every

@@ -81,9 +81,10 @@ class Backend(Protocol):
     def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
                bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...
     def dfs_count(self, graph: RankedGraph, program: DfsProgram, budget: int,
-                  control: Control | None = None) -> int:
+                  control: Control | None = None, tasks: tuple[int, int] | None = None) -> int:
         """Matches of ``program`` (a :class:`~distsm.kernels.dfs_plan.DfsProgram`) in the ranked ``graph``, its
-        buffers within ``budget`` bytes."""
+        buffers within ``budget`` bytes; ``tasks`` (``[lo, hi)``, numbered as
+        :func:`~distsm.kernels.dfs_host.task_runs` does) counts only the matches of those tasks."""
         ...
     def trailing_totals(self, program: TrailingProgram, table: Any,
                         pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None: ...

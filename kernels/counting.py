@@ -125,6 +125,7 @@ class PlannedCount:
 
 
 NO_MATCH_AFTER_REFINEMENT = "refinement left a query vertex without candidates"
+_NO_SEARCH = object()  # Count.search's answer "no search", kept
 
 
 class Count:
@@ -145,6 +146,7 @@ class Count:
         self._unrestricted = candidates
         self._candidates: list[Any] | None = None
         self._scan: Lazy | None = None
+        self._search: dfs.Search | object | None = None
 
     def total(self, path: str = "auto") -> int:
         """The count, in process: ``light() or run(plan())``; ``path`` forces ``"general"`` or ``"trailing"`` (where
@@ -199,9 +201,9 @@ class Count:
         if min(int(c.shape[0]) for c in cands) == 0:
             return self._explained(0, "a query vertex has no candidate", "filter")
         if path in ("auto", "dfs"):
-            found = self._depth_first(force=path == "dfs")
-            if found is not None:
-                return found
+            search = self.search(force=path == "dfs")
+            if search is not None:
+                return self.run_search(search)
         reason = "forced" if path == "general" else self._general_reason()
         if reason:
             return self.general(reason)
@@ -218,10 +220,16 @@ class Count:
         logger.debug("trial joins of a %d-vertex query passed their allowances", self.target.query.n)
         return None
 
-    def _depth_first(self, force: bool) -> int | None:
-        """The count by the depth-first set-intersection search where it applies and the measured selectivity
-        reaches ``distsm.engine.dfs-selectivity`` (or ``force``); else None."""
-        target, device = self.target, self.placement.device
+    def search(self, force: bool = False) -> dfs.Search | None:
+        """The depth-first set-intersection search this count takes (:mod:`distsm.kernels.dfs`): where it applies
+        and the measured selectivity reaches ``distsm.engine.dfs-selectivity`` on a device backend (on the host too
+        with ``distsm.engine.dfs-host``), or ``force``; else None.  Chosen once per count."""
+        if self._search is None or (force and self._search is _NO_SEARCH):
+            self._search = self._choose_search(force) or _NO_SEARCH
+        return None if self._search is _NO_SEARCH else self._search
+
+    def _choose_search(self, force: bool) -> dfs.Search | None:
+        target, device, opts = self.target, self.placement.device, self.placement.options
         why = dfs.unsupported(target.query, target.options, device.index, bool(target.restrict),
                               target.symmetry.breaking, self.budget.total)
         if why:
@@ -230,29 +238,49 @@ class Count:
             return None
         # The host's search (kernels/dfs_host.py) lays each level out as a table: it checks the device kernel and
         # is no faster than the joins on a CPU (a 5-path on a 300-vertex random graph: 3.7 s against 0.18 s by
-        # trailing counts), so only a device backend takes the search unasked.
-        if not force and not device.backend.on_device:
+        # trailing counts), so only a device backend takes the search unasked, unless asked.
+        if not force and not device.backend.on_device and not opts.dfs_host:
             return None
-        threshold = self.placement.options.dfs_selectivity
         # Labels whose vertices are a small share of the graph seldom give arcs that keep the threshold's share of
         # entries: such queries (HPRD's, gMatch's) are sent on without a sample, which costs device launches.
-        if not force and dfs.label_share(device.index, target.query) < threshold / 2:
+        if not force and dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2:
             return None
-        side = self.filter_side
-        selectivity = dfs.arc_selectivity(side.backend.xp, side.index, self.candidates(), target.query)
-        if not force and selectivity < threshold:
-            return None
+        selectivity = None  # a forced search (a slice of a cut one, say) samples nothing
+        if not force:
+            side = self.filter_side
+            selectivity = dfs.arc_selectivity(side.backend.xp, side.index, self.candidates(), target.query)
+            if selectivity < opts.dfs_selectivity:
+                return None
         assert target.symmetry.breaking is not None  # unsupported() said why otherwise
-        done = dfs.count(device.backend, device.index, target.query, target.symmetry.breaking,
-                         target.symmetry.unique, self.budget.total, selectivity, self.control)
+        return dfs.choose(target.query, device.index, target.symmetry.breaking, target.symmetry.unique, selectivity)
+
+    def search_share(self, split_work: float, pieces: int) -> dfs.SearchShare | None:
+        """The search cut into task ranges for a cluster, one per ``split_work`` of its estimated work
+        (:func:`~distsm.kernels.dfs.task_work`, whose units compare with the plans' host work) and at most
+        ``pieces``, where this count takes the search (:meth:`search`) and that work is at least ``split_work``;
+        else None."""
+        search = self.search()
+        if search is None:
+            return None
+        device = self.placement.device
+        ranges, work = dfs.cuts(device.backend.xp, device.index, search, split_work, pieces)
+        if work < split_work or len(ranges) < 2:
+            return None
+        return dfs.SearchShare(ranges, work, f"its depth-first search's estimated work {work:.3g} is at least "
+                                             f"{split_work:.3g}: cut into {len(ranges)} ranges of its tasks")
+
+    def run_search(self, search: dfs.Search, tasks: tuple[int, int] | None = None) -> int:
+        """The count by ``search`` (of its ``tasks`` only, a slice of a :class:`~distsm.kernels.dfs.SearchShare`)."""
+        device = self.placement.device
+        total = dfs.count(device.backend, device.index, search, self.budget.total, self.control, tasks)
         self.clock.lap("depth-first search")
         if self.explain is not None:
-            self.explain.path, self.explain.order = "dfs", list(done.order)
-        how = "each subgraph once" if target.symmetry.unique else \
-            f"each subgraph once, times |Aut| ({done.automorphisms})"
-        return self._explained(done.total, f"depth-first set-intersection search on {device.name} ({how}; "
-                                           f"measured arc selectivity {selectivity:.3g}, "
-                                           f"{'forced' if force else f'at least {threshold:g}'})")
+            self.explain.path, self.explain.order = "dfs", list(search.order)
+        how = "each subgraph once" if search.unique else f"each subgraph once, times |Aut| ({search.automorphisms})"
+        part = "" if tasks is None else f", tasks {tasks[0]}-{tasks[1]}"
+        why = "forced" if search.selectivity is None else \
+            f"measured arc selectivity {search.selectivity:.3g}, at least {self.placement.options.dfs_selectivity:g}"
+        return self._explained(total, f"depth-first set-intersection search on {device.name} ({how}{part}; {why})")
 
     def _general_reason(self) -> str:
         """Why the semantics send a count to the general join ("" when the trailing-count path applies)."""

@@ -24,6 +24,7 @@ from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels.dfs_host import task_runs
 from distsm.kernels.dfs_plan import DfsProgram, Pairs, program, renumbered, search_order, supported
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
@@ -44,15 +45,31 @@ Breaking = Callable[[Graph], tuple[Pairs, int]]
 
 
 @dataclass(frozen=True)
-class DfsCount:
-    """A count by the search: ``total`` (embeddings, or subgraphs when unique), the program that ran, the
-    automorphisms it multiplied by (1 for unique counts) and the measured selectivity that chose it."""
+class Search:
+    """A count's search as chosen: the query's ``order`` (level -> query vertex), its ``program``, ``|Aut(Q)|``,
+    whether the count is ``unique`` (else it multiplies by ``automorphisms``) and the measured ``selectivity``
+    that chose it (None where the search was forced)."""
 
-    total: int
-    program: DfsProgram
     order: tuple[int, ...]
+    program: DfsProgram
     automorphisms: int
-    selectivity: float
+    unique: bool
+    selectivity: float | None
+
+    @property
+    def factor(self) -> int:
+        """What each subgraph the search finds counts for: 1 (unique) or ``|Aut(Q)|`` (embeddings)."""
+        return 1 if self.unique else self.automorphisms
+
+
+@dataclass(frozen=True)
+class SearchShare:
+    """A search cut into task ranges of about equal estimated work (:func:`cuts`) for several workers: each range
+    is counted by :func:`count` with ``tasks=``, and the count is their sum."""
+
+    ranges: tuple[tuple[int, int], ...]
+    work: float
+    reason: str
 
 
 def unsupported(query: Graph, options: MatchOptions, idx: DataIndex, restricted: bool,
@@ -118,17 +135,59 @@ def _run_entries(xp: Any, idx: DataIndex, v: Any, e: int) -> Any:
     return idx.nbr[at]
 
 
-def count(backend: Backend, idx: DataIndex, query: Graph, breaking: Breaking, unique: bool, budget: int,
-          selectivity: float, control: Control | None = None) -> DfsCount:
-    """Count ``query`` in the data graph of ``idx`` (held by ``backend``) by the search, its buffers and the
-    ranked graph within ``budget`` bytes; ``control`` may cancel between ranges of tasks."""
-    graph = ranked_graph(backend.xp, idx)
-    assert graph is not None  # unsupported() checked the label count
+def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selectivity: float | None) -> Search:
+    """The search of ``query`` on the graph of ``idx``: its order, program (cached: :func:`planned`) and factor."""
     # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels.
     order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1)
-    found = backend.dfs_count(graph, prog, max(budget - graph.nbytes, budget // 4), control)
-    return DfsCount(found if unique else found * automorphisms, prog, order, 1 if unique else automorphisms,
-                    selectivity)
+    return Search(order, prog, automorphisms, unique, selectivity)
+
+
+def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control: Control | None = None,
+          tasks: tuple[int, int] | None = None) -> int:
+    """The count of ``search`` on the data graph of ``idx`` (held by ``backend``), its buffers and the ranked graph
+    within ``budget`` bytes; ``tasks`` restricts it to a range of tasks (a slice of a :class:`SearchShare`);
+    ``control`` may cancel between ranges of tasks."""
+    graph = ranked_graph(backend.xp, idx)
+    assert graph is not None  # unsupported() checked the label count
+    return search.factor * backend.dfs_count(graph, search.program, max(budget - graph.nbytes, budget // 4), control,
+                                             tasks)
+
+
+def task_work(xp: Any, idx: DataIndex, search: Search) -> Any:
+    """The estimated work of each task (float64, in task order): one, plus the entries of the shortest run level
+    2 starts from (cut at its own vertex where level 2 lies above it) times the levels below it.  It ranks tasks
+    and cuts ranges; it is no count of what a task reads.  A unit took 2.3e-11 to 3.5e-10 s of an H200 over
+    triangles, cliques, diamonds and 4-cycles of a 4M-edge R-MAT graph (benchmarks/results/motifs_*.json): about
+    what one unit of the planner's work takes on NumPy (3e8 a second), so the two compare as they are."""
+    g = ranked_graph(xp, idx)
+    assert g is not None
+    prog = search.program
+    verts, start, lengths = task_runs(xp, g, prog)
+    row = xp.repeat(xp.arange(int(verts.shape[0]), dtype=xp.int64), lengths)
+    first = xp.repeat(start - (xp.cumsum(lengths) - lengths), lengths)
+    images = (verts[row], g.nbr[first + xp.arange(int(row.shape[0]), dtype=xp.int64)].astype(xp.int64))
+    if prog.levels == 2:
+        return xp.ones(int(row.shape[0]), dtype=xp.float64)
+    level = prog.level(2)
+    shortest = None
+    for j in (0, 1):
+        if level[1] >> j & 1:
+            run = images[j] * g.labels + int(level[7 + j])
+            length = g.ptr[run + 1] - (g.up[run] if level[2] >> j & 1 else g.ptr[run])
+            shortest = length if shortest is None else xp.minimum(shortest, length)
+    assert shortest is not None  # level 2 has an earlier neighbour
+    return 1.0 + shortest.astype(xp.float64) * (prog.levels - 2)
+
+
+def cuts(xp: Any, idx: DataIndex, search: Search, per: float, most: int) -> tuple[tuple[tuple[int, int], ...], float]:
+    """Task ranges of about equal :func:`task_work`, one per ``per`` of it (at least two, at most ``most``; fewer
+    where tasks run out), and the total work."""
+    work = xp.cumsum(task_work(xp, idx, search))
+    total = float(work[-1]) if work.shape[0] else 0.0
+    pieces = max(2, min(most, math.ceil(total / max(per, 1.0))))
+    marks = xp.searchsorted(work, xp.asarray([total * i / pieces for i in range(1, pieces)]))
+    bounds = sorted({0, *(int(b) for b in marks.tolist()), int(work.shape[0])})
+    return tuple(zip(bounds[:-1], bounds[1:])), total
 
 
 def planned(query: Graph, breaking: Breaking, any_label: bool) -> tuple[tuple[int, ...], DfsProgram, int]:

@@ -48,21 +48,49 @@ def _chunks(xp: Any, lengths: Any, cap: int) -> Iterator[tuple[int, int]]:
         a = b
 
 
-def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None) -> int:
-    """Matches of the program's pattern in ``g`` that satisfy its symmetry breaking (see
-    :mod:`distsm.kernels.dfs_plan`), reading at most about ``budget`` bytes of entries at a time; ``control`` is
-    checked before each chunk of the first edge's entries."""
-    cap = max(1, budget // ENTRY_BYTES)
-    first = prog.level(0)
-    vertices = xp.arange(g.n, dtype=xp.int64)
+def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> tuple[Any, Any, Any]:
+    """The search's tasks as the kernel numbers them: ``(verts, start, count)``, the level-0 candidates (ranks of
+    the first level's label, ascending) and for each the part of its first-edge run that level 1 may take (cut at
+    the run's own vertex where the two are ordered); task ``t`` is entry ``t - offset`` of the run of the vertex
+    whose tasks hold it, ``offset`` the tasks of the vertices before it."""
+    first, second = prog.level(0), prog.level(1)
+    verts = xp.arange(g.n, dtype=xp.int64)
     if first[0] >= 0:
-        vertices = vertices[g.vertex_labels == first[0]]
-    table = vertices.reshape(-1, 1)
-    return _extend(xp, g, prog, table, 1, cap, control)
+        verts = verts[g.vertex_labels == first[0]]
+    run = verts * g.labels + int(prog.words[3])
+    start, end = g.ptr[run], g.ptr[run + 1]
+    if second[2] & 1:   # v1 > v0: the run above v0
+        start = g.up[run]
+    if second[3] & 1:   # v1 < v0
+        end = g.up[run]
+    return verts, start, xp.maximum(end - start, 0)
 
 
-def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: int,
-            control: Control | None) -> int:
+def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
+          tasks: tuple[int, int] | None = None) -> int:
+    """Matches of the program's pattern in ``g`` that satisfy its symmetry breaking (see
+    :mod:`distsm.kernels.dfs_plan`), reading at most about ``budget`` bytes of entries at a time; ``tasks``
+    (``[lo, hi)`` of :func:`task_runs`' numbering) restricts it to those tasks' matches; ``control`` is checked
+    before each chunk of tasks."""
+    cap = max(1, budget // ENTRY_BYTES)
+    verts, start, lengths = task_runs(xp, g, prog)
+    ends = xp.cumsum(lengths)
+    lo, hi = tasks if tasks is not None else (0, int(ends[-1]) if ends.shape[0] else 0)
+    label1 = int(prog.level(1)[0])
+    total = 0
+    for a in range(lo, hi, cap):
+        if control is not None:
+            control.check()
+        t = xp.arange(a, min(a + cap, hi), dtype=xp.int64)
+        row = xp.searchsorted(ends, t, side="right")
+        x = g.nbr[start[row] + t - (ends[row] - lengths[row])].astype(xp.int64)
+        keep = xp.ones(x.shape[0], dtype=bool) if label1 < 0 else g.vertex_labels[x] == label1
+        table = xp.stack([verts[row][keep], x[keep]], axis=1)
+        total += int(table.shape[0]) if prog.levels == 2 else _extend(xp, g, prog, table, 2, cap)
+    return total
+
+
+def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: int) -> int:
     words = prog.level(i)
     label, nb, lower, upper, distinct = (int(w) for w in words[:5])
     js = [j for j in range(i) if nb >> j & 1]
@@ -71,8 +99,6 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
     start, end = g.ptr[run], g.ptr[run + 1]
     total = 0
     for a, b in _chunks(xp, end - start, cap):
-        if control is not None and i == 1:
-            control.check()
         lengths = end[a:b] - start[a:b]
         row = xp.repeat(xp.arange(b - a, dtype=xp.int64), lengths)
         offset = xp.arange(int(row.shape[0]), dtype=xp.int64) - xp.repeat(xp.cumsum(lengths) - lengths, lengths)
@@ -94,8 +120,7 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
         if i == prog.levels - 1:
             total += int(xp.count_nonzero(ok))
         else:
-            total += _extend(xp, g, prog, xp.concatenate([rows[ok], x[ok].reshape(-1, 1)], axis=1), i + 1, cap,
-                              control)
+            total += _extend(xp, g, prog, xp.concatenate([rows[ok], x[ok].reshape(-1, 1)], axis=1), i + 1, cap)
     return total
 
 

@@ -257,6 +257,29 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
+@pytest.mark.parametrize("unique", [False, True])
+def test_a_heavy_depth_first_count_is_cut_into_ranges_of_its_tasks(heavy_matcher, cluster, unique):
+    """A count that takes the depth-first search (here the host's, by distsm.engine.dfs-host) and whose estimated
+    work passes split-work is cut by its worker into ranges of the search's tasks, counted over the cluster: the
+    total is networkx's, and the result says how it was split."""
+    m, data, _, _ = heavy_matcher
+    diamond = distsm.Graph.from_edges([(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)])
+    g = data.to_networkx()
+    # A diamond is two triangles on one edge: each edge with c common neighbours holds c(c-1)/2 of them.
+    per_edge = [len(set(g[u]) & set(g[v])) for u, v in g.edges]
+    expected = sum(c * (c - 1) // 2 for c in per_edge) * (1 if unique else 4)
+    old = cluster.run(_set_split_work, 1.0)
+    host = cluster.run(_set_config, "distsm.engine.dfs-host", True)
+    try:
+        [r] = m.submit([diamond], names=["diamond"], timeout=120, unique=unique).results()
+    finally:
+        cluster.run(_set_split_work, next(iter(old.values())))
+        cluster.run(_set_config, "distsm.engine.dfs-host", next(iter(host.values())))
+    assert r.ok and r.count == expected
+    assert r.distribution == "sliced" and "depth-first search" in r.distribution_reason, r.distribution_reason
+    assert len(r.workers) == 2
+
+
 @pytest.mark.parametrize("tail", [False, True])
 def test_heavy_queries_with_counting_plans_are_split_while_other_tasks_wait(heavy_matcher, cluster, monkeypatch, tail):
     """Slices that share a heavy count's plan do its work once between them, so every heavy query with a counting

@@ -184,7 +184,7 @@ def test_auto_keeps_the_joins_on_the_host_and_labelled_graphs_off_the_search():
     stages = counting.Count(Placement.of(NUMPY, many), counting.Target(pattern("triangle"), MatchOptions(),
                                                                         symmetry(pattern("triangle"),
                                                                                  Semantics(unique=True))), 1 << 20)
-    assert stages._depth_first(force=False) is None
+    assert stages.search() is None
 
 
 def test_what_the_search_refuses_and_says_why():

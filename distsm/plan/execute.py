@@ -35,6 +35,7 @@ from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.counting import Count, PlannedCount, Target
+from distsm.kernels.dfs import SearchShare
 from distsm.kernels.index import DataIndex
 from distsm.kernels.placement import Placement
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
@@ -46,6 +47,9 @@ from distsm.semantics import Semantics
 
 #: The statuses a :class:`QueryResult` may have.
 STATUSES = ("ok", "timeout", "cancelled", "error")
+#: Task ranges a heavy depth-first search is cut into on a cluster: enough for Dask to balance a few workers' share
+#: as they finish (a range costs its worker a filter and a selectivity sample, milliseconds).
+SEARCH_PIECES = 32
 
 
 @dataclass(frozen=True)
@@ -348,6 +352,8 @@ class Heavy:
 
     reason: str
     shared: SharedPlan | None = None
+    #: a count that takes the depth-first search: the ranges of its tasks the cluster counts apart
+    search: SearchShare | None = None
 
 
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
@@ -427,6 +433,10 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
                        query, sem, next(iter(restrict)),
                        lambda: Count(placement, Target(query, sem.match_options, symmetry(query, sem, False)),
                                      budget)).candidates())
+    if split_work is not None and not restrict:
+        share = stages.search_share(split_work, SEARCH_PIECES)
+        if share is not None:
+            return Heavy(share.reason, search=share)
     total = stages.light(trials=not job.heavy)
     if total is not None:
         return total
@@ -516,6 +526,22 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
     count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
                      device_bytes=site.device_bytes(), automorphisms=shared.automorphisms, setup_seconds=setup)
+
+
+def run_search_slice(site: Site, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
+                     control: engine.Control | None = None) -> JobResult:
+    """One range of a heavy count's depth-first search tasks (a :class:`~distsm.kernels.dfs.SearchShare` slice) on
+    ``site``'s resident whole-graph index: the matches of those tasks, in the count's own terms (subgraphs, or
+    embeddings for a plain count)."""
+    t = time.perf_counter()
+    index, _, _ = site.whole_graph()
+    stages = Count(Placement.of(site.backend, index, site.host_index()),
+                   Target(query, sem.match_options, symmetry(query, sem)), budget, control=control)
+    search = stages.search(force=True)
+    assert search is not None  # a forced search is chosen or raises
+    count = stages.run_search(search, tasks)
+    return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
+                     device_bytes=site.device_bytes())
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,

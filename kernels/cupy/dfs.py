@@ -25,7 +25,8 @@ REGISTERS_PER_SM = 65536  # every architecture CuPy 14 supports (sm_50 to sm_120
 class DfsOps(DeviceBase):
     """:meth:`dfs_count` by the kernels of ``dfs.cu``."""
 
-    def dfs_count(self, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None) -> int:
+    def dfs_count(self, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
+                  tasks: tuple[int, int] | None = None) -> int:
         xp = self.xp
         words = xp.asarray(prog.words)
         first = int(prog.level(0)[0])
@@ -40,8 +41,9 @@ class DfsOps(DeviceBase):
         task_ptr = xp.zeros(nv + 1, dtype=xp.int64)
         xp.cumsum(count, out=task_ptr[1:])
         del count
-        ntasks = int(task_ptr[-1])
-        if not ntasks:
+        first, last = tasks if tasks is not None else (0, int(task_ptr[-1]))
+        ntasks = last - first
+        if ntasks <= 0:
             return 0
         slots = max(prog.levels - 2, 1)
         cap = max(g.max_run, 1)
@@ -54,18 +56,18 @@ class DfsOps(DeviceBase):
         nxt = xp.zeros(1, dtype=xp.int64)
         # Launches over ranges of tasks, so that a cancelled count stops within one range (``next`` starts each
         # range's task counter; its end is the kernel's ``ntasks``).
-        for lo in range(0, ntasks, DFS_TASK_RANGE):
-            hi = min(lo + DFS_TASK_RANGE, ntasks)
+        for lo in range(first, last, DFS_TASK_RANGE):
+            hi = min(lo + DFS_TASK_RANGE, last)
             if lo:
                 nxt.fill(lo)
             self.kernels.launch(DFS_COUNT, blocks, DFS_BLOCK, words=words, nbr=g.nbr, ptr=g.ptr, up=g.up,
                                 vlab=g.vertex_labels, L=g.labels, verts=verts, task_ptr=task_ptr, task_start=start,
                                 nv=nv, ntasks=hi, bufs=bufs, cap=cap, next=nxt, result=result)
-            if control is not None and hi < ntasks:
+            if control is not None and hi < last:
                 self._sync()
                 control.check()
                 if control.progress is not None:
-                    control.progress(hi, ntasks)
+                    control.progress(hi - first, ntasks)
         return int(np.uint64(result.get()[0]))
 
     def _resident_blocks(self) -> int:
