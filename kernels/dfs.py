@@ -156,9 +156,11 @@ def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control
 def task_work(xp: Any, idx: DataIndex, search: Search) -> Any:
     """The estimated work of each task (float64, in task order): one, plus the entries of the shortest run level
     2 starts from (cut at its own vertex where level 2 lies above it) times the levels below it.  It ranks tasks
-    and cuts ranges; it is no count of what a task reads.  A unit took 2.3e-11 to 3.5e-10 s of an H200 over
-    triangles, cliques, diamonds and 4-cycles of a 4M-edge R-MAT graph (benchmarks/results/motifs_*.json): about
-    what one unit of the planner's work takes on NumPy (3e8 a second), so the two compare as they are."""
+    and cuts ranges; it is no count of what a task reads: on the 16M-edge R-MAT graph of
+    benchmarks/results/motifs_h200_s22_l1.json a unit took 1.8e-11 s of an H200 (diamond, whose pair tail does
+    little per entry) to 4.7e-10 s (5-clique, whose deeper levels it does not see), about what one unit of the
+    planner's host work takes on NumPy (3e8 a second) within a factor of 15 either way, so the two compare as they
+    are.  A cost model that sees the deeper levels is still to come."""
     g = ranked_graph(xp, idx)
     assert g is not None
     prog = search.program
