@@ -14,8 +14,10 @@ every time kept, the median and the first reported), past ``--timeout`` seconds 
 ``distsm.explain`` once records the path and its reason (its count is checked too).  ``distsm.warmup`` runs first
 on a device backend (``--no-warmup`` skips it).
 
-G2Miner (github chenxuhao/GraphMiner at 2a76e3f6, patched and built by ``benchmarks/device_motifs.sh``; ``--g2miner
-DIR`` holds the binaries), read from its source:
+G2Miner (github chenxuhao/GraphMiner at 2a76e3f6, built by the user from its public source with the patches and make
+variables the project's shared notes give for CUDA 13 and sm_90; no peer code, patch or build recipe lives in this
+repository; ``--g2miner DIR`` holds the binaries ``tc_gpu_base``, ``tc_multigpu``, ``clique_gpu_base``,
+``clique_multigpu``, ``sgl_gpu_base`` and ``sgl_multigpu``), read from its source:
 
 * Input (``include/graph.h``, ``src/common/graph.cc``): a path prefix ``P``; ``P.meta.txt`` is whitespace-separated
   ``n nnz vid_size eid_size vlabel_size elabel_size max_degree feat_len num_vertex_classes num_edge_classes``
@@ -449,7 +451,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--patterns", nargs="+", default=list(PATTERNS), choices=list(PATTERNS))
     p.add_argument("--repeat", type=int, default=3, help="timed counts per pattern, and runs per G2Miner config")
-    p.add_argument("--g2miner", metavar="DIR", help="folder of G2Miner's binaries (benchmarks/device_motifs.sh)")
+    p.add_argument("--g2miner", metavar="DIR", help="folder of G2Miner's binaries (built by the user)")
     p.add_argument("--gpus", type=int, nargs="+", default=[1], help="G2Miner GPU counts (default 1)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per count and per G2Miner run")
     p.add_argument("--backend", default="auto", choices=BACKENDS, help="distsm backend (default auto)")
