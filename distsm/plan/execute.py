@@ -602,12 +602,20 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
     if not mine:
         return out
     cands = site.backend.candidates_of(index, mine, homomorphism=sem.homomorphism)
+    # A query that takes the depth-first search goes to its own job at once, as in process: the joint trial's
+    # allowance would be spent on a join the search replaces.
+    placement = Placement.of(site.backend, index, site.host_index())
+    joint = [i for i, (q, c) in enumerate(zip(mine, cands))
+             if Count(placement, Target(q, sem.match_options, symmetry(q, sem)), budget,
+                      candidates=list(c)).search() is None]
     found = batch.count_light(site.backend, index,
-                              batch.Batch(mine, sem.match_options, [symmetry(q, sem).less_than for q in mine]),
-                              budget, control=control, candidates=cands)
-    for k, value, filtered in zip(picked, found, cands):
-        out[k] = value
-        if value is None:  # its own job counts it with the batch's filter
+                              batch.Batch([mine[i] for i in joint], sem.match_options,
+                                          [symmetry(mine[i], sem).less_than for i in joint]),
+                              budget, control=control, candidates=[cands[i] for i in joint])
+    counted = dict(zip(joint, found))
+    for i, (k, filtered) in enumerate(zip(picked, cands)):
+        out[k] = counted.get(i)
+        if out[k] is None:  # its own job counts it with the batch's filter
             site.plans.keep_candidates(site.backend, queries[k], sem.homomorphism, list(filtered))
     return out
 
