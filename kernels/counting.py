@@ -241,6 +241,10 @@ class Count:
         # trailing counts), so only a device backend takes the search unasked, unless asked.
         if not force and not device.backend.on_device and not opts.dfs_host:
             return None
+        # Leaves past the pair tail's two are enumerated by the search but counted from set sizes by the joins'
+        # trailing count (a 4-star on a 300-vertex random graph, NumPy: 0.71 s searched, 0.038 s by the joins).
+        if not force and dfs.leaves(target.query) > 2:
+            return None
         # Labels whose vertices are a small share of the graph seldom give arcs that keep the threshold's share of
         # entries: such queries (HPRD's, gMatch's) are sent on without a sample, which costs device launches.
         if not force and dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2:

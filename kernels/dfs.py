@@ -107,6 +107,11 @@ def arc_selectivity(xp: Any, idx: DataIndex, cands: Sequence[Any], query: Graph)
     return math.exp(sum(logs) / len(logs)) if logs else 0.0
 
 
+def leaves(query: Graph) -> int:
+    """Query vertices with one neighbour."""
+    return sum(len({w for w, _ in row}) == 1 for row in query_adjacency(query))
+
+
 def label_share(idx: DataIndex, query: Graph) -> float:
     """The geometric mean over the query's arcs ``(u, w)`` of the share of data vertices with ``w``'s label: what
     :func:`arc_selectivity` would measure if neighbours had the labels of random vertices (no device work)."""

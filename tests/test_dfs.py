@@ -187,6 +187,18 @@ def test_auto_keeps_the_joins_on_the_host_and_labelled_graphs_off_the_search():
     assert stages.search() is None
 
 
+def test_stars_stay_with_the_joins_unless_forced():
+    rng = np.random.default_rng(6)
+    data = random_graph(rng, 30, 0.3, 1, 1, False)
+    sem = Semantics(unique=True)
+    with distsm.options({"engine.dfs-host": True}):
+        for name, searched in (("3-star", False), ("5-path", True), ("tailed triangle", True)):
+            stages = counting.Count(Placement.of(NUMPY, data), counting.Target(pattern(name), MatchOptions(),
+                                                                               symmetry(pattern(name), sem)), 1 << 24)
+            assert (stages.search() is not None) is searched, name
+            assert stages.search(force=True) is not None
+
+
 def test_what_the_search_refuses_and_says_why():
     rng = np.random.default_rng(4)
     data = random_graph(rng, 12, 0.4, 1, 1, False)
