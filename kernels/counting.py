@@ -125,7 +125,6 @@ class PlannedCount:
 
 
 NO_MATCH_AFTER_REFINEMENT = "refinement left a query vertex without candidates"
-_NO_SEARCH = object()  # Count.search's answer "no search", kept
 
 
 class Count:
@@ -146,7 +145,7 @@ class Count:
         self._unrestricted = candidates
         self._candidates: list[Any] | None = None
         self._scan: Lazy | None = None
-        self._search: dfs.Search | object | None = None
+        self._search: dfs.Search | bool | None = None  # False: no search (kept)
 
     def total(self, path: str = "auto") -> int:
         """The count, in process: ``light() or run(plan())``; ``path`` forces ``"general"`` or ``"trailing"`` (where
@@ -224,9 +223,9 @@ class Count:
         """The depth-first set-intersection search this count takes (:mod:`distsm.kernels.dfs`): where it applies
         and the measured selectivity reaches ``distsm.engine.dfs-selectivity`` on a device backend (on the host too
         with ``distsm.engine.dfs-host``), or ``force``; else None.  Chosen once per count."""
-        if self._search is None or (force and self._search is _NO_SEARCH):
-            self._search = self._choose_search(force) or _NO_SEARCH
-        return None if self._search is _NO_SEARCH else self._search
+        if self._search is None or (force and not self._search):
+            self._search = self._choose_search(force) or False
+        return self._search if isinstance(self._search, dfs.Search) else None
 
     def _choose_search(self, force: bool) -> dfs.Search | None:
         target, device, opts = self.target, self.placement.device, self.placement.options
@@ -279,7 +278,7 @@ class Count:
         total = dfs.count(device.backend, device.index, search, self.budget.total, self.control, tasks)
         self.clock.lap("depth-first search")
         if self.explain is not None:
-            self.explain.path, self.explain.order = "dfs", list(search.order)
+            self.explain.path, self.explain.order = "dfs", search.order
         how = "each subgraph once" if search.unique else f"each subgraph once, times |Aut| ({search.automorphisms})"
         part = "" if tasks is None else f", tasks {tasks[0]}-{tasks[1]}"
         why = "forced" if search.selectivity is None else \
