@@ -99,10 +99,20 @@ def _add_reading(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dedupe", action=argparse.BooleanOptionalAction, default=None,
                    help="merge repeated edges with equal labels (--no-dedupe: refuse them); default: the format's "
                         "own rule (SNAP and Parquet edge lists merge them with a warning, sm and gsi refuse them)")
+    g.add_argument("--vertex-labels", default=None, metavar="FILE",
+                   help="the data graph's vertex labels beside an edge list: 'vertex label' lines, ids as in the "
+                        "edge list, labels any token")
+    g.add_argument("--default-label", default=None, metavar="LABEL",
+                   help="with --vertex-labels: the label of vertices the file leaves out (default: each needs one)")
 
 
 def _reading(args: argparse.Namespace) -> dict[str, Any]:
     return {"format": args.format, "directed": args.directed, "dedupe": args.dedupe}
+
+
+def _read_data(path: str, args: argparse.Namespace) -> Graph:
+    """The data graph at ``path`` as the reading options say, with ``--vertex-labels`` beside an edge list."""
+    return read_graph(path, **_reading(args), vertex_labels=args.vertex_labels, default_label=args.default_label)
 
 
 def _add_semantics(p: argparse.ArgumentParser) -> None:
@@ -261,7 +271,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
     if args.keep_dashboard:
         raise _UsageError("--keep-dashboard needs a cluster (drop --in-process, or give --workers/--gpus/--scheduler)")
     t0 = time.perf_counter()
-    data = read_graph(data_path, **_reading(args))
+    data = _read_data(data_path, args)
     queries = _load_queries(query_args, _reading(args))
     for name, path, q in queries:
         _check_query(path, name, q, data)
@@ -374,9 +384,10 @@ def _count_on_cluster(args: argparse.Namespace, data_path: str, query_args: list
     if args.scheduler_file and not os.path.isfile(args.scheduler_file):
         raise _CommandError(f"{args.scheduler_file}: scheduler file not found")
     queries = _load_queries(query_args, _reading(args))
-    reading_given = _reading(args) != {"format": "auto", "directed": None, "dedupe": None}
+    reading_given = _reading(args) != {"format": "auto", "directed": None, "dedupe": None} or \
+        args.vertex_labels is not None
     # With reading options the graph is read here; a plain path lets the Matcher keep its store beside the file.
-    data: Any = read_graph(data_path, **_reading(args)) if reading_given else data_path
+    data: Any = _read_data(data_path, args) if reading_given else data_path
     try:
         return _run_on_cluster(args, data, queries, sem, expected)
     except ClusterError as e:
@@ -457,7 +468,7 @@ def _hold_dashboard(args: argparse.Namespace, link: str | None) -> None:
 def _cmd_match(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise _UsageError("--limit must be >= 0")
-    data = read_graph(args.data, **_reading(args))
+    data = _read_data(args.data, args)
     query = read_graph(args.query, **_reading(args))
     _check_query(Path(args.query), Path(args.query).stem, query, data)
     chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
@@ -484,7 +495,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    g = read_graph(args.data, **_reading(args))
+    g = _read_data(args.data, args)
     info = {"file": args.data, **g.summary()}
     if args.json:
         print(json.dumps(info))
@@ -531,7 +542,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise _UsageError(f"-k must be >= 1, got {args.k}")
     t0 = time.perf_counter()
-    g = read_graph(args.data, **_reading(args))
+    g = _read_data(args.data, args)
     t1 = time.perf_counter()
     try:
         store = load_or_build(g, args.k, directory=args.out, method=args.method, seed=args.seed,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 # The built-in formats register in this order, which is the order of FORMATS (the CLI's choices, messages).
@@ -29,6 +29,7 @@ from distsm.formats._common import PathLike
 from distsm.formats.binary import is_saved_graph, load_graph, save_graph
 from distsm.formats.detect import detect_format
 from distsm.formats.registry import Format, lookup, register_format, registered
+from distsm.formats.vertex_labels import read_vertex_labels, with_vertex_labels
 from distsm.graph import Graph
 
 # Importing every module of the package registers the formats that are not re-exported by name above.
@@ -37,6 +38,8 @@ for _module in pkgutil.iter_modules(__path__):
 del _module
 
 FORMATS: tuple[str, ...] = tuple(f.name for f in registered())
+#: Formats without vertex records, whose vertex labels may come from a file beside them (``vertex_labels=``).
+EDGE_LISTS: tuple[str, ...] = ("snap", "parquet")
 
 __all__ = [
     "FORMATS",
@@ -50,6 +53,7 @@ __all__ = [
     "read_sm_graphs",
     "read_snap",
     "read_snap_with_ids",
+    "read_vertex_labels",
     "register_format",
     "save_graph",
     "write_graph",
@@ -70,7 +74,8 @@ def _resolve(path: PathLike, format: str) -> Format:
 
 
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
-               dedupe: bool | None = None) -> Graph:
+               dedupe: bool | None = None, vertex_labels: PathLike | None = None,
+               default_label: Hashable | None = None) -> Graph:
     """Read the one graph stored in ``path``.
 
     Args:
@@ -82,6 +87,10 @@ def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = 
         dedupe: repeated edges carrying equal labels are merged (True) or refused (False); None, the default,
             is the format's own rule: SNAP and Parquet edge lists merge them with one warning saying how many,
             sm and gsi files (which declare their edge counts) refuse them.
+        vertex_labels: for an edge list (SNAP, Parquet), a text file of ``vertex label`` lines naming vertices by
+            the edge list's ids, labels any token (:mod:`distsm.formats.vertex_labels`); sm and gsi files carry
+            their own labels.
+        default_label: with ``vertex_labels``, the label of vertices the file leaves out (None: each needs one).
 
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_graphs`).
@@ -89,9 +98,15 @@ def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = 
         OSError: the file cannot be opened.
     """
     if is_saved_graph(path):
+        if vertex_labels is not None:
+            raise ValueError("vertex_labels= applies to edge lists, not to a saved graph (it keeps its labels)")
         return load_graph(path)
     fmt = _resolve(path, format)
-    return fmt.read(path, directed=fmt.directed if directed is None else bool(directed), dedupe=dedupe)
+    if vertex_labels is not None and fmt.name not in EDGE_LISTS:
+        raise ValueError(f"vertex_labels= applies to edge lists ({', '.join(EDGE_LISTS)}); {path} is read as "
+                         f"{fmt.title}, which carries its own vertex labels")
+    graph = fmt.read(path, directed=fmt.directed if directed is None else bool(directed), dedupe=dedupe)
+    return graph if vertex_labels is None else with_vertex_labels(graph, vertex_labels, default_label=default_label)
 
 
 def read_graphs(path: PathLike, format: str = "auto", **kw: Any) -> list[Graph]:

@@ -1,0 +1,128 @@
+"""Vertex labels beside an edge list: a text file of ``vertex label`` lines.
+
+::
+
+    # vertex label
+    30  protein
+    1412  ligand
+
+Blank lines and lines starting with ``#`` are skipped.  Every other line holds a vertex id as the edge list names
+it (a non-negative integer) and its label, any token without white space; labels that are all plain
+non-negative integers are kept as integers, others as strings (the graph then carries a
+:class:`~distsm.LabelVocabulary`, and queries match them by value).  Every vertex of the edge list needs one label
+(unless ``default_label`` is given); a vertex the edge list does not have, a vertex labelled twice and a line of
+another shape are errors naming the file and line.
+
+The file is tokenised by the formats' vectorised lexer (:func:`~distsm.formats._common.lex`) and the label
+tokens are cut out of it with array operations, so millions of lines read in about a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+
+from distsm.edgelists import label_codes
+from distsm.errors import GraphFormatError
+from distsm.formats._common import _WS, OK, PathLike, Records, fspath, lex, read_bytes
+from distsm.graph import Graph
+
+
+def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray, Records]:
+    """``(ids, labels, records)`` of a vertex-label file: ``int64`` ids, the labels (``int64`` where every one is
+    a plain non-negative integer, else ``object`` strings), and the lexed records (for line numbers)."""
+    p = fspath(path)
+    recs = lex(read_bytes(p), p)
+    if len(recs) == 0:
+        raise GraphFormatError(p, 1, "empty file: no 'vertex label' lines found")
+    bad = np.flatnonzero((recs.nfields != 2) | (recs.status[:, 0] != OK))
+    if bad.size:
+        i = int(bad[0])
+        what = (f"expected 'vertex label' (2 fields), got {int(recs.nfields[i])}" if recs.nfields[i] != 2 else
+                f"the vertex id must be a non-negative integer, got {recs.quoted(i)}")
+        raise recs.error(i, what)
+    ids = np.ascontiguousarray(recs.values[:, 0])
+    if (recs.status[:, 1] == OK).all():
+        return ids, np.ascontiguousarray(recs.values[:, 1]), recs
+    return ids, _second_tokens(recs), recs
+
+
+def _second_tokens(recs: Records) -> np.ndarray:
+    """The second field of every record (each has two) as ``object`` strings, cut out with array operations."""
+    buf = np.frombuffer(recs.data, np.uint8)
+    blank = _WS[buf]
+    spaces, marks = np.flatnonzero(blank), np.flatnonzero(~blank)
+    first_end = spaces[np.searchsorted(spaces, recs.start)]          # the first field's end: a blank follows it
+    start = marks[np.searchsorted(marks, first_end)]                 # the second field's first byte
+    after = np.searchsorted(spaces, start)
+    end = np.where(after < spaces.size, spaces[np.minimum(after, spaces.size - 1)], buf.size)
+    width = int((end - start).max())
+    cells = np.zeros((start.size, width), np.uint8)
+    rows, cols = np.nonzero(np.arange(width) < (end - start)[:, None])
+    cells[rows, cols] = buf[start[rows] + cols]
+    tokens = cells.view(f"S{width}").reshape(-1)
+    try:
+        return np.array([t.decode("utf-8") for t in tokens.tolist()], dtype=object)
+    except UnicodeDecodeError as e:
+        i = int(next(k for k, t in enumerate(tokens.tolist()) if not _decodes(t)))
+        raise recs.error(i, f"the label is not UTF-8 text ({e.reason})") from None
+
+
+def _decodes(token: bytes) -> bool:
+    try:
+        token.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def with_vertex_labels(graph: Graph, path: PathLike, *, default_label: Hashable | None = None) -> Graph:
+    """``graph`` (an edge list: its ``node_ids`` are the file's ids, else its positions are) with the vertex labels
+    of the file at ``path``; ``default_label`` labels the vertices the file leaves out (None: each needs one).
+
+    Raises:
+        GraphFormatError: a malformed line, a vertex the edge list does not have, a vertex labelled twice, or
+            (without ``default_label``) a vertex of the edge list with no label.
+    """
+    ids, labels, recs = read_vertex_labels(path)
+    known = np.arange(graph.n, dtype=np.int64) if graph.node_ids is None else np.asarray(graph.node_ids)
+    if known.dtype.kind not in "iu":
+        raise GraphFormatError(recs.path, None, "the edge list's vertices are not integer ids, so a vertex-label "
+                                                "file cannot name them")
+    order = np.argsort(known, kind="stable")
+    at = np.minimum(np.searchsorted(known[order], ids), max(graph.n - 1, 0))
+    unknown = np.flatnonzero(known[order][at] != ids) if graph.n else np.arange(ids.size)
+    if unknown.size:
+        i = int(unknown[0])
+        raise recs.error(i, f"vertex {int(ids[i])} is not in the edge list")
+    vertex = order[at]
+    first = np.full(graph.n, -1, np.int64)
+    first[vertex[::-1]] = np.arange(ids.size)[::-1]   # each vertex's first record
+    again = np.flatnonzero(first[vertex] != np.arange(ids.size))
+    if again.size:
+        i = int(again[0])
+        raise recs.error(i, f"vertex {int(ids[i])} is labelled twice (first on line "
+                            f"{recs.line_of(int(first[vertex[i]]))})")
+    labelled = np.zeros(graph.n, bool)
+    labelled[vertex] = True
+    missing = np.flatnonzero(~labelled)
+    values = np.empty(graph.n, dtype=object if missing.size else labels.dtype)
+    if missing.size and default_label is None:
+        raise GraphFormatError(recs.path, None, f"vertex {int(known[missing[0]])} of the edge list has no label "
+                                                f"({missing.size} vertices have none; give a default label to "
+                                                f"label them)")
+    values[vertex] = labels
+    if missing.size:
+        values[missing] = default_label
+    return _relabelled(graph, values)
+
+
+def _relabelled(graph: Graph, values: np.ndarray) -> Graph:
+    """``graph`` with vertex label values ``values`` (its edge labels recoded when the labels need a vocabulary)."""
+    vcodes, ecodes, vocab = label_codes(values, np.asarray(graph.edge_labels), graph.vocabulary)
+    assert vcodes is not None and ecodes is not None  # both were given
+    same_edges = np.array_equal(ecodes, graph.edge_labels)
+    return Graph(graph.n, np.asarray(graph.edge_src), np.asarray(graph.edge_dst), ecodes, vcodes, graph.directed,
+                 node_ids=graph.node_ids, vocabulary=vocab,
+                 csr=(graph.indptr, graph.neighbors, graph.neighbor_labels) if same_edges else None)
