@@ -113,6 +113,49 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
     return res
 
 
+def measure_labelled(path: Path, repeats: int, seed: int) -> dict[str, Any]:
+    """The edge list at ``path`` with a vertex-label file beside it (``vertex label`` lines, tab-separated, for
+    every vertex it names; labels plain integers, then tokens ``type<k>``): ``distsm.read_graph(edges,
+    vertex_labels=...)`` against ``pandas.read_csv`` of the same two files (best of ``repeats`` each), and the
+    integer-labelled graph's counts of labelled edge and path queries against its sm form."""
+    import pandas as pd
+
+    import distsm
+    from distsm.formats._common import format_rows
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ids = distsm.read_graph(path).node_ids
+    labels = np.random.default_rng(seed).integers(0, 8, ids.size)
+    out: dict[str, Any] = {}
+    for kind in ("integers", "tokens"):
+        lpath = path.with_name(f"labels_{kind}.txt")
+        text = format_rows(b"", [ids, labels]).replace(b" ", b"\t")
+        lpath.write_bytes(b"# vertex\tlabel\n" + (text if kind == "integers" else
+                                                   text.replace(b"\t", b"\ttype")))
+        both = lambda lp=lpath: (pd.read_csv(path, sep="\t", comment="#", header=None),  # noqa: E731
+                                 pd.read_csv(lp, sep="\t", comment="#", header=None))
+        mine = lambda lp=lpath: distsm.read_graph(path, vertex_labels=lp)  # noqa: E731
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = {"pandas.read_csv": _best(both, repeats)[:2], "distsm.read_graph": _best(mine, repeats)[:2]}
+            g = mine()
+        res["ratio_read_graph_to_pandas"] = round(res["distsm.read_graph"][0] / res["pandas.read_csv"][0], 2)
+        out[kind] = res
+    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
+        g = distsm.read_graph(path, vertex_labels=path.with_name("labels_integers.txt"))
+        distsm.write_graph(g, Path(tmp) / "g.graph", format="sm")
+        sm = distsm.read_graph(Path(tmp) / "g.graph")
+        checks = []
+        for edges, vl in (([(0, 1)], [1, 2]), ([(0, 1), (1, 2)], [3, 0, 3])):
+            q = distsm.Graph.from_edges(edges, vertex_labels=vl)
+            a, b = distsm.count(g, q, backend="numpy"), distsm.count(sm, q, backend="numpy")
+            assert a == b, f"the edge list with labels counts {a}, its sm form {b}"
+            checks.append({"query": edges, "labels": vl, "count": a})
+    out["counts_equal_sm"] = checks
+    return out
+
+
 def main(argv=None):
     p = parser(__doc__, "loading")
     p.add_argument("--edges", type=int, default=10_000_000)
@@ -123,6 +166,8 @@ def main(argv=None):
                    help="also measure the peak RSS of reading files of these many edges (in a child process)")
     p.add_argument("--dir", type=Path, default=None, help="where to write the edge lists (default: a temp dir)")
     p.add_argument("--child", default=None, help="(internal) read this file and report memory")
+    p.add_argument("--labelled", action="store_true",
+                   help="also read the edge list with a vertex-label file beside it, against pandas")
     args = p.parse_args(argv)
     if args.child:
         return child(args.child)
@@ -133,6 +178,9 @@ def main(argv=None):
         result: dict[str, Any] = {"edges": args.edges, "vertices": args.vertices, "file_bytes": path.stat().st_size,
                                   "write_s": round(t.seconds, 2), "seconds": measure(path, args.repeats),
                                   "memory": []}
+        if args.labelled:
+            result["labelled"] = measure_labelled(path, args.repeats, args.seed)
+            print(json.dumps(result["labelled"], indent=1), flush=True)
         for m in [args.edges, *args.memory_edges]:
             if m != args.edges:
                 path.unlink()

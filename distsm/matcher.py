@@ -35,6 +35,7 @@ from distsm.cluster.grouping import LabelDegreeCost, whole_groups
 from distsm.cluster.monitor import BATCH_TOPIC, DistsmMonitor
 from distsm.cluster.placement import Placement, alive_workers
 from distsm.cluster.start import ClusterError, connect
+from distsm.cluster.versions import check_versions
 from distsm.graph import Graph
 from distsm.kernels import get_backend
 from distsm.kernels.candidate_edges import scan_entries
@@ -127,6 +128,7 @@ class Matcher:
         self._owns_client = not (cluster is not None and type(cluster).__name__ == "Client")
         self.client, self._cluster = connect(cluster)
         try:
+            check_versions(self.client)
             self.client.register_plugin(DistsmMonitor())
             self.n_workers = len(alive_workers(self.client))
             if self.n_workers == 0:

@@ -257,6 +257,32 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     assert heavy.intra is None and heavy.strategy is Strategy.GLOBAL
 
 
+def _set_version(value):
+    """Set this process's distsm version (run on the workers); returns the one it had."""
+    import distsm._version
+
+    old, distsm._version.__version__ = distsm._version.__version__, value
+    return old
+
+
+def test_a_worker_with_another_distsm_version_is_refused(cluster):
+    """A cluster whose worker reports another distsm version is refused with one message naming the worker and
+    both versions, before anything is partitioned or loaded."""
+    g = distsm.Graph.from_edges([(0, 1), (1, 2)])
+    [addr, *_] = sorted(cluster.scheduler_info()["workers"])
+    old = cluster.run(_set_version, "9.9.9", workers=[addr])
+    try:
+        with pytest.raises(ClusterError) as info:
+            distsm.Matcher(g, cluster=cluster, backend="numpy", partitions=1)
+    finally:
+        cluster.run(_set_version, old[addr], workers=[addr])
+    message = str(info.value)
+    assert f"worker {addr}: distsm 9.9.9 (here {distsm.__version__})" in message, message
+    assert message.count("distsm 9.9.9") == 1 and "Install the same" in message
+    with distsm.Matcher(g, cluster=cluster, backend="numpy", partitions=1) as m:  # restored: accepted again
+        assert m.submit([g]).results()[0].count == 2
+
+
 @pytest.mark.parametrize("unique", [False, True])
 def test_a_heavy_depth_first_count_is_cut_into_ranges_of_its_tasks(heavy_matcher, cluster, unique):
     """A count that takes the depth-first search (here the host's, by distsm.engine.dfs-host) and whose estimated

@@ -135,3 +135,12 @@ def test_the_cli_reads_vertex_labels(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "distsm", "info", edges, "--vertex-labels",
                           _write(tmp_path / "b.txt", "10 1\n")], capture_output=True, text=True)
     assert bad.returncode != 0 and "vertex 20 of the edge list has no label" in bad.stderr
+
+
+def test_sparse_ids_far_apart_are_found_by_search(tmp_path):
+    big = 10**12
+    edges = _write(tmp_path / "e.txt", f"{big} {big + 5}\n{big + 5} 7\n")
+    g = distsm.read_graph(edges, vertex_labels=_write(tmp_path / "l.txt", f"7 x\n{big + 5} y\n{big} x\n"))
+    assert [g.vocabulary.values("vertex")[c] for c in g.vertex_labels] == ["x", "y", "x"]
+    with pytest.raises(GraphFormatError, match=f"vertex {big + 1} is not in the edge list"):
+        distsm.read_graph(edges, vertex_labels=_write(tmp_path / "b.txt", f"{big + 1} x\n"))
