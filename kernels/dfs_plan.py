@@ -44,18 +44,16 @@ Pairs = tuple[tuple[int, int], ...]
 
 @dataclass(frozen=True)
 class DfsProgram:
-    """A search of ``len(order)`` levels: ``order[i]`` is the query vertex of level ``i``; ``less_than`` holds the
-    symmetry-breaking pairs ``(i, j)`` (``v_i < v_j``) in levels, transitively closed; ``words`` as the module
-    docstring lays them out."""
+    """A search of a query numbered in its levels' order: ``words`` as the module docstring lays them out (the
+    symmetry breaking transitively closed into each level's masks), ``pair_tail`` whether its last two levels are
+    counted together."""
 
-    order: tuple[int, ...]
-    less_than: Pairs
     words: np.ndarray
     pair_tail: bool
 
     @property
     def levels(self) -> int:
-        return len(self.order)
+        return int(self.words[0])
 
     def level(self, i: int) -> np.ndarray:
         """The words of level ``i``."""
@@ -150,7 +148,7 @@ def program(query: Graph, less_than: Pairs, *, any_label: bool = False) -> DfsPr
         row += [elabel.get((j, i), 0) for j in range(MAX_LEVELS)]
         at = HEAD_WORDS + i * LEVEL_WORDS
         words[at:at + LEVEL_WORDS] = row
-    return DfsProgram(tuple(range(k)), lt, words, pair_tail)
+    return DfsProgram(words, pair_tail)
 
 
 def _reusable(i: int, nb: list[int], lower: list[int], upper: list[int], labels: list[int],
