@@ -84,7 +84,7 @@ class Backend(Protocol):
                   control: Control | None = None, tasks: tuple[int, int] | None = None) -> int:
         """Matches of ``program`` (a :class:`~distsm.kernels.dfs_plan.DfsProgram`) in the ranked ``graph``, its
         buffers within ``budget`` bytes; ``tasks`` (``[lo, hi)``, numbered as
-        :func:`~distsm.kernels.dfs_host.task_runs` does) counts only the matches of those tasks."""
+        :class:`~distsm.kernels.dfs_host.TaskRuns` does) counts only the matches of those tasks."""
         ...
     def trailing_totals(self, program: TrailingProgram, table: Any,
                         pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None: ...

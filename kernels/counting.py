@@ -251,7 +251,7 @@ class Count:
         selectivity = None  # a forced search (a slice of a cut one, say) samples nothing
         if not force:
             side = self.filter_side
-            selectivity = dfs.arc_selectivity(side.backend.xp, side.index, self.candidates(), target.query)
+            selectivity = dfs.arc_selectivity(side.backend, side.index, self.candidates(), target.query)
             if selectivity < opts.dfs_selectivity:
                 return None
         assert target.symmetry.breaking is not None  # unsupported() said why otherwise

@@ -88,16 +88,18 @@ def unsupported(query: Graph, options: MatchOptions, idx: DataIndex, restricted:
     return supported(query)
 
 
-def arc_selectivity(xp: Any, idx: DataIndex, cands: Sequence[Any], query: Graph) -> float:
+def arc_selectivity(backend: Backend, idx: DataIndex, cands: Sequence[Any], query: Graph) -> float:
     """The geometric mean over the query's arcs ``(u, w, e)`` of the share of entries of ``N(v, e)``, ``v`` a
-    strided sample of ``u``'s candidates (sorted arrays of ``xp``), that are candidates of ``w``."""
+    strided sample of ``u``'s candidates (sorted arrays of ``backend``), that are candidates of ``w``."""
+    xp = backend.xp
     logs = []
     for u, row in enumerate(query_adjacency(query)):
         cu = cands[u]
         step = max(1, int(cu.shape[0]) // SAMPLE_VERTICES)
         sample = cu[::step][:SAMPLE_VERTICES].astype(xp.int64)
         for w, e in row:
-            entries = _run_entries(xp, idx, sample, e)
+            lo, hi = backend.run_bounds(idx, sample, e)
+            _, entries = backend.gather_runs(idx.nbr, lo, hi - lo)
             if not entries.shape[0]:
                 return 0.0
             cw = cands[w]
@@ -122,22 +124,6 @@ def label_share(idx: DataIndex, query: Graph) -> float:
     if not shares or min(shares) == 0.0:
         return 0.0
     return math.exp(sum(map(math.log, shares)) / len(shares))
-
-
-def _run_entries(xp: Any, idx: DataIndex, v: Any, e: int) -> Any:
-    """The entries of the runs ``N(v, e)`` of the vertices ``v``, end to end."""
-    if idx.num_labels == 1:
-        lo, hi = idx.indptr[v], idx.indptr[v + 1]
-    else:
-        key = v * idx.num_labels + e
-        pos = xp.minimum(xp.searchsorted(idx.run_keys, key), idx.run_keys.shape[0] - 1)
-        found = idx.run_keys[pos] == key
-        lo, hi = xp.where(found, idx.run_start[pos], 0), xp.where(found, idx.run_end[pos], 0)
-    lengths = (hi - lo).astype(xp.int64)
-    total = int(lengths.sum())
-    first = xp.cumsum(lengths) - lengths
-    at = xp.arange(total, dtype=xp.int64) - xp.repeat(first - lo.astype(xp.int64), lengths)
-    return idx.nbr[at]
 
 
 def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selectivity: float | None) -> Search:
@@ -169,12 +155,10 @@ def task_work(xp: Any, idx: DataIndex, search: Search) -> Any:
     g = ranked_graph(xp, idx)
     assert g is not None
     prog = search.program
-    verts, start, lengths = task_runs(xp, g, prog)
-    row = xp.repeat(xp.arange(int(verts.shape[0]), dtype=xp.int64), lengths)
-    first = xp.repeat(start - (xp.cumsum(lengths) - lengths), lengths)
-    images = (verts[row], g.nbr[first + xp.arange(int(row.shape[0]), dtype=xp.int64)].astype(xp.int64))
+    runs = task_runs(xp, g, prog)
     if prog.levels == 2:
-        return xp.ones(int(row.shape[0]), dtype=xp.float64)
+        return xp.ones(runs.total, dtype=xp.float64)
+    images = runs.images(xp, g, 0, runs.total)
     level = prog.level(2)
     shortest = None
     for j in (0, 1):

@@ -8,6 +8,7 @@ every set is built from its runs, bounds and tests as the program's words state 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from distsm.kernels.dfs_plan import DfsProgram
@@ -48,11 +49,33 @@ def _chunks(xp: Any, lengths: Any, cap: int) -> Iterator[tuple[int, int]]:
         a = b
 
 
-def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> tuple[Any, Any, Any]:
-    """The search's tasks as the kernel numbers them: ``(verts, start, count)``, the level-0 candidates (ranks of
-    the first level's label, ascending) and for each the part of its first-edge run that level 1 may take (cut at
-    the run's own vertex where the two are ordered); task ``t`` is entry ``t - offset`` of the run of the vertex
-    whose tasks hold it, ``offset`` the tasks of the vertices before it."""
+@dataclass(frozen=True)
+class TaskRuns:
+    """The search's tasks as the kernel numbers them: ``verts`` the level-0 candidates (ranks of the first level's
+    label, ascending), and for each the part of its first-edge run that level 1 may take (``start``,
+    ``lengths``: cut at the run's own vertex where the two are ordered) and ``ends`` the running task count; task
+    ``t`` is entry ``t - offset`` of the run of the vertex whose tasks hold it, ``offset`` the tasks of the
+    vertices before it."""
+
+    verts: Any
+    start: Any
+    lengths: Any
+    ends: Any
+
+    @property
+    def total(self) -> int:
+        return int(self.ends[-1]) if self.ends.shape[0] else 0
+
+    def images(self, xp: Any, g: RankedGraph, lo: int, hi: int) -> tuple[Any, Any]:
+        """``(v0, v1)`` (int64) of the tasks ``[lo, hi)``."""
+        t = xp.arange(lo, hi, dtype=xp.int64)
+        row = xp.searchsorted(self.ends, t, side="right")
+        v1 = g.nbr[self.start[row] + t - (self.ends[row] - self.lengths[row])].astype(xp.int64)
+        return self.verts[row], v1
+
+
+def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> TaskRuns:
+    """The :class:`TaskRuns` of ``prog`` on ``g``."""
     first, second = prog.level(0), prog.level(1)
     verts = xp.arange(g.n, dtype=xp.int64)
     if first[0] >= 0:
@@ -63,29 +86,27 @@ def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> tuple[Any, Any, Any]
         start = g.up[run]
     if second[3] & 1:   # v1 < v0
         end = g.up[run]
-    return verts, start, xp.maximum(end - start, 0)
+    lengths = xp.maximum(end - start, 0)
+    return TaskRuns(verts, start, lengths, xp.cumsum(lengths))
 
 
 def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
           tasks: tuple[int, int] | None = None) -> int:
     """Matches of the program's pattern in ``g`` that satisfy its symmetry breaking (see
     :mod:`distsm.kernels.dfs_plan`), reading at most about ``budget`` bytes of entries at a time; ``tasks``
-    (``[lo, hi)`` of :func:`task_runs`' numbering) restricts it to those tasks' matches; ``control`` is checked
+    (``[lo, hi)`` of :class:`TaskRuns`' numbering) restricts it to those tasks' matches; ``control`` is checked
     before each chunk of tasks."""
     cap = max(1, budget // ENTRY_BYTES)
-    verts, start, lengths = task_runs(xp, g, prog)
-    ends = xp.cumsum(lengths)
-    lo, hi = tasks if tasks is not None else (0, int(ends[-1]) if ends.shape[0] else 0)
+    runs = task_runs(xp, g, prog)
+    lo, hi = tasks if tasks is not None else (0, runs.total)
     label1 = int(prog.level(1)[0])
     total = 0
     for a in range(lo, hi, cap):
         if control is not None:
             control.check()
-        t = xp.arange(a, min(a + cap, hi), dtype=xp.int64)
-        row = xp.searchsorted(ends, t, side="right")
-        x = g.nbr[start[row] + t - (ends[row] - lengths[row])].astype(xp.int64)
+        v0, x = runs.images(xp, g, a, min(a + cap, hi))
         keep = xp.ones(x.shape[0], dtype=bool) if label1 < 0 else g.vertex_labels[x] == label1
-        table = xp.stack([verts[row][keep], x[keep]], axis=1)
+        table = xp.stack([v0[keep], x[keep]], axis=1)
         total += int(table.shape[0]) if prog.levels == 2 else _extend(xp, g, prog, table, 2, cap)
     return total
 
