@@ -196,13 +196,14 @@ class Count:
         ``trials``).  None when the count needs :meth:`plan` and :meth:`run`."""
         if path not in COUNT_PATHS:
             raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
-        cands = self.candidates()
-        if min(int(c.shape[0]) for c in cands) == 0:
-            return self._explained(0, "a query vertex has no candidate", "filter")
+        # The search goes first: it needs candidates only to sample its selectivity, once per graph and query.
         if path in ("auto", "dfs"):
             search = self.search(force=path == "dfs")
             if search is not None:
                 return self.run_search(search)
+        cands = self.candidates()
+        if min(int(c.shape[0]) for c in cands) == 0:
+            return self._explained(0, "a query vertex has no candidate", "filter")
         reason = "forced" if path == "general" else self._general_reason()
         if reason:
             return self.general(reason)
@@ -251,7 +252,7 @@ class Count:
         selectivity = None  # a forced search (a slice of a cut one, say) samples nothing
         if not force:
             side = self.filter_side
-            selectivity = dfs.arc_selectivity(side.backend, side.index, self.candidates(), target.query)
+            selectivity = dfs.measured_selectivity(side.backend, side.index, self.candidates, target.query)
             if selectivity < opts.dfs_selectivity:
                 return None
         assert target.symmetry.breaking is not None  # unsupported() said why otherwise
@@ -266,7 +267,7 @@ class Count:
         if search is None:
             return None
         device = self.placement.device
-        ranges, work = dfs.cuts(device.backend.xp, device.index, search, split_work, pieces)
+        ranges, work = dfs.cuts(device.backend, device.index, search, split_work, pieces)
         if work < split_work or len(ranges) < 2:
             return None
         return dfs.SearchShare(ranges, work, f"its depth-first search's estimated work {work:.3g} is at least "
@@ -280,6 +281,8 @@ class Count:
         if self.explain is not None:
             self.explain.path, self.explain.order = "dfs", search.order
         how = "each subgraph once" if search.unique else f"each subgraph once, times |Aut| ({search.automorphisms})"
+        if search.wedges:
+            how += ", a 4-cycle counted from its wedges"
         part = "" if tasks is None else f", tasks {tasks[0]}-{tasks[1]}"
         why = "forced" if search.selectivity is None else \
             f"measured arc selectivity {search.selectivity:.3g}, at least {self.placement.options.dfs_selectivity:g}"

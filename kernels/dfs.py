@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from distsm.graph import Graph
+from distsm.kernels import wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import task_runs
 from distsm.kernels.dfs_plan import DfsProgram, Pairs, program, renumbered, search_order, supported
 from distsm.kernels.index import DataIndex
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.ranked import MAX_RANKED_LABELS, ranked_bytes, ranked_graph
@@ -40,6 +42,8 @@ PROGRAMS_KEPT = 256
 _PROGRAMS: OrderedDict[tuple, tuple[tuple[int, ...], DfsProgram, int]] = OrderedDict()
 _PROGRAMS_LOCK = threading.Lock()
 
+_SELECTIVITY = LifetimeCache()  # DataIndex -> OrderedDict(query structure -> measured arc selectivity)
+
 #: How a count breaks the symmetry of a query renumbered for a search: its ``f(a) < f(b)`` pairs and ``|Aut(Q)|``.
 Breaking = Callable[[Graph], tuple[Pairs, int]]
 
@@ -47,14 +51,16 @@ Breaking = Callable[[Graph], tuple[Pairs, int]]
 @dataclass(frozen=True)
 class Search:
     """A count's search as chosen: the query's ``order`` (level -> query vertex), its ``program``, ``|Aut(Q)|``,
-    whether the count is ``unique`` (else it multiplies by ``automorphisms``) and the measured ``selectivity``
-    that chose it (None where the search was forced)."""
+    whether the count is ``unique`` (else it multiplies by ``automorphisms``), the measured ``selectivity``
+    that chose it (None where the search was forced), and whether the query is a 4-cycle counted from its
+    ``wedges`` (:mod:`distsm.kernels.wedges`) instead of by the program."""
 
     order: tuple[int, ...]
     program: DfsProgram
     automorphisms: int
     unique: bool
     selectivity: float | None
+    wedges: bool = False
 
     @property
     def factor(self) -> int:
@@ -109,6 +115,32 @@ def arc_selectivity(backend: Backend, idx: DataIndex, cands: Sequence[Any], quer
     return math.exp(sum(logs) / len(logs)) if logs else 0.0
 
 
+def measured_selectivity(backend: Backend, idx: DataIndex, candidates: Callable[[], Sequence[Any]],
+                         query: Graph) -> float:
+    """:func:`arc_selectivity` of ``query`` on ``idx``, sampled once per index and query structure (the sample is
+    strided, so a second one would measure the same): a repeated query skips the filter (``candidates`` is only
+    called to sample) and the sample's launches and synchronisations."""
+    key = _structure(query)
+    with _PROGRAMS_LOCK:
+        known = _SELECTIVITY.get(idx)
+        found = None if known is None else known.get(key)
+    if found is None:
+        found = arc_selectivity(backend, idx, candidates(), query)
+        with _PROGRAMS_LOCK:
+            known = _SELECTIVITY.get(idx)
+            if known is None:
+                known = _SELECTIVITY.put(idx, OrderedDict())
+            known[key] = found
+            while len(known) > PROGRAMS_KEPT:
+                known.popitem(last=False)
+    return found
+
+
+def _structure(query: Graph) -> tuple:
+    return (query.n, query.directed, query.edge_src.tobytes(), query.edge_dst.tobytes(), query.edge_labels.tobytes(),
+            query.vertex_labels.tobytes())
+
+
 def leaves(query: Graph) -> int:
     """Query vertices with one neighbour."""
     return sum(len({w for w, _ in row}) == 1 for row in query_adjacency(query))
@@ -130,7 +162,7 @@ def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selec
     """The search of ``query`` on the graph of ``idx``: its order, program (cached: :func:`planned`) and factor."""
     # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels.
     order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1)
-    return Search(order, prog, automorphisms, unique, selectivity)
+    return Search(order, prog, automorphisms, unique, selectivity, wedges.applies(query, idx.num_labels))
 
 
 def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control: Control | None = None,
@@ -140,20 +172,30 @@ def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control
     ``control`` may cancel between ranges of tasks."""
     graph = ranked_graph(backend.xp, idx)
     assert graph is not None  # unsupported() checked the label count
-    return search.factor * backend.dfs_count(graph, search.program, max(budget - graph.nbytes, budget // 4), control,
-                                             tasks)
+    budget = max(budget - graph.nbytes, budget // 4)
+    if search.wedges:
+        return search.factor * wedges.count(backend, graph, _first_label(search), budget, control, tasks)
+    return search.factor * backend.dfs_count(graph, search.program, budget, control, tasks)
 
 
-def task_work(xp: Any, idx: DataIndex, search: Search) -> Any:
+def _first_label(search: Search) -> int:
+    return int(search.program.level(0)[0])
+
+
+def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
     """The estimated work of each task (float64, in task order): one, plus the entries of the shortest run level
     2 starts from (cut at its own vertex where level 2 lies above it) times the levels below it.  It ranks tasks
     and cuts ranges; it is no count of what a task reads: on the 16M-edge R-MAT graph of
     benchmarks/results/motifs_h200_s22_l1.json a unit took 1.8e-11 s of an H200 (diamond, whose pair tail does
     little per entry) to 4.7e-10 s (5-clique, whose deeper levels it does not see), about what one unit of the
     planner's host work takes on NumPy (3e8 a second) within a factor of 15 either way, so the two compare as they
-    are.  A cost model that sees the deeper levels is still to come."""
+    are.  A cost model that sees the deeper levels is still to come.  A 4-cycle counted from its wedges counts
+    the wedges each task lists (:func:`distsm.kernels.wedges.task_work`)."""
+    xp = backend.xp
     g = ranked_graph(xp, idx)
     assert g is not None
+    if search.wedges:
+        return wedges.task_work(backend, g, _first_label(search))
     prog = search.program
     runs = task_runs(xp, g, prog)
     if prog.levels == 2:
@@ -170,10 +212,12 @@ def task_work(xp: Any, idx: DataIndex, search: Search) -> Any:
     return 1.0 + shortest.astype(xp.float64) * (prog.levels - 2)
 
 
-def cuts(xp: Any, idx: DataIndex, search: Search, per: float, most: int) -> tuple[tuple[tuple[int, int], ...], float]:
+def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
+         most: int) -> tuple[tuple[tuple[int, int], ...], float]:
     """Task ranges of about equal :func:`task_work`, one per ``per`` of it (at least two, at most ``most``; fewer
     where tasks run out), and the total work."""
-    work = xp.cumsum(task_work(xp, idx, search))
+    xp = backend.xp
+    work = xp.cumsum(task_work(backend, idx, search))
     total = float(work[-1]) if work.shape[0] else 0.0
     pieces = max(2, min(most, math.ceil(total / max(per, 1.0))))
     marks = xp.searchsorted(work, xp.asarray([total * i / pieces for i in range(1, pieces)]))
@@ -184,8 +228,7 @@ def cuts(xp: Any, idx: DataIndex, search: Search, per: float, most: int) -> tupl
 def planned(query: Graph, breaking: Breaking, any_label: bool) -> tuple[tuple[int, ...], DfsProgram, int]:
     """``query``'s search order, program and ``|Aut(Q)|``, kept for the last :data:`PROGRAMS_KEPT` queries by their
     structure (the stabiliser chain costs 6-17 ms for a 3- to 5-clique on the CPU: more than a triangle count)."""
-    key = (query.n, query.directed, any_label, breaking, query.edge_src.tobytes(), query.edge_dst.tobytes(),
-           query.edge_labels.tobytes(), query.vertex_labels.tobytes())
+    key = (any_label, breaking, *_structure(query))
     found = _PROGRAMS.get(key)
     if found is None:
         order = search_order(query)

@@ -22,7 +22,9 @@ ENTRY_BYTES = 48
 _KEYS = LifetimeCache()  # RankedGraph -> int64 run * n + rank, sorted (membership by one binary search)
 
 
-def _keys(xp: Any, g: RankedGraph) -> Any:
+def run_keys(xp: Any, g: RankedGraph) -> Any:
+    """``run * n + rank`` for every entry of ``g`` (int64, sorted), kept for the ranked graph's lifetime: the
+    members of a run below a rank are one binary search away."""
     keys = _KEYS.get(g)
     if keys is None:
         run = xp.repeat(xp.arange(g.n * g.labels, dtype=xp.int64), xp.diff(g.ptr))
@@ -32,7 +34,7 @@ def _keys(xp: Any, g: RankedGraph) -> Any:
 
 def _member(xp: Any, g: RankedGraph, v: Any, e: int, x: Any) -> Any:
     """``x[i] in N(v[i], e)``."""
-    keys = _keys(xp, g)
+    keys = run_keys(xp, g)
     want = (v.astype(xp.int64) * g.labels + e) * g.n + x.astype(xp.int64)
     pos = xp.minimum(xp.searchsorted(keys, want), max(int(keys.shape[0]) - 1, 0))
     return keys[pos] == want if keys.shape[0] else xp.zeros(x.shape[0], dtype=bool)
@@ -147,6 +149,6 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
 
 def order_check(xp: Any, g: RankedGraph) -> bool:
     """Whether every run of ``g`` is sorted and strictly increasing (a ranked graph's invariant)."""
-    keys = _keys(xp, g)
+    keys = run_keys(xp, g)
     return bool(xp.all(keys[1:] > keys[:-1])) if keys.shape[0] > 1 else True
 

@@ -220,3 +220,25 @@ def test_a_cancelled_search_stops():
         counting.count(NUMPY, data, pattern("4-cycle"), sem.match_options, budget=1 << 16,
                        symmetry=symmetry(pattern("4-cycle"), sem), path="dfs",
                        control=Control(cancelled=lambda: True))
+
+
+def test_the_selectivity_is_sampled_once_per_graph_and_query():
+    from distsm.kernels import dfs
+
+    rng = np.random.default_rng(13)
+    data = random_graph(rng, 30, 0.3, 1, 1, False)
+    idx = NUMPY.index(data)
+    asked = []
+
+    def candidates(name):
+        def of():
+            asked.append(name)
+            return NUMPY.candidates(idx, pattern(name), homomorphism=False)
+        return of
+
+    first = dfs.measured_selectivity(NUMPY, idx, candidates("triangle"), pattern("triangle"))
+    assert first == dfs.arc_selectivity(NUMPY, idx, candidates("triangle")(), pattern("triangle")) > 0.5
+    assert dfs.measured_selectivity(NUMPY, idx, candidates("triangle"), pattern("triangle")) == first
+    assert asked == ["triangle", "triangle"]  # the sample's and the check's, not the second call's
+    assert dfs.measured_selectivity(NUMPY, idx, candidates("4-cycle"), pattern("4-cycle")) > 0.5
+    assert asked[-1] == "4-cycle"

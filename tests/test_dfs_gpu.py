@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from distsm import Graph
-from distsm.kernels import NUMPY, counting, get_backend
+from distsm.kernels import NUMPY, counting, get_backend, wedges
 from distsm.kernels.dfs_plan import program, renumbered, search_order
 from distsm.kernels.explain import Explanation
 from distsm.kernels.ranked import ranked_graph
@@ -123,9 +123,25 @@ def test_a_cancelled_search_stops_between_task_ranges(gpu, monkeypatch):
     data = _hub_graph(rng, 1000, 3000, 1)
     sem = Semantics()
     with pytest.raises(JoinCancelled):
-        counting.count(gpu, data, pattern("4-cycle"), sem.match_options, budget=1 << 28,
-                       symmetry=symmetry(pattern("4-cycle"), sem), path="dfs",
+        counting.count(gpu, data, pattern("5-path"), sem.match_options, budget=1 << 28,
+                       symmetry=symmetry(pattern("5-path"), sem), path="dfs",
                        control=Control(cancelled=lambda: True))
+
+
+def test_four_cycles_from_wedges_on_the_device_equal_networkx_and_the_host(gpu):
+    import cupy
+
+    from test_wedges import _cycles_by_networkx
+
+    rng = np.random.default_rng(6)
+    for labels in (1, 2):
+        data = _hub_graph(rng, 1000, 4000, labels)
+        g = ranked_graph(cupy, gpu.index(data))
+        for label in range(labels):
+            expected = _cycles_by_networkx(data, label if labels > 1 else None)
+            query = pattern("4-cycle", [label] * 4)
+            assert _both(gpu, data, query, True) == expected == _both(NUMPY, data, query, True)
+            assert wedges.count(gpu, g, label if labels > 1 else -1, 1) == expected  # the smallest chunks
 
 
 def test_counts_past_two_to_the_32(gpu):

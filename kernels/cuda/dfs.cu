@@ -48,6 +48,58 @@ __device__ __forceinline__ i64 lower_bound(const int* a, i64 lo, i64 hi, int x) 
     return lo;
 }
 
+// lower_bound for a key the whole warp shares: each round probes 32 evenly spaced entries at once and keeps the
+// stretch between the last probe below x and the first not below, so a run of n entries costs about log32(n)
+// rounds of loads instead of log2(n) dependent ones.  Called by all 32 lanes with the same arguments.
+__device__ __forceinline__ i64 warp_lower_bound(const int* a, i64 lo, i64 hi, int x, int lane) {
+    while (hi - lo > 32) {
+        const i64 step = (hi - lo + 31) >> 5;
+        const i64 at = lo + lane * step;
+        const int below = __popc(__ballot_sync(FULL, at < hi && a[at] < x));  // the probes below x: a prefix
+        if (below == 0) return lo;
+        hi = min(hi, lo + below * step);
+        lo += (below - 1) * step + 1;
+    }
+    const i64 at = lo + lane;
+    return lo + __popc(__ballot_sync(FULL, at < hi && a[at] < x));
+}
+
+// A sorted run [b0, b1) as the warp samples it: lane l holds the first entry of the run's l-th of 32 equal
+// segments (the whole run, an entry a lane, when it has at most 32), so that a lane finds its key's segment by
+// five shuffles and searches global memory only within it (G2Miner's two-phase binary search, with the cache in
+// registers).
+struct Sampled {
+    const int* a;
+    i64 b0, len;
+    int sample;
+};
+
+__device__ __forceinline__ i64 segment_start(const Sampled& r, int l) {
+    return r.b0 + (r.len <= 32 ? min((i64)l, r.len) : l * r.len / 32);
+}
+
+__device__ __forceinline__ Sampled sampled(const int* a, i64 b0, i64 b1, int lane) {
+    Sampled r{a, b0, b1 - b0, 0x7fffffff};
+    const i64 at = segment_start(r, lane);
+    if (at < b1) r.sample = a[at];
+    return r;
+}
+
+// Whether x is in the run.  Every lane calls it (for the shuffles), each with its own x; only lanes with `want`
+// read global memory, and their answers are the ones that count.
+__device__ __forceinline__ bool sampled_has(const Sampled& r, int x, bool want) {
+    int seg = 0;  // the last segment whose first entry is <= x (0 when none is)
+    for (int d = 16; d; d >>= 1)
+        if (__shfl_sync(FULL, r.sample, seg + d) <= x) seg += d;
+    const int first = __shfl_sync(FULL, r.sample, seg);
+    if (!want || first > x) return false;
+    if (first == x) return true;
+    if (r.len <= 32) return false;
+    const i64 lo = segment_start(r, seg) + 1, hi = seg == 31 ? r.b0 + r.len : segment_start(r, seg + 1);
+    const i64 q = lower_bound(r.a, lo, hi, x);
+    return q < hi && r.a[q] == x;
+}
+
 __device__ __forceinline__ u64 warp_sum(u64 c) {
     for (int d = 16; d; d >>= 1) c += __shfl_xor_sync(FULL, c, d);
     return c;
@@ -57,13 +109,13 @@ __device__ __forceinline__ u64 warp_sum(u64 c) {
 // degree, so that is the short end of a hub's run, and no search is needed), cut further to the bounds (lo_b, hi_b)
 // by binary search only when it is long: a short run is read whole and the bounds are tested per entry.
 __device__ __forceinline__ void run_of(const Ranked& g, int v, int e, bool above, int lo_b, int hi_b, i64& lo,
-                                       i64& hi) {
+                                       i64& hi, int lane) {
     const i64 r = (i64)v * g.L + e;
     lo = above ? g.up[r] : g.ptr[r];
     hi = g.ptr[r + 1];
     if (hi - lo > DSM_DFS_TRIM) {
-        lo = lower_bound(g.nbr, lo, hi, lo_b + 1);
-        if (hi_b != NO_HI) hi = lower_bound(g.nbr, lo, hi, hi_b);
+        lo = warp_lower_bound(g.nbr, lo, hi, lo_b + 1, lane);
+        if (hi_b != NO_HI) hi = warp_lower_bound(g.nbr, lo, hi, hi_b, lane);
     }
 }
 
@@ -85,8 +137,8 @@ __device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* sto
         a0 = 0;
         a1 = s.size[reuse];
         if (a1 > DSM_DFS_TRIM) {
-            a0 = lower_bound(A, a0, a1, lo + 1);
-            if (hi != NO_HI) a1 = lower_bound(A, a0, a1, hi);
+            a0 = warp_lower_bound(A, a0, a1, lo + 1, lane);
+            if (hi != NO_HI) a1 = warp_lower_bound(A, a0, a1, hi, lane);
         }
     } else {
         int best = -1;
@@ -99,14 +151,14 @@ __device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* sto
         }
         extra &= ~(1 << best);
         A = g.nbr;
-        run_of(g, s.v[best], P[7 + best], lower >> best & 1, lo, hi, a0, a1);
+        run_of(g, s.v[best], P[7 + best], lower >> best & 1, lo, hi, a0, a1, lane);
     }
     int nother = 0;
     __syncwarp();
     for (int j = 0; j < i; ++j) {
         if (!(extra >> j & 1)) continue;
         i64 rl, rh;
-        run_of(g, s.v[j], P[7 + j], lower >> j & 1, lo, hi, rl, rh);
+        run_of(g, s.v[j], P[7 + j], lower >> j & 1, lo, hi, rl, rh, lane);
         if (rl >= rh) return 0;
         if (lane == 0) { s.olo[nother] = rl; s.ohi[nother] = rh; }
         ++nother;
@@ -123,7 +175,7 @@ __device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* sto
         a0 = l;
         a1 = h;
     }
-    i64 cursor = nother ? s.olo[0] : 0;  // entries of A rise along a lane's strided walk, so its position does too
+    const Sampled first = sampled(B, nother ? s.olo[0] : 0, nother ? s.ohi[0] : 0, lane);
     i64 count = 0;
     for (i64 base = a0; base < a1; base += 32) {
         i64 at = base + lane;
@@ -135,10 +187,8 @@ __device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* sto
             for (int j = 0; j < i; ++j)
                 if ((distinct >> j & 1) && x == s.v[j]) ok = false;
         }
-        if (ok && nother) {
-            i64 p = lower_bound(B, cursor, s.ohi[0], x);
-            cursor = p;
-            ok = p < s.ohi[0] && B[p] == x;
+        if (nother) {
+            ok = sampled_has(first, x, ok);
             for (int t = 1; ok && t < nother; ++t) {
                 i64 q = lower_bound(g.nbr, s.olo[t], s.ohi[t], x);
                 ok = q < s.ohi[t] && g.nbr[q] == x;
@@ -231,7 +281,7 @@ extern "C" __global__ void dfs_tasks(const int* prog, const int* verts, i64 nv, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK) dfs_count(
+extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) dfs_count(
         const int* words, const int* nbr, const i64* ptr, const i64* up, const int* vlab, int L, const int* verts,
         const i64* task_ptr, const i64* task_start, i64 nv, i64 ntasks, int* bufs, i64 cap, i64* next,
         u64* result) {
