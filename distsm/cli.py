@@ -243,6 +243,36 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
 
+    jq = sub.add_parser("jobqueue", help="start a Dask cluster on SLURM or PBS (dask-jobqueue) for --scheduler-file",
+                        description="Start a scheduler here and submit JOBS batch jobs of workers (one dask-cuda "
+                                    "worker per GPU a job books, or single-threaded CPU workers); the scheduler "
+                                    "writes --scheduler-file for `distsm count --scheduler-file`.  Runs until "
+                                    "interrupted, then cancels the jobs.  SYSTEM local runs the same job scripts "
+                                    "as local processes (dask-jobqueue's test cluster).  Needs distsm[jobqueue].")
+    jq.add_argument("system", choices=("slurm", "pbs", "local"))
+    jq.add_argument("--jobs", type=_positive(int), required=True, help="batch jobs to submit (nodes)")
+    jq.add_argument("--scheduler-file", required=True, metavar="FILE",
+                    help="where the scheduler writes its address (on storage the client reads)")
+    jq.add_argument("--gpus", type=int, default=0, help="GPUs each job books, one worker each (default 0: CPU)")
+    jq.add_argument("--workers", type=_positive(int), default=1, help="CPU worker processes per job (with --gpus 0)")
+    jq.add_argument("--cores", type=_positive(int), default=1, help="CPU cores each job books")
+    jq.add_argument("--memory", default="4GiB", help="memory each job books, split among its workers")
+    jq.add_argument("--queue", default=None, help="partition (SLURM) or queue (PBS)")
+    jq.add_argument("--account", default=None)
+    jq.add_argument("--walltime", default=None, metavar="HH:MM:SS")
+    jq.add_argument("--host", default=None, help="address the scheduler listens on")
+    jq.add_argument("--interface", default=None, help="network interface of scheduler and workers (e.g. ib0)")
+    jq.add_argument("--dashboard-address", default=None, metavar="ADDR",
+                    help="dashboard address (default 127.0.0.1:8787, loopback only)")
+    jq.add_argument("--local-directory", default=None, metavar="DIR", help="workers' scratch directory")
+    jq.add_argument("--log-directory", default=None, metavar="DIR", help="where jobs write their logs")
+    jq.add_argument("--prologue", action="append", default=[], metavar="LINE",
+                    help="a shell line each job runs first (repeatable), e.g. 'source /shared/venv/bin/activate'")
+    jq.add_argument("--python", default=sys.executable, help="the Python the jobs run (default: this one)")
+    jq.add_argument("--print-script", action="store_true", help="print one job's script and exit")
+    jq.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="give up when the workers have not all joined within this time")
+
     w = sub.add_parser("warmup", help="compile the engine's GPU kernels into CuPy's kernel cache ahead of use",
                        description="Run a fixed set of small counts that take the engine's GPU paths, each checked "
                                    "against the CPU backend, so that CuPy's on-disk kernel cache holds their kernels "
@@ -583,6 +613,57 @@ def _one_line(exc: BaseException) -> str:
     return elide(" ".join(str(exc).split()), 2000)
 
 
+def _cmd_jobqueue(args: argparse.Namespace) -> int:
+    import signal
+
+    from distsm.cluster import jobqueue
+    from distsm.cluster.start import DEFAULT_DASHBOARD
+
+    try:
+        spec = jobqueue.JobSpec(
+            args.system, args.scheduler_file, gpus=args.gpus, workers=args.workers, cores=args.cores,
+            memory=args.memory, queue=args.queue, account=args.account, walltime=args.walltime, host=args.host,
+            interface=args.interface, dashboard_address=args.dashboard_address or DEFAULT_DASHBOARD,
+            local_directory=args.local_directory, log_directory=args.log_directory, prologue=tuple(args.prologue),
+            python=args.python)
+    except ValueError as e:
+        raise _UsageError(str(e)) from e
+    if args.print_script:
+        print(jobqueue.job_script(spec))
+        return 0
+    cluster = jobqueue.start(spec, args.jobs)
+    # Ctrl-C, and the SIGTERM a batch system ends a job with, cancel the jobs (dask-jobqueue's import makes SIGINT a
+    # bare exit).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        want = args.jobs * spec.processes
+        print(f"scheduler {cluster.scheduler_address}, file {spec.scheduler_file}; submitted {args.jobs} "
+              f"{args.system} jobs of {spec.processes} workers; dashboard {cluster.dashboard_link}", file=sys.stderr,
+              flush=True)
+        started, seen = time.monotonic(), -1
+        while True:
+            have = len(cluster.scheduler_info.get("workers", {}))
+            if have != seen:
+                print(f"workers {have}/{want}", file=sys.stderr, flush=True)
+                seen = have
+            if have >= want:
+                break
+            if args.timeout is not None and time.monotonic() - started > args.timeout:
+                raise _CommandError(f"{want - have} of {want} workers did not join within {args.timeout:g} s "
+                                    f"(job logs: {spec.log_directory or 'the batch system default'})")
+            time.sleep(1.0)
+        print("ready: run `distsm count ... --scheduler-file " + spec.scheduler_file + "`; Ctrl-C cancels the jobs",
+              file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        print("distsm: cancelling the jobs", file=sys.stderr, flush=True)
+        return 0
+    finally:
+        cluster.close()
+
+
 def _cmd_warmup(args: argparse.Namespace) -> int:
     from distsm.compile_ahead import warmup
 
@@ -595,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = {"count": _cmd_count, "match": _cmd_match, "info": _cmd_info, "partition": _cmd_partition,
-               "sparql": _cmd_sparql, "warmup": _cmd_warmup}[args.command]
+               "sparql": _cmd_sparql, "warmup": _cmd_warmup, "jobqueue": _cmd_jobqueue}[args.command]
     try:
         return handler(args)
     except _UsageError as e:

@@ -122,7 +122,6 @@ class _Wedges:
     def split(self, a: Any, wedges: int, cap: int) -> Iterator[tuple[int, int]]:
         """Ranges ``[c0, c1)`` of the opposite vertex that cut the ``wedges`` of the one task ``a`` (an array of one
         rank) into pieces of at most ``cap`` (halving the range: the wedges bunch on the high ranks)."""
-        xp = self.xp
         row, b = self._down(a)
         stack = [(0, int(a[0]), wedges)]
         while stack:

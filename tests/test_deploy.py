@@ -569,7 +569,7 @@ def test_readme_inline_options_exist():
     bad = []
     for span in markdown_inline_code(README.read_text()):
         words = span.split()
-        if words[0] in ("docker", "kubectl", "pip", "python", "curl"):
+        if words[0] in ("docker", "kubectl", "pip", "python", "curl", "#SBATCH", "#PBS"):
             continue
         options = [w.split("=")[0] for w in words]
         bad += [o for o in options if re.fullmatch(r"--[a-z][a-z0-9-]*", o) and o not in known]
@@ -1065,3 +1065,124 @@ def test_cpu_recipe_from_the_readme_runs(tmp_path):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The batch-system recipe (dask-jobqueue)
+
+
+def _jobqueue_recipe() -> tuple[Command, Command, Command]:
+    """The README's ``distsm jobqueue`` command and the partition and count commands after it."""
+    cmds = readme_commands()
+    at = next(i for i, c in enumerate(cmds) if c.name == "distsm jobqueue")
+    return (cmds[at], next(c for c in cmds[at:] if c.name == "distsm partition"),
+            next(c for c in cmds[at:] if c.name == "distsm count"))
+
+
+def _job_script(argv: list[str]) -> str:
+    from distsm.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(argv[1:] + ["--print-script"]) == 0
+    return out.getvalue()
+
+
+def test_jobqueue_scripts_book_the_gpus_and_run_one_dask_cuda_worker_per_gpu():
+    start, _, _ = _jobqueue_recipe()
+    assert start.argv[2] == "slurm"
+    gpus, cores, queue, walltime = (opt(start.argv, o) for o in ("--gpus", "--cores", "--queue", "--walltime"))
+    for system, directives in (
+            ("slurm", [f"#SBATCH --gres=gpu:{gpus}", f"#SBATCH --cpus-per-task={cores}", f"#SBATCH -p {queue}",
+                       f"#SBATCH -t {walltime}"]),
+            ("pbs", [f"#PBS -l select=1:ncpus={cores}:mem=256gb:ngpus={gpus}", f"#PBS -q {queue}",
+                     f"#PBS -l walltime={walltime}"])):
+        script = _job_script([*start.argv[:2], system, *start.argv[3:]])
+        lines = script.splitlines()
+        for d in directives:
+            assert d in lines, f"{system}: no {d!r} in\n{script}"
+        assert "export NCCL_NVLS_ENABLE=0" in lines and opt(start.argv, "--prologue") in lines
+        [worker] = [shlex.split(line) for line in lines if " -m dask_cuda.cli " in line]
+        assert worker[0] == sys.executable and worker[1:3] == ["-m", "dask_cuda.cli"]
+        # The worker's command line parses as `dask cuda worker` of the vendored dask-cuda declares it.
+        ctx = vendored_cuda_worker().make_context("worker", worker[3:])
+        assert ctx.params["nthreads"] == "1" and ctx.params["interface"] == opt(start.argv, "--interface")
+        assert ctx.params["memory_limit"] == "64.00GiB"  # 256GiB over 4 workers
+        assert ctx.params["name"]
+
+
+def test_jobqueue_cpu_jobs_run_single_threaded_dask_workers():
+    from distsm.cluster import jobqueue
+
+    script = jobqueue.job_script(jobqueue.JobSpec("slurm", "/s.json", workers=8, cores=8, memory="32GiB",
+                                                  host="10.0.0.1"))
+    [worker] = [shlex.split(line) for line in script.splitlines() if " -m distributed.cli.dask_worker " in line]
+    assert opt(worker, "--nworkers") == "8" and opt(worker, "--nthreads") == "1"
+    assert "#SBATCH --gres" not in script and "NCCL" not in script
+
+
+def test_jobqueue_refuses_a_batch_scheduler_nobody_can_reach(capsys):
+    from distsm.cli import main
+    from distsm.cluster import jobqueue
+
+    with pytest.raises(SystemExit) as stop:
+        main(["jobqueue", "slurm", "--jobs", "2", "--gpus", "4", "--scheduler-file", "/tmp/s.json"])
+    assert stop.value.code == 2 and "interface" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="system must be one of"):
+        jobqueue.JobSpec("lsf", "/tmp/s.json", host="h")
+    with pytest.raises(ValueError, match="gpus must be >= 0"):
+        jobqueue.JobSpec("local", "/tmp/s.json", gpus=-1)
+
+
+@pytest.mark.slow
+def test_jobqueue_recipe_from_the_readme_runs(tmp_path):
+    """The README's three batch commands as written, through dask-jobqueue's local test cluster: ``slurm`` becomes
+    ``local`` and each job one CPU worker in place of four GPUs (no GPU here; the GPU job script is the previous
+    tests'), two jobs and two parts, paths under /shared/ moved to a temporary directory; the bundled example's
+    known counts; then SIGTERM, as a batch system ends the scheduler's job, cancels the jobs."""
+    import gzip
+    import signal
+
+    from distsm import example
+
+    start, partition, count = _jobqueue_recipe()
+    shared = tmp_path / "shared"
+    data_ns = contract(count)
+    data = shared / data_ns.data.removeprefix("/shared/")
+    data.parent.mkdir(parents=True)
+    data.write_bytes(gzip.decompress(example.data_path().read_bytes()))
+    queries = shared / data_ns.queries[0].removeprefix("/shared/")
+    queries.mkdir(parents=True)
+    for q in example.query_paths():
+        shutil.copy(q, queries / q.name)
+    (shared / "dask").mkdir()
+    (shared / "parts").mkdir()
+    argv = _localize(start.argv, shared, **{"--jobs": "2", "--gpus": "0", "--memory": "2GiB"})
+    argv[2] = "local"
+    drop = {"--interface", "--queue", "--walltime", "--prologue"}  # a batch system's, not a local process's
+    argv = [t for i, t in enumerate(argv) if t not in drop and argv[i - 1] not in drop]
+    log = tmp_path / "jobqueue.log"
+    proc = subprocess.Popen([sys.executable, "-m", "distsm", *argv[1:]], stdout=subprocess.DEVNULL,
+                            stderr=open(log, "w"), cwd=tmp_path)
+    try:
+        deadline = time.time() + 120
+        while "ready" not in log.read_text() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.3)
+        assert "ready" in log.read_text(), log.read_text()
+        assert "workers 2/2" in log.read_text()
+        p_argv = _localize(partition.argv, shared, **{"-k": "2"})
+        run = subprocess.run([sys.executable, "-m", "distsm", *p_argv[1:]], capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        c_argv = _localize(count.argv, shared, **{"--partitions": "2"}) + ["--json"]
+        run = subprocess.run([sys.executable, "-m", "distsm", *c_argv[1:]], capture_output=True, text=True,
+                             timeout=600)
+        assert run.returncode == 0, f"{shlex.join(c_argv)}\n{run.stderr}"
+        got = {r["query"]: r["count"] for r in map(json.loads, run.stdout.splitlines())}
+        assert got == example.expected_counts()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        assert "cancelling the jobs" in log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
