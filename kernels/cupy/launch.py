@@ -269,8 +269,8 @@ DFS_PATH = KERNEL_PATH.with_name("dfs.cu")
 DFS_BLOCK = 256            # threads per block: 8 warps, each its own task at a time
 DFS_GRAB = 32              # tasks a warp takes per atomic and loads a lane each (at most 32)
 DFS_TRIM = 64              # runs longer than this are cut to a level's bounds by binary search, shorter ones read whole
-DFS_MIN_BLOCKS = 6         # blocks per multiprocessor it must fit (__launch_bounds__): 40 registers, a few spilled,
-                           # beat 64 (4 blocks) on every motif of benchmarks/motifs.py on an H200 (4-cycle 16.5 -> 15.8 s)
+DFS_MIN_BLOCKS = 6         # blocks per multiprocessor it must fit (__launch_bounds__): 40 registers, some
+                           # spilled, beat 64 (4 blocks) on every motif of benchmarks/motifs.py on an H200
 DFS_TASK_RANGE = 1 << 21  # tasks per launch: a cancelled count stops after the range in flight
 
 #: ``-D`` definitions of the constants ``dfs.cu`` shares with Python (the program's layout: kernels/dfs_plan.py).
