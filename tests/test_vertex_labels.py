@@ -144,3 +144,42 @@ def test_sparse_ids_far_apart_are_found_by_search(tmp_path):
     assert [g.vocabulary.values("vertex")[c] for c in g.vertex_labels] == ["x", "y", "x"]
     with pytest.raises(GraphFormatError, match=f"vertex {big + 1} is not in the edge list"):
         distsm.read_graph(edges, vertex_labels=_write(tmp_path / "b.txt", f"{big + 1} x\n"))
+
+
+LINE_PIECES = st.tuples(st.sampled_from(["5", "17", "+5", "-5", "05", "x", "9" * 19]),
+                        st.sampled_from([" ", "\t", "  ", " \t"]),
+                        st.sampled_from(["a", "+a", "a-b", "-", "12", "", "a b", "é", "#x", "a\tb"]),
+                        st.sampled_from(["", " ", "\t"]))
+
+
+@scaled(60)
+@given(rows=st.lists(st.one_of(LINE_PIECES, st.sampled_from(["", "# c", "  "])), min_size=1, max_size=12),
+       header=st.booleans(), crlf=st.booleans(), final=st.booleans())
+def test_pyarrow_reads_a_label_file_as_the_lexer_does_or_not_at_all(rows, header, crlf, final):
+    """The fast reader of string labels (pyarrow) either declines a file or reads exactly what the lexer reads,
+    row by row and line by line; a file the lexer refuses is always declined, so its message names the line."""
+    from distsm.formats.vertex_labels import _lexed, _token_table
+
+    end = "\r\n" if crlf else "\n"
+    lines = (["# vertex label"] if header else []) + ["".join(r) if isinstance(r, tuple) else r for r in rows]
+    data = (end.join(lines) + (end if final else "")).encode()
+    fast = _token_table(data, "l.txt")
+    try:
+        ids, labels, recs = _lexed(data, "l.txt")
+    except GraphFormatError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert fast[0].tolist() == ids.tolist() and fast[1].tolist() == labels.tolist()
+        assert [fast[2].line_of(i) for i in range(ids.size)] == [recs.line_of(i) for i in range(ids.size)]
+
+
+def test_string_labels_take_the_fast_reader_and_odd_files_the_lexer(tmp_path):
+    from distsm.formats._fast import TableLines
+
+    plain = _write(tmp_path / "a.txt", "# v l\n1\ttype-a\n2\ttype+b\n3\tcafé\n")
+    ids, labels, lines = read_vertex_labels(plain)
+    assert isinstance(lines, TableLines) and labels.tolist() == ["type-a", "type+b", "café"]
+    signed = _write(tmp_path / "b.txt", "1\tx\n+2\ty\n")  # pyarrow would read +2; the lexer refuses it
+    with pytest.raises(GraphFormatError, match="non-negative integer"):
+        read_vertex_labels(signed)

@@ -13,8 +13,9 @@ non-negative integers are kept as integers, others as strings (the graph then ca
 (unless ``default_label`` is given); a vertex the edge list does not have, a vertex labelled twice and a line of
 another shape are errors naming the file and line.
 
-The file is tokenised by the formats' vectorised lexer (:func:`~distsm.formats._common.lex`) and the label
-tokens are cut out of it with array operations, so millions of lines read in about a second.
+pyarrow's CSV reader reads the file where it provably reads what the formats' lexer would; otherwise the lexer
+(:func:`~distsm.formats._common.lex`) reads it, the label tokens cut out with array operations, and names the
+line and the problem.
 """
 
 from __future__ import annotations
@@ -26,14 +27,31 @@ import numpy as np
 from distsm.edgelists import label_codes
 from distsm.errors import GraphFormatError
 from distsm.formats._common import _WS, OK, PathLike, Records, fspath, lex, read_bytes
+from distsm.formats._fast import TableLines, _body, int_table
 from distsm.graph import Graph
 
 
-def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray, Records]:
-    """``(ids, labels, records)`` of a vertex-label file: ``int64`` ids, the labels (``int64`` where every one is
-    a plain non-negative integer, else ``object`` strings), and the lexed records (for line numbers)."""
+def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray, Records | TableLines]:
+    """``(ids, labels, lines)`` of a vertex-label file: ``int64`` ids, the labels (``int64`` where every one is
+    a plain non-negative integer, else ``object`` strings), and where each row came from (for messages).
+
+    pyarrow's CSV reader reads the file where it provably reads what the lexer would (:func:`int_table` for
+    integer labels, :func:`_token_table` for others); the lexer reads the rest and names what is wrong."""
     p = fspath(path)
-    recs = lex(read_bytes(p), p)
+    data = read_bytes(p)
+    fast = int_table(data, p)
+    if fast is not None and len(fast[0]) == 2:
+        (ids, labels), lines = fast
+        return ids.astype(np.int64, copy=False), labels.astype(np.int64, copy=False), lines
+    tokens = _token_table(data, p)
+    if tokens is not None:
+        return tokens
+    return _lexed(data, p)
+
+
+def _lexed(data: bytes, p: str) -> tuple[np.ndarray, np.ndarray, Records]:
+    """:func:`read_vertex_labels` by the lexer, which names the line and the problem of a malformed file."""
+    recs = lex(data, p)
     if len(recs) == 0:
         raise GraphFormatError(p, 1, "empty file: no 'vertex label' lines found")
     bad = np.flatnonzero((recs.nfields != 2) | (recs.status[:, 0] != OK))
@@ -46,6 +64,48 @@ def read_vertex_labels(path: PathLike) -> tuple[np.ndarray, np.ndarray, Records]
     if (recs.status[:, 1] == OK).all():
         return ids, np.ascontiguousarray(recs.values[:, 1]), recs
     return ids, _second_tokens(recs), recs
+
+
+def _token_table(data: bytes, path: str) -> tuple[np.ndarray, np.ndarray, TableLines] | None:
+    """``vertex label`` lines read by pyarrow (multi-threaded, labels dictionary-encoded), or None where the lexer
+    might read the file differently: a line of another shape, a comment past the header, a negative or signed id
+    (the file's ``+`` and ``-`` bytes must all lie inside labels), a label with white space or none, text that
+    is not UTF-8, labels that are all integers (the lexer keeps those as numbers), or no pyarrow."""
+    body, first = _body(data)
+    if body >= len(data):
+        return None
+    end = data.find(b"\n", body)
+    sep = "\t" if b"\t" in data[body:len(data) if end < 0 else end] else " "
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pc
+    except ImportError:
+        return None
+    try:
+        table = pc.read_csv(pa.BufferReader(pa.py_buffer(data)[body:]),  # no copy of the file's bytes
+                            read_options=pc.ReadOptions(column_names=["v", "label"]),
+                            parse_options=pc.ParseOptions(delimiter=sep, quote_char=False, escape_char=False),
+                            convert_options=pc.ConvertOptions(column_types={
+                                "v": pa.int64(), "label": pa.dictionary(pa.int32(), pa.string())}))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    ids = table.column("v").to_numpy()
+    column = table.column("label").unify_dictionaries().combine_chunks()
+    if not ids.size or int(ids.min()) < 0 or column.null_count:
+        return None
+    distinct = column.dictionary.to_pylist()
+    which = column.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    if any(not t or len(t.split()) != 1 or t != t.strip() for t in distinct) or all(t.isdigit() for t in distinct):
+        return None
+    uses = np.bincount(which, minlength=len(distinct))
+    for sign in ("+", "-"):
+        inside = sum(int(u) * t.count(sign) for t, u in zip(distinct, uses.tolist()) if sign in t)
+        if data.count(sign.encode(), body) != inside:
+            return None
+    labels = np.array(distinct + [""], dtype=object)[:-1][which]
+    lines = data.count(b"\n", body) + (not data.endswith(b"\n"))
+    consecutive = lines == ids.size
+    return ids, labels, TableLines(path, b"" if consecutive else data, first, consecutive)
 
 
 def _second_tokens(recs: Records) -> np.ndarray:
