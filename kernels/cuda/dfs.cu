@@ -136,10 +136,11 @@ __device__ i64 build(const Ranked& g, const int* P, WarpState& s, const int* sto
         A = stored + (i64)(reuse - 2) * cap;
         a0 = 0;
         a1 = s.size[reuse];
-        if (a1 > DSM_DFS_TRIM) {
-            a0 = warp_lower_bound(A, a0, a1, lo + 1, lane);
-            if (hi != NO_HI) a1 = warp_lower_bound(A, a0, a1, hi, lane);
-        }
+        // The stored set is sorted and its own image was taken from it at pos - 1: where that image is the lower
+        // bound (every clique level), the entries above it are those after it, with no search.
+        if ((lower >> reuse & 1) && lo == s.v[reuse]) a0 = s.pos[reuse];
+        else if (a1 > DSM_DFS_TRIM) a0 = warp_lower_bound(A, a0, a1, lo + 1, lane);
+        if (hi != NO_HI && a1 - a0 > DSM_DFS_TRIM) a1 = warp_lower_bound(A, a0, a1, hi, lane);
     } else {
         int best = -1;
         i64 bl = 0, bh = 0;
