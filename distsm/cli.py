@@ -163,6 +163,39 @@ def _gpus_arg(text: str) -> str | int:
     return text if text == "all" else _positive(int)(text)
 
 
+def _add_jobqueue(sub: Any) -> None:
+    """The ``jobqueue`` subcommand's arguments."""
+    jq = sub.add_parser("jobqueue", help="start a Dask cluster on SLURM or PBS (dask-jobqueue) for --scheduler-file",
+                        description="Start a scheduler here and submit JOBS batch jobs of workers (one dask-cuda "
+                                    "worker per GPU a job books, or single-threaded CPU workers); the scheduler "
+                                    "writes --scheduler-file for `distsm count --scheduler-file`.  Runs until "
+                                    "interrupted, then cancels the jobs.  SYSTEM local runs the same job scripts "
+                                    "as local processes (dask-jobqueue's test cluster).  Needs distsm[jobqueue].")
+    jq.add_argument("system", choices=("slurm", "pbs", "local"))
+    jq.add_argument("--jobs", type=_positive(int), required=True, help="batch jobs to submit (nodes)")
+    jq.add_argument("--scheduler-file", required=True, metavar="FILE",
+                    help="where the scheduler writes its address (on storage the client reads)")
+    jq.add_argument("--gpus", type=int, default=0, help="GPUs each job books, one worker each (default 0: CPU)")
+    jq.add_argument("--workers", type=_positive(int), default=1, help="CPU worker processes per job (with --gpus 0)")
+    jq.add_argument("--cores", type=_positive(int), default=1, help="CPU cores each job books")
+    jq.add_argument("--memory", default="4GiB", help="memory each job books, split among its workers")
+    jq.add_argument("--queue", default=None, help="partition (SLURM) or queue (PBS)")
+    jq.add_argument("--account", default=None)
+    jq.add_argument("--walltime", default=None, metavar="HH:MM:SS")
+    jq.add_argument("--host", default=None, help="address the scheduler listens on")
+    jq.add_argument("--interface", default=None, help="network interface of scheduler and workers (e.g. ib0)")
+    jq.add_argument("--dashboard-address", default=None, metavar="ADDR",
+                    help="dashboard address (default 127.0.0.1:8787, loopback only)")
+    jq.add_argument("--local-directory", default=None, metavar="DIR", help="workers' scratch directory")
+    jq.add_argument("--log-directory", default=None, metavar="DIR", help="where jobs write their logs")
+    jq.add_argument("--prologue", action="append", default=[], metavar="LINE",
+                    help="a shell line each job runs first (repeatable), e.g. 'source /shared/venv/bin/activate'")
+    jq.add_argument("--python", default=sys.executable, help="the Python the jobs run (default: this one)")
+    jq.add_argument("--print-script", action="store_true", help="print one job's script and exit")
+    jq.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                    help="give up when the workers have not all joined within this time")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -243,35 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
 
-    jq = sub.add_parser("jobqueue", help="start a Dask cluster on SLURM or PBS (dask-jobqueue) for --scheduler-file",
-                        description="Start a scheduler here and submit JOBS batch jobs of workers (one dask-cuda "
-                                    "worker per GPU a job books, or single-threaded CPU workers); the scheduler "
-                                    "writes --scheduler-file for `distsm count --scheduler-file`.  Runs until "
-                                    "interrupted, then cancels the jobs.  SYSTEM local runs the same job scripts "
-                                    "as local processes (dask-jobqueue's test cluster).  Needs distsm[jobqueue].")
-    jq.add_argument("system", choices=("slurm", "pbs", "local"))
-    jq.add_argument("--jobs", type=_positive(int), required=True, help="batch jobs to submit (nodes)")
-    jq.add_argument("--scheduler-file", required=True, metavar="FILE",
-                    help="where the scheduler writes its address (on storage the client reads)")
-    jq.add_argument("--gpus", type=int, default=0, help="GPUs each job books, one worker each (default 0: CPU)")
-    jq.add_argument("--workers", type=_positive(int), default=1, help="CPU worker processes per job (with --gpus 0)")
-    jq.add_argument("--cores", type=_positive(int), default=1, help="CPU cores each job books")
-    jq.add_argument("--memory", default="4GiB", help="memory each job books, split among its workers")
-    jq.add_argument("--queue", default=None, help="partition (SLURM) or queue (PBS)")
-    jq.add_argument("--account", default=None)
-    jq.add_argument("--walltime", default=None, metavar="HH:MM:SS")
-    jq.add_argument("--host", default=None, help="address the scheduler listens on")
-    jq.add_argument("--interface", default=None, help="network interface of scheduler and workers (e.g. ib0)")
-    jq.add_argument("--dashboard-address", default=None, metavar="ADDR",
-                    help="dashboard address (default 127.0.0.1:8787, loopback only)")
-    jq.add_argument("--local-directory", default=None, metavar="DIR", help="workers' scratch directory")
-    jq.add_argument("--log-directory", default=None, metavar="DIR", help="where jobs write their logs")
-    jq.add_argument("--prologue", action="append", default=[], metavar="LINE",
-                    help="a shell line each job runs first (repeatable), e.g. 'source /shared/venv/bin/activate'")
-    jq.add_argument("--python", default=sys.executable, help="the Python the jobs run (default: this one)")
-    jq.add_argument("--print-script", action="store_true", help="print one job's script and exit")
-    jq.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                    help="give up when the workers have not all joined within this time")
+    _add_jobqueue(sub)
 
     w = sub.add_parser("warmup", help="compile the engine's GPU kernels into CuPy's kernel cache ahead of use",
                        description="Run a fixed set of small counts that take the engine's GPU paths, each checked "

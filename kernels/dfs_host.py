@@ -40,8 +40,8 @@ def _member(xp: Any, g: RankedGraph, v: Any, e: int, x: Any) -> Any:
     return keys[pos] == want if keys.shape[0] else xp.zeros(x.shape[0], dtype=bool)
 
 
-def _chunks(xp: Any, lengths: Any, cap: int) -> Iterator[tuple[int, int]]:
-    """Row ranges whose ``lengths`` sum to at most ``cap`` (at least one row each)."""
+def row_chunks(xp: Any, lengths: Any, cap: float) -> Iterator[tuple[int, int]]:
+    """Row ranges whose ``lengths`` sum to at most ``cap``, or single rows that alone exceed it."""
     ends = xp.cumsum(lengths)
     rows, a = int(lengths.shape[0]), 0
     while a < rows:
@@ -121,7 +121,7 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
     run = table[:, j0] * g.labels + e0
     start, end = g.ptr[run], g.ptr[run + 1]
     total = 0
-    for a, b in _chunks(xp, end - start, cap):
+    for a, b in row_chunks(xp, end - start, cap):
         lengths = end[a:b] - start[a:b]
         row = xp.repeat(xp.arange(b - a, dtype=xp.int64), lengths)
         offset = xp.arange(int(row.shape[0]), dtype=xp.int64) - xp.repeat(xp.cumsum(lengths) - lengths, lengths)

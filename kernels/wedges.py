@@ -24,7 +24,7 @@ from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.dfs_host import run_keys
+from distsm.kernels.dfs_host import row_chunks, run_keys
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
@@ -89,7 +89,7 @@ class _Wedges:
         xp = self.xp
         g = self.g
         out = xp.zeros(a.shape[0], dtype=xp.float64)
-        for t0, t1 in _blocks(xp, (g.up[a] - g.ptr[a]).astype(xp.float64), most):
+        for t0, t1 in row_chunks(xp, (g.up[a] - g.ptr[a]).astype(xp.float64), most):
             row, b = self._down(a[t0:t1])
             _, length = self._runs(a[t0:t1][row], b, 0, self.g.n)
             out[t0:t1] = xp.bincount(row, weights=length.astype(xp.float64), minlength=t1 - t0)
@@ -136,17 +136,6 @@ class _Wedges:
             stack.append((c0, mid, below))
 
 
-def _blocks(xp: Any, weights: Any, cap: float) -> Iterator[tuple[int, int]]:
-    """Ranges of rows whose ``weights`` sum to at most ``cap``, or single rows that alone exceed it."""
-    ends = xp.cumsum(weights)
-    rows, t = int(weights.shape[0]), 0
-    while t < rows:
-        base = float(ends[t - 1]) if t else 0.0
-        t1 = max(t + 1, int(xp.searchsorted(ends, base + cap, side="right")))
-        yield t, min(t1, rows)
-        t = t1
-
-
 def task_work(backend: Backend, g: RankedGraph, label: int) -> Any:
     """The estimated work of each task (float64, in task order): one plus the wedges it lists."""
     xp = backend.xp
@@ -167,7 +156,7 @@ def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Co
     cap = max(budget // WEDGE_BYTES, MIN_CHUNK)
     per_task = wedges.per_task(a, cap)
     total, done = 0, 0
-    for t0, t1 in _blocks(xp, per_task, cap):
+    for t0, t1 in row_chunks(xp, per_task, cap):
         if control is not None:
             control.check()
         if t1 - t0 == 1 and float(per_task[t0]) > cap:

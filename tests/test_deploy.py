@@ -996,13 +996,32 @@ def _localize(argv: list[str], shared: Path, **values: str) -> list[str]:
     return out
 
 
+def _shared_example(tmp_path: Path, count: Command) -> Path:
+    """A temporary stand-in for /shared/ holding the bundled example where ``count`` reads its graph and queries,
+    and empty ``dask/`` and ``parts/`` folders."""
+    import gzip
+
+    from distsm import example
+
+    shared = tmp_path / "shared"
+    data_ns = contract(count)
+    data = shared / data_ns.data.removeprefix("/shared/")
+    data.parent.mkdir(parents=True)
+    data.write_bytes(gzip.decompress(example.data_path().read_bytes()))
+    queries = shared / data_ns.queries[0].removeprefix("/shared/")
+    queries.mkdir(parents=True)
+    for q in example.query_paths():
+        shutil.copy(q, queries / q.name)
+    (shared / "dask").mkdir()
+    (shared / "parts").mkdir()
+    return shared
+
+
 @pytest.mark.slow
 def test_cpu_recipe_from_the_readme_runs(tmp_path):
     """``dask scheduler`` + ``dask worker --nworkers N --nthreads 1`` + ``distsm partition`` + ``distsm count
     --scheduler-file`` exactly as the README writes them (paths under /shared/ moved to a temporary directory,
     2 workers and 2 parts), on the bundled example, with the known counts."""
-    import gzip
-
     from distsm import example
 
     dask_exe = Path(sys.executable).with_name("dask")
@@ -1015,17 +1034,7 @@ def test_cpu_recipe_from_the_readme_runs(tmp_path):
     count = next(c for c in cmds if c.name == "distsm count" and "--backend" in c.argv)
     partition = next(c for c in cmds if c.name == "distsm partition"
                      and opt(c.argv, "--out") == opt(count.argv, "--partition-dir"))
-    shared = tmp_path / "shared"
-    data_ns = contract(count)
-    data = shared / data_ns.data.removeprefix("/shared/")
-    data.parent.mkdir(parents=True)
-    data.write_bytes(gzip.decompress(example.data_path().read_bytes()))
-    queries = shared / data_ns.queries[0].removeprefix("/shared/")
-    queries.mkdir(parents=True)
-    for q in example.query_paths():
-        shutil.copy(q, queries / q.name)
-    (shared / "dask").mkdir()
-    (shared / "parts").mkdir()
+    shared = _shared_example(tmp_path, count)
 
     procs: list[subprocess.Popen] = []
     logs = tmp_path / "logs"
@@ -1140,23 +1149,12 @@ def test_jobqueue_recipe_from_the_readme_runs(tmp_path):
     ``local`` and each job one CPU worker in place of four GPUs (no GPU here; the GPU job script is the previous
     tests'), two jobs and two parts, paths under /shared/ moved to a temporary directory; the bundled example's
     known counts; then SIGTERM, as a batch system ends the scheduler's job, cancels the jobs."""
-    import gzip
     import signal
 
     from distsm import example
 
     start, partition, count = _jobqueue_recipe()
-    shared = tmp_path / "shared"
-    data_ns = contract(count)
-    data = shared / data_ns.data.removeprefix("/shared/")
-    data.parent.mkdir(parents=True)
-    data.write_bytes(gzip.decompress(example.data_path().read_bytes()))
-    queries = shared / data_ns.queries[0].removeprefix("/shared/")
-    queries.mkdir(parents=True)
-    for q in example.query_paths():
-        shutil.copy(q, queries / q.name)
-    (shared / "dask").mkdir()
-    (shared / "parts").mkdir()
+    shared = _shared_example(tmp_path, count)
     argv = _localize(start.argv, shared, **{"--jobs": "2", "--gpus": "0", "--memory": "2GiB"})
     argv[2] = "local"
     drop = {"--interface", "--queue", "--walltime", "--prologue"}  # a batch system's, not a local process's
