@@ -31,7 +31,7 @@ from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
-from distsm.kernels.ranked import MAX_RANKED_LABELS, ranked_bytes, ranked_graph
+from distsm.kernels.ranked import MAX_RANKED_LABELS, ranked_bytes, ranked_graph, slots_of
 from distsm.kernels.records import Control
 
 #: Candidates of each query vertex whose runs a selectivity sample reads.
@@ -161,8 +161,9 @@ def label_share(idx: DataIndex, query: Graph) -> float:
 
 def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selectivity: float | None) -> Search:
     """The search of ``query`` on the graph of ``idx``: its order, program (cached: :func:`planned`) and factor."""
-    # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels.
-    order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1)
+    # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels; where its
+    # ranked runs are split by neighbour label, each level reads its own label's runs.
+    order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1, slots_of(idx))
     return Search(order, prog, automorphisms, unique, selectivity, wedges.applies(query, idx.num_labels))
 
 
@@ -226,16 +227,17 @@ def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
     return tuple(zip(bounds[:-1], bounds[1:])), total
 
 
-def planned(query: Graph, breaking: Breaking, any_label: bool) -> tuple[tuple[int, ...], DfsProgram, int]:
+def planned(query: Graph, breaking: Breaking, any_label: bool,
+            slots: tuple[int, ...] = ()) -> tuple[tuple[int, ...], DfsProgram, int]:
     """``query``'s search order, program and ``|Aut(Q)|``, kept for the last :data:`PROGRAMS_KEPT` queries by their
     structure (the stabiliser chain costs 6-17 ms for a 3- to 5-clique on the CPU: more than a triangle count)."""
-    key = (any_label, breaking, *_structure(query))
+    key = (any_label, slots, breaking, *_structure(query))
     found = _PROGRAMS.get(key)
     if found is None:
         order = search_order(query)
         q = renumbered(query, order)
         less_than, automorphisms = breaking(q)
-        found = (tuple(order), program(q, less_than, any_label=any_label), automorphisms)
+        found = (tuple(order), program(q, less_than, any_label=any_label, slots=slots), automorphisms)
         with _PROGRAMS_LOCK:
             _PROGRAMS[key] = found
             while len(_PROGRAMS) > PROGRAMS_KEPT:

@@ -19,9 +19,9 @@ the last level is only counted.  Two savings need no change of semantics:
   instead of ``O(c^2)``).
 
 The words (int32) are what both backends read: ``HEAD_WORDS`` of header ``[levels, pair tail, pair relation,
-first edge's label]``, then ``LEVEL_WORDS`` per level: ``[label or -1, neighbour mask, lower mask, upper mask,
-distinct mask, reused level or -1, mask of the runs still to intersect, effective label of the run from each
-earlier level...]``.
+first edge's run]``, then ``LEVEL_WORDS`` per level: ``[label or -1, neighbour mask, lower mask, upper mask,
+distinct mask, reused level or -1, mask of the runs still to intersect, the run (its offset among a vertex's runs:
+:mod:`distsm.kernels.ranked`) from each earlier level...]``.
 """
 
 from __future__ import annotations
@@ -112,17 +112,24 @@ def closure(pairs: Pairs, n: int) -> Pairs:
     return tuple((i, j) for i in range(n) for j in range(n) if below[i][j])
 
 
-def program(query: Graph, less_than: Pairs, *, any_label: bool = False) -> DfsProgram:
+def program(query: Graph, less_than: Pairs, *, any_label: bool = False, slots: tuple[int, ...] = ()) -> DfsProgram:
     """The search of ``query`` level by level in its own vertex order (renumber it first: :func:`renumbered`),
     keeping only matches with ``f(a) < f(b)`` for every pair of ``less_than``.  ``any_label`` drops the vertex
-    label tests (every data vertex has the query's one label)."""
+    label tests (every data vertex has the query's one label).  ``slots``: the ranked graph's neighbour slots
+    (:mod:`distsm.kernels.ranked`); where runs are split by neighbour label, each level reads the runs of its own
+    label and tests no label (level 0 keeps its label: it picks the tasks' first vertices)."""
     k = query.n
     if supported(query):
         raise ValueError(supported(query))
     adj = query_adjacency(query)
-    elabel = {(j, w): e for j, row in enumerate(adj) for w, e in row}  # run of v_j that holds v_w
-    lt = closure(tuple(less_than), k)
     labels = [-1 if any_label else int(x) for x in np.asarray(query.vertex_labels)]
+    split = [bool(slots) and labels[i] in slots for i in range(k)]
+    # The run of v_j that holds v_w: its edge label's, and within it the slot of w's label where runs are split (a
+    # label no data vertex has reads slot 0 and keeps its test, which nothing passes).
+    elabel = {(j, w): e * max(len(slots), 1) + (slots.index(labels[w]) if split[w] else 0)
+              for j, row in enumerate(adj) for w, e in row}
+    labels = [-1 if split[i] and i > 0 else labels[i] for i in range(k)]
+    lt = closure(tuple(less_than), k)
     nb = [sum(1 << j for j in range(i) if (j, i) in elabel) for i in range(k)]
     lower = [sum(1 << j for j in range(i) if (j, i) in lt) for i in range(k)]
     upper = [sum(1 << j for j in range(i) if (i, j) in lt) for i in range(k)]

@@ -1,13 +1,17 @@
 """The data graph renumbered by degree, for the depth-first set-intersection search (:mod:`distsm.kernels.dfs`).
 
-Vertices get ranks in order of (degree, id), and each vertex's adjacency is stored per effective edge label as a
-run sorted by rank: ``nbr[ptr[v * L + e]:ptr[v * L + e + 1]]`` is ``N(v, e)``.  Symmetry breaking compares images
-(``f(a) < f(b)``), and any total order of the data vertices keeps one embedding per matched subgraph; comparing
-ranks makes the first vertices of a search the low-degree ones, so a search that starts from ``v`` with its
-later vertices above ``v`` reads only the part of each run above ``v`` (a binary search cuts it): the
-degree-ordered orientation G2Miner and GraphPi use for cliques, for every pattern.  The runs are indexed
-directly (``n * L + 1`` offsets), so graphs with many effective edge labels are not ranked
-(:data:`MAX_RANKED_LABELS`): at those label counts the search is selective and the breadth-first join serves it.
+Vertices get ranks in order of (degree, id), and each vertex's adjacency is stored as runs sorted by rank, one per
+effective edge label ``e`` and, where the graph has several vertex labels, per label of the neighbour (its *slot*
+``s``): ``nbr[ptr[r]:ptr[r + 1]]`` with ``r = v * R + e * S + s`` holds ``v``'s neighbours of label ``slots[s]`` by
+edges of label ``e`` (``R = L * S`` runs per vertex; ``S = 1`` and no slots where the graph has one vertex label).
+A level of the search then reads only the neighbours of its own label, instead of reading all and testing each.
+Symmetry breaking compares images (``f(a) < f(b)``), and any total order of the data vertices keeps one embedding
+per matched subgraph; comparing ranks makes the first vertices of a search the low-degree ones, so a search that
+starts from ``v`` with its later vertices above ``v`` reads only the part of each run above ``v`` (a binary search
+cuts it): the degree-ordered orientation G2Miner and GraphPi use for cliques, for every pattern.  The runs are
+indexed directly (``n * R + 1`` offsets): runs are split by neighbour label only while ``R`` stays within
+:data:`MAX_RANKED_LABELS`, and graphs with more effective edge labels than that are not ranked at all (at those
+label counts the search is selective and the breadth-first join serves it).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import Any
 from distsm.kernels.index import DataIndex
 from distsm.kernels.lifetime_cache import LifetimeCache
 
-#: Effective edge labels beyond which a graph gets no ranked copy (its offsets grow with ``n * L``).
+#: Runs per vertex a ranked copy holds at most (its offsets grow with ``n * R``): edge labels beyond it give no
+#: ranked copy, and vertex labels that would pass it leave the runs unsplit.
 MAX_RANKED_LABELS = 16
 
 _RANKED = LifetimeCache()  # DataIndex -> RankedGraph
@@ -28,10 +33,11 @@ _RANKED = LifetimeCache()  # DataIndex -> RankedGraph
 class RankedGraph:
     """A data graph's adjacency by rank (arrays of the backend's array module).
 
-    ``nbr`` int32[nnz] holds ranks, ``ptr`` int64[n * labels + 1] the run offsets, ``up`` int64[n * labels] the
-    first entry of each run above its own vertex (a level above ``v_j`` reads ``N(v_j, e)`` from there: the
-    degree-ordered orientation), ``vertex_labels`` int32[n] the label of each rank and ``max_run`` the longest run
-    (the size a search's per-level buffers need).
+    ``labels`` is the number ``R`` of runs per vertex and ``slots`` the vertex label of each neighbour slot (empty
+    where runs are not split by neighbour label); ``nbr`` int32[nnz] holds ranks, ``ptr`` int64[n * R + 1] the run
+    offsets, ``up`` int64[n * R] the first entry of each run above its own vertex (a level above ``v_j`` reads
+    ``N(v_j, e)`` from there: the degree-ordered orientation), ``vertex_labels`` int32[n] the label of each rank
+    and ``max_run`` the longest run (the size a search's per-level buffers need).
     """
 
     n: int
@@ -41,16 +47,34 @@ class RankedGraph:
     up: Any
     vertex_labels: Any
     max_run: int
+    slots: tuple[int, ...] = ()
+
+    def run_offset(self, edge_label: int, vertex_label: int) -> int | None:
+        """The offset within a vertex's runs of its neighbours of ``vertex_label`` by edges of ``edge_label``
+        (the edge label's run where runs are not split), or None when no vertex has that label."""
+        if not self.slots:
+            return edge_label
+        if vertex_label not in self.slots:
+            return None
+        return edge_label * len(self.slots) + self.slots.index(vertex_label)
 
     @property
     def nbytes(self) -> int:
         return int(self.nbr.nbytes + self.ptr.nbytes + self.up.nbytes + self.vertex_labels.nbytes)
 
 
+def slots_of(idx: DataIndex) -> tuple[int, ...]:
+    """The neighbour slots of ``idx``'s ranked copy: its vertex labels, ascending, where there are several and
+    ``num_labels * len(slots)`` runs per vertex stay within :data:`MAX_RANKED_LABELS`; else none."""
+    labels = sorted(int(x) for x in idx.vertices_by_label)
+    return tuple(labels) if 1 < len(labels) and idx.num_labels * len(labels) <= MAX_RANKED_LABELS else ()
+
+
 def ranked_bytes(idx: DataIndex) -> int:
     """Bytes of the ranked copy of ``idx`` and of the sort that builds it (keys and their order, 16 per entry)."""
     nnz = int(idx.nbr.shape[0])
-    return 4 * nnz + 16 * (idx.n * idx.num_labels + 1) + 4 * idx.n + 16 * nnz
+    runs = idx.n * idx.num_labels * max(len(slots_of(idx)), 1)
+    return 4 * nnz + 16 * (runs + 1) + 4 * idx.n + 16 * nnz
 
 
 def ranked_graph(xp: Any, idx: DataIndex) -> RankedGraph | None:
@@ -73,18 +97,27 @@ def ranked_graph(xp: Any, idx: DataIndex) -> RankedGraph | None:
     else:
         lengths = xp.asarray(idx.run_end) - xp.asarray(idx.run_start)
         elab = xp.repeat(xp.asarray(idx.run_keys) % L, lengths)
-    keys = (rank[src] * L + elab) * n + rank[xp.asarray(idx.nbr).astype(xp.int64)]
-    del src, elab
+    slots = slots_of(idx)
+    S = max(len(slots), 1)
+    neighbour = xp.asarray(idx.nbr).astype(xp.int64)
+    if slots:
+        slot = xp.searchsorted(xp.asarray(slots, dtype=xp.int64),
+                               xp.asarray(idx.vertex_labels).astype(xp.int64)[neighbour])
+        elab = elab * S + slot
+        del slot
+    R = L * S
+    keys = (rank[src] * R + elab) * n + rank[neighbour]
+    del src, elab, neighbour
     keys.sort()
     nbr = (keys % n).astype(xp.int32)
     runs = keys // n
     del keys
-    counts = xp.bincount(runs, minlength=n * L)
-    ptr = xp.zeros(n * L + 1, dtype=xp.int64)
+    counts = xp.bincount(runs, minlength=n * R)
+    ptr = xp.zeros(n * R + 1, dtype=xp.int64)
     xp.cumsum(counts, out=ptr[1:])
-    up = ptr[:-1] + xp.bincount(runs[nbr <= runs // L], minlength=n * L)
+    up = ptr[:-1] + xp.bincount(runs[nbr <= runs // R], minlength=n * R)
     del runs
     labels = xp.empty(n, dtype=xp.int32)
     labels[rank] = xp.asarray(idx.vertex_labels).astype(xp.int32)
     max_run = int(counts.max()) if nnz else 0
-    return _RANKED.put(idx, RankedGraph(n, L, nbr, ptr, up, labels, max_run))
+    return _RANKED.put(idx, RankedGraph(n, R, nbr, ptr, up, labels, max_run, slots))

@@ -67,12 +67,22 @@ class _Wedges:
     def __init__(self, backend: Backend, g: RankedGraph, label: int) -> None:
         self.backend, self.xp, self.g, self.label = backend, backend.xp, g, label
         self.keys = run_keys(self.xp, g)
+        # The runs read: the label's own where runs are split by neighbour label (nothing to test), else the one
+        # run of each vertex, tested where a label is set.
+        if label < 0 and g.slots:
+            raise ValueError("a graph whose runs are split by neighbour label has no 4-cycles of any label: name one")
+        self.offset = (g.run_offset(0, label) or 0) if label >= 0 else 0
+        self.tested = label >= 0 and not g.slots
+
+    def _run(self, v: Any) -> Any:
+        return v.astype(self.xp.int64) * self.g.labels + self.offset
 
     def _down(self, a: Any) -> tuple[Any, Any]:
         """``(row, b)``: every neighbour ``b`` of each ``a[row]`` ranked below it (of the label, where one is set)."""
         g = self.g
-        row, b = self.backend.gather_runs(g.nbr, g.ptr[a], g.up[a] - g.ptr[a])
-        if self.label >= 0:
+        run = self._run(a)
+        row, b = self.backend.gather_runs(g.nbr, g.ptr[run], g.up[run] - g.ptr[run])
+        if self.tested:
             keep = g.vertex_labels[b] == self.label
             row, b = row[keep], b[keep]
         return row, b
@@ -80,7 +90,7 @@ class _Wedges:
     def _runs(self, a: Any, b: Any, c0: int, c1: Any) -> tuple[Any, Any]:
         """For edges ``a-b``: the start and length of the part of ``N(b)`` with ``c0 <= c < min(a, c1)``."""
         xp = self.xp
-        base = b.astype(xp.int64) * self.g.n
+        base = self._run(b) * self.g.n
         lo = xp.searchsorted(self.keys, base + c0)
         return lo, xp.searchsorted(self.keys, base + xp.minimum(a, c1)) - lo
 
@@ -89,7 +99,8 @@ class _Wedges:
         xp = self.xp
         g = self.g
         out = xp.zeros(a.shape[0], dtype=xp.float64)
-        for t0, t1 in row_chunks(xp, (g.up[a] - g.ptr[a]).astype(xp.float64), most):
+        run = self._run(a)
+        for t0, t1 in row_chunks(xp, (g.up[run] - g.ptr[run]).astype(xp.float64), most):
             row, b = self._down(a[t0:t1])
             _, length = self._runs(a[t0:t1][row], b, 0, self.g.n)
             out[t0:t1] = xp.bincount(row, weights=length.astype(xp.float64), minlength=t1 - t0)
@@ -105,7 +116,7 @@ class _Wedges:
         del start, length
         owner = row[entry]
         del entry, row, b
-        if self.label >= 0:
+        if self.tested:
             keep = g.vertex_labels[c] == self.label
             owner, c = owner[keep], c[keep]
         if not c.shape[0]:

@@ -81,15 +81,21 @@ def test_task_ranges_add_up_and_task_work_counts_the_wedges():
         cut = sorted({0, int(a.shape[0]) // 3, int(a.shape[0]) // 2, int(a.shape[0])})
         assert sum(wedges.count(NUMPY, g, label, 1 << 30, task_range=(lo, hi))
                    for lo, hi in zip(cut[:-1], cut[1:])) == whole == _cycles_by_networkx(data, label)
-    # The wedges of one task, listed by hand: b below a, c below a, b adjacent to both, one label throughout.
+    # The wedges of one task, listed by hand: b below a, c below a, b adjacent to both, label 0 throughout.
     rank_of = {int(v): r for r, v in enumerate(np.argsort(data.degrees * data.n + np.arange(data.n)))}
+    zero = {rank_of[v] for v in range(data.n) if data.vertex_labels[v] == 0}
     adj = {v: set() for v in range(data.n)}
     for u, w in zip(data.edge_src.tolist(), data.edge_dst.tolist()):
-        adj[rank_of[u]].add(rank_of[w])
-        adj[rank_of[w]].add(rank_of[u])
-    a = int(np.argmax(wedges.task_work(NUMPY, g, -1)))
+        if rank_of[u] in zero and rank_of[w] in zero:
+            adj[rank_of[u]].add(rank_of[w])
+            adj[rank_of[w]].add(rank_of[u])
+    work = wedges.task_work(NUMPY, g, 0)
+    heaviest = int(np.argmax(work))
+    a = int(wedges.tasks(np, g, 0)[heaviest])
     by_hand = sum(1 for b in adj[a] if b < a for c in adj[b] if c < a)
-    assert wedges.task_work(NUMPY, g, -1)[a] == 1 + by_hand
+    assert work[heaviest] == 1 + by_hand > 1
+    with pytest.raises(ValueError, match="name one"):
+        wedges.task_work(NUMPY, g, -1)  # its runs are split by neighbour label
 
 
 def test_what_the_shortcut_applies_to():
@@ -109,6 +115,6 @@ def test_a_cancelled_count_stops_and_a_labelled_one_counts_only_its_label():
     data = random_graph(rng, 20, 0.4, 2, 1, False)
     g = ranked_graph(np, NUMPY.index(data))
     with pytest.raises(JoinCancelled):
-        wedges.count(NUMPY, g, -1, 1 << 20, Control(cancelled=lambda: True))
+        wedges.count(NUMPY, g, 0, 1 << 20, Control(cancelled=lambda: True))
     for label in (0, 1):
         assert wedges.count(NUMPY, g, label, 1 << 20) * 8 == len(brute_force(data, pattern("4-cycle", [label] * 4)))
