@@ -196,14 +196,20 @@ class Count:
         ``trials``).  None when the count needs :meth:`plan` and :meth:`run`."""
         if path not in COUNT_PATHS:
             raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
-        # The search goes first: it needs candidates only to sample its selectivity, once per graph and query.
-        if path in ("auto", "dfs"):
-            search = self.search(force=path == "dfs")
+        # A search chosen unasked goes first: it needs candidates only to sample its selectivity, once per graph and
+        # query (and a sample finds no selectivity where a vertex has no candidate).  A forced one runs after the
+        # filter, which answers 0 where the query has a label, or edge label, that the data graph lacks.
+        if path == "auto":
+            search = self.search()
             if search is not None:
                 return self.run_search(search)
         cands = self.candidates()
         if min(int(c.shape[0]) for c in cands) == 0:
             return self._explained(0, "a query vertex has no candidate", "filter")
+        if path == "dfs":
+            search = self.search(force=True)
+            assert search is not None  # a forced search raises where it cannot count
+            return self.run_search(search)
         reason = "forced" if path == "general" else self._general_reason()
         if reason:
             return self.general(reason)
