@@ -81,7 +81,8 @@ def test_dfs_kernels_are_described_in_signature_order():
     src = launch.DFS_PATH.read_text()
     types = {"int": np.int32, "i64": np.int64, "u64": np.uint64}
     found = {}
-    for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\([\w, ]+\) )?(\w+)\((.*?)\)\s*\{', src, re.S):
+    kernel = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\w, ]+\) )?(\w+)\((.*?)\)\s*\{', re.S)
+    for m in kernel.finditer(src):
         args = []
         for part in m.group(2).split(","):
             words = part.replace("const", " ").split()
