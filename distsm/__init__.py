@@ -45,6 +45,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'distsm' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    # The lazy names above are part of the API: tab completion and dir() list them too.
+    return sorted(set(globals()) | set(__all__))
+
+
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "LocalClusterSpec",
     "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count",

@@ -72,7 +72,7 @@ def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: i
 
 
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
-          unique: bool = False, memory_budget: int | None = None, backend: BackendName = "auto",
+          unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto",
           partitions: int | str | None = None, partition_method: PartitionMethod = "metis", partition_seed: int = 0,
           adjacency: Adjacency = "device", restrict: Restrict | None = None,
           progress: Callable[[int, int], None] | None = None, timeout: float | None = None) -> int:
@@ -81,7 +81,8 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
     Args:
         data, query: :class:`Graph`, path, or networkx graph.  The query must be connected.
         induced, homomorphism, unique: semantics (module docstring).
-        memory_budget: bytes the join may hold at once (default: the backend's); smaller budgets run in more
+        memory_budget: bytes the join may hold at once, or a size such as ``"512MiB"`` or ``"1GB"`` as the CLI
+            takes it (default: the backend's); smaller budgets run in more
             chunks and give the same answer.
         backend: ``"auto"``, ``"numpy"`` or ``"cupy"``.
         partitions: split ``data`` into this many parts (``partition_method``: ``"metis"``, ``"random"`` or
@@ -109,7 +110,7 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
 
 
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
-            unique: bool = False, memory_budget: int | None = None, backend: BackendName = "auto") -> Explanation:
+            unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto") -> Explanation:
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
     order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
@@ -122,7 +123,7 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
 
 
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
-                 homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
+                 homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
                  backend: BackendName = "auto", partitions: int | str | None = None,
                  partition_method: PartitionMethod = "metis", partition_seed: int = 0,
                  adjacency: Adjacency = "device", restrict: Restrict | None = None,
@@ -160,7 +161,7 @@ def _timed(items: Iterator[T], timeout: float | None, backend: Backend) -> Itera
 
 
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
-          homomorphism: bool = False, unique: bool = False, memory_budget: int | None = None,
+          homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
           backend: BackendName = "auto", partitions: int | str | None = None,
           partition_method: PartitionMethod = "metis", partition_seed: int = 0,
           adjacency: Adjacency = "device", restrict: Restrict | None = None,
@@ -201,7 +202,7 @@ def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:
 
 def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                 induced: bool = False, homomorphism: bool = False, unique: bool = False,
-                memory_budget: int | None = None, backend: BackendName = "auto",
+                memory_budget: int | str | None = None, backend: BackendName = "auto",
                 partition_method: PartitionMethod = "metis", partition_seed: int = 0,
                 adjacency: Adjacency = "device", timeout: float | None = None) -> list[QueryResult]:
     """Count several queries on ``data`` split into ``partitions`` parts, as one batch.  Each query spreads as on a
@@ -223,7 +224,7 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
 
 def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                induced: bool = False, homomorphism: bool = False, unique: bool = False,
-               memory_budget: int | None = None, backend: BackendName = "auto",
+               memory_budget: int | str | None = None, backend: BackendName = "auto",
                partition_method: PartitionMethod = "metis", partition_seed: int = 0,
                adjacency: Adjacency = "device", timeout: float | None = None) -> Iterator[QueryResult]:
     """:func:`count_batch`'s results, each yielded as its query completes (in query order).  Past ``timeout`` the

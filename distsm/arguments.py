@@ -3,6 +3,7 @@ was expected and what came instead."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -25,7 +26,7 @@ def check_int(name: str, value: Any, *, minimum: int, optional: bool = True) -> 
     if value is None and optional:
         return None
     if not is_integer(value):
-        hint = " (a number of bytes, e.g. 256 << 20)" if "budget" in name else ""
+        hint = " (a number of bytes, e.g. 256 << 20, or a size such as '1GB')" if "budget" in name else ""
         raise TypeError(f"{name} must be an integer{hint}, not {type(value).__name__} {short_repr(value)}")
     if value < minimum:
         what = "positive" if minimum == 1 else f">= {minimum}"
@@ -45,3 +46,38 @@ def check_flag(name: str, value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be True or False, not {type(value).__name__} {short_repr(value)}")
     return bool(value)
+
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
+          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
+
+
+def parse_size(text: str) -> int:
+    """``"512MiB"`` -> 536870912, ``"2GB"`` -> 2000000000; plain integers are bytes.
+
+    Raises:
+        ValueError: not a size, or not positive.
+    """
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"not a size: {short_repr(text)} (examples: 100000000, 512MiB, 2GB)")
+    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if value <= 0:
+        raise ValueError(f"size must be positive: {short_repr(text)}")
+    return value
+
+
+def check_size(name: str, value: Any) -> int | None:
+    """A byte count given as an integer or a size string (``"1GB"``, ``"512MiB"``: :func:`parse_size`), as the
+    CLI takes it; None passes.
+
+    Raises:
+        TypeError: neither an integer nor a string.
+        ValueError: a string that is not a size, or a count below one.
+    """
+    if isinstance(value, str):
+        try:
+            return parse_size(value)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    return check_int(name, value, minimum=1)

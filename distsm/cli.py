@@ -16,13 +16,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from distsm import example
 from distsm._version import __version__
 from distsm.api import count, explain, iter_batch, iter_matches
+from distsm.arguments import parse_size
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError, elide
 from distsm.formats import FORMATS, detect_format, read_graph, read_graphs
 from distsm.graph import Graph
@@ -32,19 +33,12 @@ from distsm.progress import ProgressBar, Running
 from distsm.semantics import Semantics
 from distsm.vocabulary import ADJACENCY_MODES, BACKENDS, PARTITION_METHODS
 
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2, "mib": 1024**2,
-          "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
-
-
 def parse_bytes(text: str) -> int:
-    """``"512MiB"`` -> 536870912; plain integers are bytes."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
-    if not m or m.group(2).lower() not in _UNITS:
-        raise argparse.ArgumentTypeError(f"not a size: {elide(repr(text))} (examples: 100000000, 512MiB, 2GB)")
-    value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"size must be positive: {elide(repr(text))}")
-    return value
+    """``"512MiB"`` -> 536870912; plain integers are bytes (the API's :func:`~distsm.arguments.parse_size`)."""
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _query_files(paths: list[str]) -> list[tuple[Path, bool]]:
@@ -196,8 +190,16 @@ def _add_jobqueue(sub: Any) -> None:
                     help="give up when the workers have not all joined within this time")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, but an error is one line: the reason, and where the usage is (its subcommands' parsers
+    are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (usage: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
+    parser = _Parser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -245,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--output", "-o", default=None,
                    help="write rows to FILE (.npy for NumPy, else text) instead of stdout; streamed, so any number "
                         "of rows fits")
+    m.add_argument("--timeout", type=_positive(float), default=None, metavar="SECONDS",
+                   help="stop when the listing has not finished this long after it started (the rows written so "
+                        "far stay; exit status 2)")
     _add_semantics(m)
     _add_reading(m)
 
@@ -509,24 +514,33 @@ def _cmd_match(args: argparse.Namespace) -> int:
     chunks = iter_matches(data, query, limit=args.limit, induced=args.induced, homomorphism=args.homomorphism,
                           unique=args.unique, memory_budget=args.memory_budget, backend=args.backend,
                           partitions=args.partitions, partition_method=args.partition_method,
-                          adjacency=args.adjacency)
-    total = 0
-    if args.output and args.output.endswith(".npy"):
-        with NpyRowWriter(args.output, query.n) as out:
+                          adjacency=args.adjacency, timeout=args.timeout)
+    written = [0]
+    try:
+        _write_rows(chunks, args.output, query.n, written)
+    except TimeoutError:
+        raise _CommandError(f"the listing did not finish within {args.timeout:g} s; {written[0]} matches were "
+                            f"written before it stopped") from None
+    print(f"{written[0]} matches", file=sys.stderr)
+    return 0
+
+
+def _write_rows(chunks: Iterator[np.ndarray], output: str | None, width: int, written: list[int]) -> None:
+    """Rows to ``output`` (.npy, or text; stdout when None), counting them in ``written[0]`` as they go."""
+    if output and output.endswith(".npy"):
+        with NpyRowWriter(output, width) as out:
             for rows in chunks:
                 out.write(rows)
-        total = out.rows
-    else:
-        text = open(args.output, "w") if args.output else sys.stdout
-        try:
-            for rows in chunks:
-                np.savetxt(text, rows, fmt="%d")
-                total += rows.shape[0]
-        finally:
-            if text is not sys.stdout:
-                text.close()
-    print(f"{total} matches", file=sys.stderr)
-    return 0
+                written[0] = out.rows
+        return
+    text = open(output, "w") if output else sys.stdout
+    try:
+        for rows in chunks:
+            np.savetxt(text, rows, fmt="%d")
+            written[0] += rows.shape[0]
+    finally:
+        if text is not sys.stdout:
+            text.close()
 
 
 def _cmd_info(args: argparse.Namespace) -> int:

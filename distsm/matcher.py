@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_int
+from distsm.arguments import check_choice, check_size
 from distsm.cluster import tasks
 from distsm.cluster.batch import Batch, Unit
 from distsm.cluster.grouping import LabelDegreeCost, whole_groups
@@ -101,7 +101,7 @@ class Matcher:
             reads on a GPU) or ``"gather"`` (the adjacency lists a table chunk reads are copied to the device per
             chunk).  See :class:`~distsm.residency.Residency`.
         backend: engine backend on the workers (``"auto"``: CuPy where a GPU is present).
-        memory_budget: bytes one task's join may hold (default: the worker backend's).
+        memory_budget: bytes one task's join may hold, or a size such as ``"1GB"`` (default: the worker backend's).
         device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
             the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
         inter_slices: slices each spanning search is split into (default: four per worker; they are not pinned,
@@ -110,13 +110,14 @@ class Matcher:
     """
 
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | str | Partitioning = "auto",
-                 backend: BackendName = "auto", memory_budget: int | None = None, *, device_budget: int | None = None,
+                 backend: BackendName = "auto", memory_budget: int | str | None = None, *,
+                 device_budget: int | str | None = None,
                  inter_slices: int | None = None, load_timeout: float = 600.0):
         # Every argument is checked before a cluster starts: a typo must not cost a cluster's start-up time.
         how = partitions if isinstance(partitions, Partitioning) else Partitioning(partitions, adjacency="auto")
         check_choice("backend", backend, BACKENDS)
-        check_int("memory_budget", memory_budget, minimum=1)
-        check_int("device_budget", device_budget, minimum=1)
+        memory_budget = check_size("memory_budget", memory_budget)
+        device_budget = check_size("device_budget", device_budget)
         self.partitioning = how
         self.adjacency = how.adjacency
         self.device_budget = device_budget

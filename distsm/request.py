@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_int
+from distsm.arguments import check_choice, check_size
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.backend import Backend
@@ -99,7 +99,7 @@ class Request:
 
 
 def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Semantics, *,
-            memory_budget: int | None = None, backend: str = "auto", restrict: Restrict | None = None,
+            memory_budget: int | str | None = None, backend: str = "auto", restrict: Restrict | None = None,
             partitioning: Partitioning | None = None, progress: Callable[[int, int], None] | None = None,
             timeout: float | None = None) -> Request:
     """The :class:`Request` of one call, or the first error in its arguments, before any work starts.
@@ -110,7 +110,7 @@ def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Se
         TypeError, ValueError: an argument of the wrong type or range, or a pair of :data:`CONFLICTS`.
         GraphError, GraphFormatError: a graph that cannot be read or matched.
     """
-    check_int("memory_budget", memory_budget, minimum=1)
+    memory_budget = check_size("memory_budget", memory_budget)
     check_conflicts({"restrict": restrict, "unique": semantics.unique, "partitions": partitioning,
                      "progress": progress})
     be = get_backend(check_choice("backend", backend, BACKENDS))

@@ -289,7 +289,8 @@ def test_cli_errors_in_a_real_process(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- API arguments
 API_CASES = [
-    ("budget-string", dict(memory_budget="1MiB"), TypeError, "memory_budget must be an integer"),
+    ("budget-not-a-size", dict(memory_budget="lots"), ValueError, "memory_budget: not a size: 'lots'"),
+    ("budget-float", dict(memory_budget=2.5), TypeError, "memory_budget must be an integer"),
     ("budget-negative", dict(memory_budget=-5), ValueError, "memory_budget must be positive"),
     ("budget-bool", dict(memory_budget=True), TypeError, "memory_budget"),
     ("backend-unknown", dict(backend="tpu"), ValueError, "unknown backend"),
@@ -321,7 +322,7 @@ def test_bad_listing_arguments():
 
 
 @pytest.mark.parametrize("kwargs,error", [(dict(memory_budget=-5), ValueError), (dict(partitions=0), ValueError),
-                                          (dict(memory_budget="1MiB"), TypeError), (dict(backend="tpu"), ValueError)])
+                                          (dict(memory_budget="lots"), ValueError), (dict(backend="tpu"), ValueError)])
 def test_matcher_arguments_are_checked_before_any_cluster(kwargs, error):
     from distsm.matcher import Matcher
 

@@ -17,6 +17,7 @@ file raises :class:`distsm.errors.GraphFormatError`, whose message starts with `
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 from collections.abc import Hashable, Iterable
 from typing import Any
@@ -25,8 +26,9 @@ from typing import Any
 from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs  # isort: skip
 from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs  # isort: skip
 from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap  # isort: skip
-from distsm.formats._common import PathLike
-from distsm.formats.binary import is_saved_graph, load_graph, save_graph
+from distsm.errors import GraphFormatError
+from distsm.formats._common import PathLike, fspath
+from distsm.formats.binary import MANIFEST, is_saved_graph, load_graph, save_graph
 from distsm.formats.detect import detect_format
 from distsm.formats.registry import Format, lookup, register_format, registered
 from distsm.formats.vertex_labels import read_vertex_labels, with_vertex_labels
@@ -67,6 +69,9 @@ __all__ = [
 
 
 def _resolve(path: PathLike, format: str) -> Format:
+    if os.path.isdir(fspath(path)):
+        raise GraphFormatError(fspath(path), None, f"a directory, not a graph file (a directory is read as a graph "
+                                                   f"only when save_graph wrote it: it holds {MANIFEST})")
     fmt = lookup(detect_format(path) if format == "auto" else format)
     if fmt is None:
         raise ValueError(f"unknown graph format {format!r}; expected 'auto' or one of {', '.join(FORMATS)}")
