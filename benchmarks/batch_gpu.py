@@ -33,7 +33,7 @@ import distsm
 from benchmarks import common, meta
 from distsm.config import engine_options, gpu_options
 from distsm.kernels import counting, get_backend
-from distsm.kernels.batch import Batch, count_light
+from distsm.kernels.batch import LightBatch, count_light
 from distsm.kernels.query_plan import MatchOptions
 
 
@@ -51,7 +51,7 @@ def light(be: Any, data: distsm.Graph, queries: list[distsm.Graph]) -> tuple[lis
     options = MatchOptions()
     t0 = time.perf_counter()
     idx = be.index(data)
-    found = count_light(be, idx, Batch(queries, options), be.default_budget())
+    found = count_light(be, idx, LightBatch(queries, options), be.default_budget())
     be.synchronize()
     t1 = time.perf_counter()
     counts = [int(c) if c is not None else counting.count(be, idx, q, options, budget=be.default_budget())

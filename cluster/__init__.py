@@ -2,8 +2,8 @@
 ``distsm.cluster``; the user-facing entry point is :class:`distsm.Matcher`."""
 
 from distsm.cluster.batch import Batch
-from distsm.cluster.placement import Placement
+from distsm.cluster.placement import PartOwners
 from distsm.cluster.start import ClusterError, connect, local
 from distsm.plan.execute import QueryResult
 
-__all__ = ["Batch", "ClusterError", "Placement", "QueryResult", "connect", "local"]
+__all__ = ["Batch", "ClusterError", "PartOwners", "QueryResult", "connect", "local"]

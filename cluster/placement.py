@@ -1,7 +1,7 @@
 """Which worker holds which partition: a stable ``{part: worker name}`` map, resolved to addresses per submit.
 
 Names survive restarts (dask-cuda names a worker after its GPU, LocalCluster numbers them), addresses do not, so
-the map keeps names and :meth:`Placement.resolve` looks the addresses up each time.  A part whose worker is gone
+the map keeps names and :meth:`PartOwners.resolve` looks the addresses up each time.  A part whose worker is gone
 moves to the surviving worker holding the fewest parts; parts never move while their worker lives.
 """
 
@@ -20,7 +20,9 @@ def alive_workers(client: Any) -> dict[Any, str]:
     return {w.get("name", addr): addr for addr, w in info.get("workers", {}).items()}
 
 
-class Placement:
+class PartOwners:
+    """The worker (by name) that holds each of ``parts`` partitions, placed afresh when its worker is gone."""
+
     def __init__(self, parts: int):
         self.parts = int(parts)
         self.owner: dict[int, Any] = {}

@@ -33,7 +33,7 @@ from distsm.cluster import tasks
 from distsm.cluster.batch import Batch, Unit
 from distsm.cluster.grouping import LabelDegreeCost, whole_groups
 from distsm.cluster.monitor import BATCH_TOPIC, DistsmMonitor
-from distsm.cluster.placement import Placement, alive_workers
+from distsm.cluster.placement import PartOwners, alive_workers
 from distsm.cluster.start import ClusterError, connect
 from distsm.cluster.versions import check_versions
 from distsm.graph import Graph
@@ -152,7 +152,7 @@ class Matcher:
             self._label_cost: LabelDegreeCost | None = None
             self.inter_slices = inter_slices or 4 * self.n_workers
             self.load_timeout = load_timeout
-            self.placement = Placement(self.k)
+            self.owners = PartOwners(self.k)
             # One plugin per matcher: its caches are this matcher's alone and go when it closes.
             self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
             self.client.register_plugin(tasks.WorkerSite(self._state, self.store_dir, self.backend, how.adjacency,
@@ -251,7 +251,7 @@ class Matcher:
 
     def load(self) -> list[dict[str, Any]]:
         """Load every part onto its worker (``distsm-load-*`` tasks); returns their reports."""
-        addrs = self.placement.resolve(self.client)
+        addrs = self.owners.resolve(self.client)
         # Strict pins: a part must land on its own worker (work stealing may not move it); a worker dying
         # meanwhile shows up as a timeout rather than a hang.
         futs = [self.client.submit(tasks.load_part, self._state, p, key=f"distsm-load-{_token()}",
@@ -304,7 +304,7 @@ class Matcher:
             raise ValueError(f"timeout must be positive, got {timeout}")
         sem = Semantics(induced, homomorphism, unique)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
-        addrs = self.placement.resolve(self.client)
+        addrs = self.owners.resolve(self.client)
         units: list[Unit] = []
         plans: dict[Any, Any] = {}
         submitted = time.monotonic()

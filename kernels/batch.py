@@ -315,7 +315,7 @@ def _edge_tests(backend: ArrayBackend, idx: DataIndex, level: Level, e: Entries)
 
 
 @dataclass(frozen=True)
-class Batch:
+class LightBatch:
     """The queries of a batch and how each is counted: ``options`` for all, ``less_than`` symmetry-breaking pairs
     per query (empty: none), ``allowance`` adjacency entries per query (None: ``distsm.engine.trial-entries``
     per query vertex, the least allowance of a per-query trial join)."""
@@ -332,7 +332,7 @@ class Batch:
         return [per_vertex * q.n for q in self.queries]
 
 
-def count_light(backend: Backend, index: DataIndex, batch: Batch, budget: int | BudgetPlan, *,
+def count_light(backend: Backend, index: DataIndex, batch: LightBatch, budget: int | BudgetPlan, *,
                 control: Control | None = None, candidates: list[CandidateSets] | None = None) -> list[int | None]:
     """Count every query of ``batch`` on ``index`` whose general join is light, together; None for the others
     (a join past its allowance, or one whose share of the batch alone would not fit ``budget``), which the caller

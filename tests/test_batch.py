@@ -44,7 +44,7 @@ def alone(data: Graph, query: Graph, sem: Semantics) -> int:
 
 def light(data: Graph, queries: list[Graph], sem: Semantics, allowance=None, budget: int = 1 << 26):
     return batch.count_light(NUMPY, NUMPY.index(data),
-                             batch.Batch(queries, sem.match_options, [symmetry(q, sem).less_than for q in queries],
+                             batch.LightBatch(queries, sem.match_options, [symmetry(q, sem).less_than for q in queries],
                                          allowance), budget)
 
 
@@ -89,7 +89,7 @@ def test_queries_past_their_allowance_are_left_to_the_per_query_path(seed, n, p,
         assert all(v is None or v == 0 or q.n == 1 for v, q in zip(found, queries))
     # The batch-then-alone driver answers every query exactly.
     matcher = PartitionedMatcher(data, 1, backend=NUMPY)
-    with patch.object(batch.Batch, "allowances", lambda self: allowance):
+    with patch.object(batch.LightBatch, "allowances", lambda self: allowance):
         results = matcher.count_batch(queries, sem, 1 << 26)
     assert [r.count for r in results] == expected
 
@@ -305,11 +305,11 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
     # the batch driver, which counts the others alone, answers every query exactly.
     truth = [alone(data, q, sem) for q in queries]
     assert all(e is None or e == t for e, t in zip(expected, truth))
-    found = batch.count_light(gpu, gpu.index(data), batch.Batch(queries, sem.match_options,
+    found = batch.count_light(gpu, gpu.index(data), batch.LightBatch(queries, sem.match_options,
                                                                 [symmetry(q, sem).less_than for q in queries],
                                                                 allowance), 1 << 28)
     assert all(f is None or f == t for f, t in zip(found, truth)), (found, truth)
-    with patch.object(batch.Batch, "allowances", lambda self: allowance):
+    with patch.object(batch.LightBatch, "allowances", lambda self: allowance):
         results = PartitionedMatcher(data, 1, backend=gpu).count_batch(queries, sem, 1 << 28)
     assert [r.count for r in results] == truth
 

@@ -168,7 +168,7 @@ def test_a_batch_reads_whole_runs_on_every_backend(backend_name):
     alike, where a single query's device join would read its 50 label-1 entries."""
     from distsm.graph import Graph
     from distsm.kernels import get_backend
-    from distsm.kernels.batch import Batch, count_light
+    from distsm.kernels.batch import LightBatch, count_light
 
     spokes = 50
     edges = np.array([(0, k) for k in range(1, 4 * spokes + 1)])
@@ -176,5 +176,5 @@ def test_a_batch_reads_whole_runs_on_every_backend(backend_name):
     data = Graph.from_edges(edges, n=4 * spokes + 1, vertex_labels=labels)
     query = Graph.from_edges(np.array([(0, 1)]), n=2, vertex_labels=[0, 1])
     backend = get_backend(backend_name)
-    batch = Batch([query], MatchOptions(), allowance=[2 * spokes])
+    batch = LightBatch([query], MatchOptions(), allowance=[2 * spokes])
     assert count_light(backend, backend.index(data), batch, 1 << 26) == [None]

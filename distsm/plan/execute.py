@@ -609,7 +609,7 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
              if Count(placement, Target(q, sem.match_options, symmetry(q, sem)), budget,
                       candidates=list(c)).search() is None]
     found = batch.count_light(site.backend, index,
-                              batch.Batch([mine[i] for i in joint], sem.match_options,
+                              batch.LightBatch([mine[i] for i in joint], sem.match_options,
                                           [symmetry(mine[i], sem).less_than for i in joint]),
                               budget, control=control, candidates=[cands[i] for i in joint])
     counted = dict(zip(joint, found))
