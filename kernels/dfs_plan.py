@@ -59,6 +59,24 @@ class DfsProgram:
         """The words of level ``i``."""
         return self.words[HEAD_WORDS + i * LEVEL_WORDS:HEAD_WORDS + (i + 1) * LEVEL_WORDS]
 
+    @property
+    def clique(self) -> bool:
+        """Whether this is a clique of at least 4 levels with each level adjacent to and above every earlier one,
+        by one run offset (the header's), and no label test past level 0: the programs the device counts by bit
+        rows (``clique_count`` in ``kernels/cuda/dfs.cu``)."""
+        k = self.levels
+        if k < 4 or self.pair_tail:
+            return False
+        run = int(self.words[3])
+        for i in range(1, k):
+            label, nb, lower, upper, distinct = (int(w) for w in self.level(i)[:5])
+            every = (1 << i) - 1
+            if (label, nb, lower, upper, distinct) != (-1, every, every, 0, 0):
+                return False
+            if any(int(w) != run for w in self.level(i)[7:7 + i]):
+                return False
+        return True
+
 
 def supported(query: Graph) -> str:
     """Why a depth-first search cannot count ``query`` ("" when it can)."""

@@ -150,3 +150,50 @@ def test_counts_past_two_to_the_32(gpu):
     from math import comb
 
     assert _both(gpu, data, pattern("5-clique"), True) == comb(n, 5) > 2**32
+
+
+def _dense_graph(rng: np.random.Generator, n: int, p: float, labels: int) -> Graph:
+    pairs = np.array([e for e in itertools.combinations(range(n), 2) if rng.random() < p])
+    return Graph.from_edges(pairs, n=n, vertex_labels=rng.integers(0, labels, n))
+
+
+def _clique(k: int, label: int = 0) -> Graph:
+    return Graph.from_edges(list(itertools.combinations(range(k), 2)), n=k, vertex_labels=[label] * k)
+
+
+@pytest.mark.parametrize("bitmap_max", [1024, 64])
+def test_cliques_by_bit_rows_equal_the_host_search(gpu, monkeypatch, bitmap_max):
+    """Sets C_2 of up to 32 members (shared rows), 33 to bitmap_max (global rows) and more (the general search at
+    64), against the host search: a dense graph (C_2 up to about 40, a hundred tasks over 32) and a hub graph,
+    4- to 7-cliques."""
+    from distsm.kernels.cupy import dfs as cupy_dfs
+
+    monkeypatch.setattr(cupy_dfs, "CLIQUE_BITMAP_MAX", bitmap_max)
+    rng = np.random.default_rng(bitmap_max)
+    for data, sizes in ((_dense_graph(rng, 64, 0.85, 1), (4, 5)), (_hub_graph(rng, 1000, 6000, 1), (4, 5, 6, 7))):
+        g_dev = ranked_graph(gpu.xp, gpu.index(data))
+        for k in sizes:
+            q = renumbered(_clique(k), search_order(_clique(k)))
+            assert program(q, breaking(q)[0], any_label=True, slots=g_dev.slots).clique
+            found = _both(gpu, data, _clique(k), True)
+            assert found == _both(NUMPY, data, _clique(k), True) > 0
+        assert _both(gpu, data, _clique(5), False) == 120 * _both(NUMPY, data, _clique(5), True)
+
+
+@pytest.mark.parametrize("bitmap_max", [1024, 64])
+def test_cliques_by_bit_rows_equal_the_general_search_on_dense_labelled_graphs(gpu, monkeypatch, bitmap_max):
+    """Millions of 4- to 7-cliques (too many for the host search in a test), one label and three (runs split by
+    neighbour label), against the device's general search (itself checked against the host above and in
+    test_every_pattern_on_a_hub_graph_equals_the_host_search)."""
+    from distsm.kernels.cupy import dfs as cupy_dfs
+    from distsm.kernels.dfs_plan import DfsProgram
+
+    monkeypatch.setattr(cupy_dfs, "CLIQUE_BITMAP_MAX", bitmap_max)
+    rng = np.random.default_rng(bitmap_max + 1)
+    for data in (_dense_graph(rng, 160, 0.55, 1), _dense_graph(rng, 400, 0.6, 3)):
+        labels = sorted(data.vertex_label_counts())
+        found = [_both(gpu, data, _clique(k, labels[-1]), True) for k in (4, 5, 6, 7)]
+        with monkeypatch.context() as m:
+            m.setattr(DfsProgram, "clique", property(lambda self: False))
+            assert found == [_both(gpu, data, _clique(k, labels[-1]), True) for k in (4, 5, 6, 7)]
+        assert min(found) > 0

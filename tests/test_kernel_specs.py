@@ -79,12 +79,15 @@ def test_pack_rejects_a_scalar_out_of_range():
 
 def test_dfs_kernels_are_described_in_signature_order():
     src = launch.DFS_PATH.read_text()
-    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64}
+    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64, "unsigned": np.uint32}
+    macro = re.search(r"#define DFS_COUNT_ARGS (.*?)(?<!\\)\n", src, re.S)
+    assert macro is not None
+    shared = macro.group(1).replace("\\\n", " ")
     found = {}
     kernel = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([\w, ]+\) )?(\w+)\((.*?)\)\s*\{', re.S)
     for m in kernel.finditer(src):
         args = []
-        for part in m.group(2).split(","):
+        for part in m.group(2).replace("DFS_COUNT_ARGS", shared).split(","):
             words = part.replace("const", " ").split()
             args.append((words[-1].lstrip("*"), types[words[0].rstrip("*")], "*" in part))
         found[m.group(1)] = args

@@ -282,28 +282,20 @@ extern "C" __global__ void dfs_tasks(const int* prog, const int* verts, i64 nv, 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) dfs_count(
-        const int* words, const int* nbr, const i64* ptr, const i64* up, const int* vlab, int L, const int* verts,
-        const i64* task_ptr, const i64* task_start, i64 nv, i64 ntasks, int* bufs, i64 cap, i64* next,
-        u64* result) {
-    __shared__ int prog[HEAD + MAXK * LW];
-    __shared__ WarpState states[WARPS];
-    for (int t = threadIdx.x; t < HEAD + MAXK * LW; t += blockDim.x) prog[t] = words[t];
-    __syncthreads();
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int k = prog[0];
+// Runs a warp's share of the tasks: per_task() for each task whose images sit in s.v[0], s.v[1]; returns the sum of
+// what it returned.  Lane j loads task t0 + j of a grab (its row, images and label test) so that a batch costs one
+// round of loads, not one per task: lane 0 finds the first task's row, the others step on from it.
+template <class PerTask>
+__device__ u64 for_each_task(const int* prog, const Ranked& g, const int* verts, const i64* task_ptr,
+                             const i64* task_start, i64 nv, i64 ntasks, i64* next, WarpState& s, int lane,
+                             PerTask per_task) {
     const int label1 = prog[HEAD + LW];
-    WarpState& s = states[warp];
-    Ranked g{nbr, ptr, up, vlab, L};
-    int* stored = bufs + (i64)(blockIdx.x * WARPS + warp) * (k > 2 ? k - 2 : 0) * cap;
     u64 total = 0;
     for (;;) {
         i64 t0 = 0;
         if (lane == 0) t0 = (i64)atomicAdd((u64*)next, (u64)GRAB);
         t0 = __shfl_sync(FULL, t0, 0);
         if (t0 >= ntasks) break;
-        // Lane j loads task t0 + j (its row, images and label test) so that a batch costs one round of loads, not
-        // one per task: lane 0 finds the first task's row, the others step on from it.
         i64 r = 0;
         if (lane == 0) {
             i64 lo = 0, hi = nv;  // the last row r with task_ptr[r] <= t0
@@ -319,8 +311,8 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
         if (lane < GRAB && t < ntasks) {
             while (task_ptr[r + 1] <= t) ++r;
             v0 = verts[r];
-            v1 = nbr[task_start[r] + (t - task_ptr[r])];
-            if (label1 >= 0 && vlab[v1] != label1) v1 = -1;
+            v1 = g.nbr[task_start[r] + (t - task_ptr[r])];
+            if (label1 >= 0 && g.vlab[v1] != label1) v1 = -1;
         }
         for (unsigned live = __ballot_sync(FULL, v1 >= 0); live; live &= live - 1) {
             const int j = __ffs(live) - 1;
@@ -328,8 +320,163 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
             __syncwarp();
             if (lane == 0) { s.v[0] = a; s.v[1] = b; }
             __syncwarp();
-            total += search(g, prog, s, stored, cap, lane);
+            total += per_task();
         }
     }
+    return total;
+}
+
+#define DFS_COUNT_ARGS                                                                                            \
+    const int *words, const int *nbr, const i64 *ptr, const i64 *up, const int *vlab, int L, const int *verts,    \
+        const i64 *task_ptr, const i64 *task_start, i64 nv, i64 ntasks, int *bufs, i64 cap
+
+extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) dfs_count(
+        DFS_COUNT_ARGS, i64* next, u64* result) {
+    __shared__ int prog[HEAD + MAXK * LW];
+    __shared__ WarpState states[WARPS];
+    for (int t = threadIdx.x; t < HEAD + MAXK * LW; t += blockDim.x) prog[t] = words[t];
+    __syncthreads();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int k = prog[0];
+    WarpState& s = states[warp];
+    const Ranked g{nbr, ptr, up, vlab, L};
+    int* stored = bufs + (i64)(blockIdx.x * WARPS + warp) * (k > 2 ? k - 2 : 0) * cap;
+    const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane,
+                                    [&]() { return search(g, prog, s, stored, cap, lane); });
+    if (lane == 0 && total) atomicAdd(result, total);
+}
+
+// ------------------------------------------------------------------------------------------------ cliques
+// A k-clique program (kernels/dfs_plan.py's DfsProgram.clique: every level adjacent to all before it and above
+// them, one run offset o, no label tests) counts, per task (v0, v1), the (k-2)-cliques of the graph its set
+// C = C_2 = N+(v0) & N+(v1) induces.  Instead of intersecting runs level after level, each member i of C gets a
+// bit row: bit j set where j > i and C[j] is adjacent to C[i].  A clique of C is then a chain of bit rows, and the
+// levels below are ANDs and popcounts of words the warp holds, not searches of global memory (the local bitmap
+// graph of Almasri et al.'s k-clique counting, per edge).  A set of at most 32 members keeps its rows in shared
+// memory, one word each, and each lane counts the cliques that start at its own member; a set of at most `bmax`
+// keeps them in the warp's global rows (k <= 5); a larger one takes the general search.
+
+// Pair p of the c (c - 1) / 2 pairs (i < j) of c members, numbered row by row.
+__device__ __forceinline__ void pair_of(int p, int c, int& i, int& j) {
+    const float b = 2.0f * c - 1.0f;
+    i = (int)((b - sqrtf(b * b - 8.0f * p)) * 0.5f);
+    // row i starts at pair i (2c - i - 1) / 2; the float estimate may be off by one either way
+    while (i > 0 && i * (2 * c - i - 1) / 2 > p) --i;
+    while ((i + 1) * (2 * c - i - 2) / 2 <= p) ++i;
+    j = p - i * (2 * c - i - 1) / 2 + i + 1;
+}
+
+// Whether w < x are adjacent: the shorter of N+(w) (w's run above w) and N-(x) (x's run below x) searched.
+__device__ __forceinline__ bool adjacent(const Ranked& g, int w, int x, int o) {
+    const i64 rw = (i64)w * g.L + o, rx = (i64)x * g.L + o;
+    const i64 a0 = g.up[rw], a1 = g.ptr[rw + 1], b0 = g.ptr[rx], b1 = g.up[rx];
+    if (a1 - a0 <= b1 - b0) {
+        const i64 q = lower_bound(g.nbr, a0, a1, x);
+        return q < a1 && g.nbr[q] == x;
+    }
+    const i64 q = lower_bound(g.nbr, b0, b1, w);
+    return q < b1 && g.nbr[q] == w;
+}
+
+// Sets of d more members, a clique, within the one-word set m (rows: one word per member), by one thread.
+__device__ u64 word_cliques(const unsigned* rows, unsigned m, int d) {
+    if (d == 1) return __popc(m);
+    u64 c = 0;
+    if (d == 2) {
+        for (unsigned t = m; t; t &= t - 1) c += __popc(m & rows[__ffs(t) - 1]);
+        return c;
+    }
+    unsigned cand[MAXK], todo[MAXK];  // per depth: the set chosen within, and its members not yet tried
+    int depth = 0;
+    cand[0] = todo[0] = m;
+    while (depth >= 0) {
+        if (!todo[depth]) { --depth; continue; }
+        const int j = __ffs(todo[depth]) - 1;
+        todo[depth] &= todo[depth] - 1;
+        const unsigned below = cand[depth] & rows[j];
+        const int need = d - depth - 1;  // members still to choose within `below`
+        if (__popc(below) < need) continue;
+        if (need == 2) {
+            for (unsigned t = below; t; t &= t - 1) c += __popc(below & rows[__ffs(t) - 1]);
+        } else {
+            ++depth;
+            cand[depth] = todo[depth] = below;
+        }
+    }
+    return c;
+}
+
+// The (k-2)-cliques of C[0, c), c <= 32: the rows in `srow` (the warp's 32 shared words), a pair of members a lane
+// for the adjacency tests, then a member a lane for the counts.
+__device__ u64 small_cliques(const Ranked& g, const int* C, int c, int k, int o, unsigned* srow, int lane) {
+    srow[lane] = 0;
+    __syncwarp();
+    const int pairs = c * (c - 1) / 2;
+    for (int p = lane; p < pairs; p += 32) {
+        int i, j;
+        pair_of(p, c, i, j);
+        if (adjacent(g, C[i], C[j], o)) atomicOr(&srow[i], 1u << j);
+    }
+    __syncwarp();
+    const u64 n = lane < c ? word_cliques(srow, srow[lane], k - 3) : 0;
+    __syncwarp();
+    return warp_sum(n);
+}
+
+// The (k-2)-cliques of C[0, c), 32 < c <= bmax, k 4 or 5: row i's words from (i + 1) / 32 on in `rows`, built by
+// the warp a word at a time (the run N+(C[i]) sampled in registers), then a word of the matrix a lane.
+__device__ u64 bitmap_cliques(const Ranked& g, const int* C, int c, int k, int o, unsigned* rows, int lane) {
+    const int W = (c + 31) >> 5;
+    for (int i = 0; i < c; ++i) {
+        const i64 r = (i64)C[i] * g.L + o;
+        const Sampled run = sampled(g.nbr, g.up[r], g.ptr[r + 1], lane);
+        for (int wd = (i + 1) >> 5; wd < W; ++wd) {
+            const int j = wd * 32 + lane;
+            const bool want = j > i && j < c;
+            const unsigned m = __ballot_sync(FULL, sampled_has(run, want ? C[j] : 0, want));
+            if (lane == 0) rows[(i64)i * W + wd] = m;
+        }
+    }
+    __syncwarp();
+    u64 n = 0;
+    for (int q = lane; q < c * W; q += 32) {
+        const int i = q / W, wd = q % W;
+        if (wd < (i + 1) >> 5) continue;
+        const unsigned* ri = rows + (i64)i * W;
+        if (k == 4) {
+            n += __popc(ri[wd]);
+            continue;
+        }
+        for (unsigned t = ri[wd]; t; t &= t - 1) {
+            const int j = wd * 32 + __ffs(t) - 1;
+            const unsigned* rj = rows + (i64)j * W;
+            for (int x = (j + 1) >> 5; x < W; ++x) n += __popc(ri[x] & rj[x]);
+        }
+    }
+    __syncwarp();
+    return warp_sum(n);
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) clique_count(
+        DFS_COUNT_ARGS, unsigned* rows, int bmax, i64* next, u64* result) {
+    __shared__ int prog[HEAD + MAXK * LW];
+    __shared__ WarpState states[WARPS];
+    __shared__ unsigned srows[WARPS][32];
+    for (int t = threadIdx.x; t < HEAD + MAXK * LW; t += blockDim.x) prog[t] = words[t];
+    __syncthreads();
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int k = prog[0], o = prog[3];
+    WarpState& s = states[warp];
+    const Ranked g{nbr, ptr, up, vlab, L};
+    const i64 wid = (i64)blockIdx.x * WARPS + warp;
+    int* stored = bufs + wid * (k - 2) * cap;
+    unsigned* mine = rows + wid * (i64)bmax * ((bmax + 31) >> 5);
+    const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane, [&]() -> u64 {
+        const i64 c = build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, stored, lane);
+        if (c < k - 2) return 0;
+        if (c <= 32) return small_cliques(g, stored, (int)c, k, o, srows[warp], lane);
+        if (c <= bmax && k <= 5) return bitmap_cliques(g, stored, (int)c, k, o, mine, lane);
+        return search(g, prog, s, stored, cap, lane);
+    });
     if (lane == 0 && total) atomicAdd(result, total);
 }

@@ -6,6 +6,8 @@ bound), a prefix sum numbers them, and one launch of ``dfs_count`` runs them all
 tasks per atomic, so a hub's long task holds one warp while the others go on.  Each warp owns one buffer per
 stored level, as long as the graph's longest run; the grid is cut so that the buffers stay within the budget.
 The tasks go in ranges of :data:`DFS_TASK_RANGE`, one launch each, between which ``control`` may cancel.
+A clique program (:attr:`~distsm.kernels.dfs_plan.DfsProgram.clique`) runs ``clique_count`` instead, which counts
+below level 2 by bit rows of ``C_2`` (each warp also owns rows for sets up to :func:`_bitmap_max` members).
 """
 
 from __future__ import annotations
@@ -14,12 +16,31 @@ from __future__ import annotations
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID
+from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
+                                       Kernel)
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
 REGISTERS_PER_SM = 65536  # every architecture CuPy 14 supports (sm_50 to sm_120)
+
+#: The largest set ``C_2`` of a clique whose bit rows a warp keeps (``clique_count``): up to this, the levels
+#: below level 2 are ANDs and popcounts; past it, or where the budget leaves no room for the rows, the general
+#: search takes the task.
+CLIQUE_BITMAP_MAX = 1024
+
+
+def _row_bytes(bmax: int) -> int:
+    """Bytes of one warp's bit rows for sets of up to ``bmax`` members (none at 32 or below: shared memory)."""
+    return bmax * -(-bmax // 32) * 4 if bmax > 32 else 0
+
+
+def _bitmap_max(room: int) -> int:
+    """The largest power of two up to :data:`CLIQUE_BITMAP_MAX` whose rows fit in ``room`` bytes a warp, or 32."""
+    bmax = CLIQUE_BITMAP_MAX
+    while bmax > 32 and _row_bytes(bmax) > room:
+        bmax //= 2
+    return max(bmax, 32)
 
 
 class DfsOps(DeviceBase):
@@ -45,13 +66,19 @@ class DfsOps(DeviceBase):
         ntasks = last - first
         if ntasks <= 0:
             return 0
+        kernel = CLIQUE_COUNT if prog.clique else DFS_COUNT
         slots = max(prog.levels - 2, 1)
         cap = max(g.max_run, 1)
-        warp_bytes = slots * cap * 4
         warps = DFS_BLOCK // 32
-        blocks = min(self._sm_count() * self._resident_blocks(), -(-ntasks // warps),
-                     max(1, budget // (warp_bytes * warps)))
+        resident = self._sm_count() * self._resident_blocks(kernel)
+        bmax = _bitmap_max(budget // (resident * warps) - slots * cap * 4) if kernel is CLIQUE_COUNT else 0
+        warp_bytes = slots * cap * 4 + _row_bytes(bmax)
+        blocks = min(resident, -(-ntasks // warps), max(1, budget // (warp_bytes * warps)))
         bufs = xp.empty(blocks * warps * slots * cap if prog.levels > 2 else 1, dtype=xp.int32)
+        extra = {}
+        if kernel is CLIQUE_COUNT:
+            extra = {"rows": xp.empty(max(blocks * warps * _row_bytes(bmax) // 4, 1), dtype=xp.uint32),
+                     "bmax": max(bmax, 32)}
         result = xp.zeros(1, dtype=xp.uint64)
         nxt = xp.zeros(1, dtype=xp.int64)
         # Launches over ranges of tasks, so that a cancelled count stops within one range (``next`` starts each
@@ -60,9 +87,9 @@ class DfsOps(DeviceBase):
             hi = min(lo + DFS_TASK_RANGE, last)
             if lo:
                 nxt.fill(lo)
-            self.kernels.launch(DFS_COUNT, blocks, DFS_BLOCK, words=words, nbr=g.nbr, ptr=g.ptr, up=g.up,
+            self.kernels.launch(kernel, blocks, DFS_BLOCK, words=words, nbr=g.nbr, ptr=g.ptr, up=g.up,
                                 vlab=g.vertex_labels, L=g.labels, verts=verts, task_ptr=task_ptr, task_start=start,
-                                nv=nv, ntasks=hi, bufs=bufs, cap=cap, next=nxt, result=result)
+                                nv=nv, ntasks=hi, bufs=bufs, cap=cap, next=nxt, result=result, **extra)
             if control is not None and hi < last:
                 self._sync()
                 control.check()
@@ -70,10 +97,10 @@ class DfsOps(DeviceBase):
                     control.progress(hi - first, ntasks)
         return int(np.uint64(result.get()[0]))
 
-    def _resident_blocks(self) -> int:
-        """Blocks of ``dfs_count`` one multiprocessor holds at once, from the registers its compiled code takes (its
-        shared memory, 4 KB a block, binds later): a grid of that many per multiprocessor keeps every warp busy and
-        holds no more buffers than run at a time."""
-        regs = int(self.kernels.function(DFS_COUNT).num_regs)
+    def _resident_blocks(self, kernel: Kernel) -> int:
+        """Blocks of ``kernel`` one multiprocessor holds at once, from the registers its compiled code takes (its
+        shared memory, under 5 KB a block, binds later): a grid of that many per multiprocessor keeps every warp
+        busy and holds no more buffers than run at a time."""
+        regs = int(self.kernels.function(kernel).num_regs)
         per_warp = -(-regs * 32 // 256) * 256  # registers are allocated to warps in units of 256
         return max(1, min(REGISTERS_PER_SM // (per_warp * (DFS_BLOCK // 32)), 2048 // DFS_BLOCK))

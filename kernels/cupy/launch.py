@@ -286,11 +286,15 @@ DFS_DEFINES: dict[str, str] = {
 DFS_MODULE = Module(DFS_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in DFS_DEFINES.items())))
 DFS_TASKS = Kernel("dfs_tasks", (_p("prog", _i32), _p("verts", _i32), Arg("nv", _i64), _p("ptr", _i64),
                                  _p("up", _i64), Arg("L", _i32), _p("start", _i64), _p("count", _i64)), DFS_MODULE)
-DFS_COUNT = Kernel("dfs_count", (
+#: The arguments of DFS_COUNT_ARGS (dfs.cu), shared by the search kernels: the program, the ranked graph, the tasks
+#: and the warps' stored sets.
+_DFS_COUNT_ARGS = (
     _p("words", _i32), _p("nbr", _i32), _p("ptr", _i64), _p("up", _i64), _p("vlab", _i32), Arg("L", _i32),
-    _p("verts", _i32),
-    _p("task_ptr", _i64), _p("task_start", _i64), Arg("nv", _i64), Arg("ntasks", _i64), _p("bufs", _i32),
-    Arg("cap", _i64), _p("next", _i64), _p("result", _u64)), DFS_MODULE)
+    _p("verts", _i32), _p("task_ptr", _i64), _p("task_start", _i64), Arg("nv", _i64), Arg("ntasks", _i64),
+    _p("bufs", _i32), Arg("cap", _i64))
+DFS_COUNT = Kernel("dfs_count", _DFS_COUNT_ARGS + (_p("next", _i64), _p("result", _u64)), DFS_MODULE)
+CLIQUE_COUNT = Kernel("clique_count", _DFS_COUNT_ARGS + (
+    _p("rows", _u32), Arg("bmax", _i32), _p("next", _i64), _p("result", _u64)), DFS_MODULE)
 
 #: Every kernel of ``dfs.cu``, by name.
-DFS_KERNELS: dict[str, Kernel] = {k.name: k for k in (DFS_TASKS, DFS_COUNT)}
+DFS_KERNELS: dict[str, Kernel] = {k.name: k for k in (DFS_TASKS, DFS_COUNT, CLIQUE_COUNT)}
