@@ -61,11 +61,11 @@ class DfsProgram:
 
     @property
     def clique(self) -> bool:
-        """Whether this is a clique of at least 4 levels with each level adjacent to and above every earlier one,
+        """Whether this is a clique of at least 3 levels with each level adjacent to and above every earlier one,
         by one run offset (the header's), and no label test past level 0: the programs the device counts by bit
         rows (``clique_count`` in ``kernels/cuda/dfs.cu``)."""
         k = self.levels
-        if k < 4 or self.pair_tail:
+        if k < 3 or self.pair_tail:
             return False
         run = int(self.words[3])
         for i in range(1, k):

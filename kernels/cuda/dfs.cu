@@ -285,12 +285,14 @@ extern "C" __global__ void dfs_tasks(const int* prog, const int* verts, i64 nv, 
 // Runs a warp's share of the tasks: per_task() for each task whose images sit in s.v[0], s.v[1]; returns the sum of
 // what it returned.  Lane j loads task t0 + j of a grab (its row, images and label test) so that a batch costs one
 // round of loads, not one per task: lane 0 finds the first task's row, the others step on from it.
-template <class PerTask>
+// A lane first offers its own task to by_lane(v0, v1, found), which returns whether it settled the task alone
+// (adding to found); the warp then takes the tasks no lane settled together.
+template <class ByLane, class PerTask>
 __device__ u64 for_each_task(const int* prog, const Ranked& g, const int* verts, const i64* task_ptr,
                              const i64* task_start, i64 nv, i64 ntasks, i64* next, WarpState& s, int lane,
-                             PerTask per_task) {
+                             ByLane by_lane, PerTask per_task) {
     const int label1 = prog[HEAD + LW];
-    u64 total = 0;
+    u64 total = 0, alone = 0;
     for (;;) {
         i64 t0 = 0;
         if (lane == 0) t0 = (i64)atomicAdd((u64*)next, (u64)GRAB);
@@ -313,6 +315,7 @@ __device__ u64 for_each_task(const int* prog, const Ranked& g, const int* verts,
             v0 = verts[r];
             v1 = g.nbr[task_start[r] + (t - task_ptr[r])];
             if (label1 >= 0 && g.vlab[v1] != label1) v1 = -1;
+            if (v1 >= 0 && by_lane(v0, v1, alone)) v1 = -1;
         }
         for (unsigned live = __ballot_sync(FULL, v1 >= 0); live; live &= live - 1) {
             const int j = __ffs(live) - 1;
@@ -323,7 +326,7 @@ __device__ u64 for_each_task(const int* prog, const Ranked& g, const int* verts,
             total += per_task();
         }
     }
-    return total;
+    return total + warp_sum(alone);
 }
 
 #define DFS_COUNT_ARGS                                                                                            \
@@ -342,6 +345,7 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
     const Ranked g{nbr, ptr, up, vlab, L};
     int* stored = bufs + (i64)(blockIdx.x * WARPS + warp) * (k > 2 ? k - 2 : 0) * cap;
     const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane,
+                                    [](int, int, u64&) { return false; },
                                     [&]() { return search(g, prog, s, stored, cap, lane); });
     if (lane == 0 && total) atomicAdd(result, total);
 }
@@ -457,6 +461,26 @@ __device__ u64 bitmap_cliques(const Ranked& g, const int* C, int c, int k, int o
     return warp_sum(n);
 }
 
+// A task one lane settles: none of a larger clique's where a run is too short to hold the k - 2 other members,
+// and a triangle's where the shorter run has at most DSM_DFS_LANE_RUN entries (each searched in the other run).
+__device__ __forceinline__ bool lane_clique(const Ranked& g, int v0, int v1, int k, int o, u64& found) {
+    const i64 ra = (i64)v0 * g.L + o, rb = (i64)v1 * g.L + o;
+    const i64 a0 = g.up[ra], a1 = g.ptr[ra + 1], b0 = g.up[rb], b1 = g.ptr[rb + 1];
+    const i64 shorter = min(a1 - a0, b1 - b0);
+    if (k > 3) return shorter < k - 2;
+    if (shorter > DSM_DFS_LANE_RUN) return false;
+    // N+(v0) holds v1 and the members below it; those miss N+(v1), which lies above v1
+    const bool a_short = a1 - a0 <= b1 - b0;
+    const i64 s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l0 = a_short ? b0 : a0, l1 = a_short ? b1 : a1;
+    for (i64 at = s0; at < s1; ++at) {
+        const int x = g.nbr[at];
+        if (x <= v1) continue;
+        const i64 q = lower_bound(g.nbr, l0, l1, x);
+        found += q < l1 && g.nbr[q] == x;
+    }
+    return true;
+}
+
 extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) clique_count(
         DFS_COUNT_ARGS, unsigned* rows, int bmax, i64* next, u64* result) {
     __shared__ int prog[HEAD + MAXK * LW];
@@ -469,9 +493,12 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
     WarpState& s = states[warp];
     const Ranked g{nbr, ptr, up, vlab, L};
     const i64 wid = (i64)blockIdx.x * WARPS + warp;
-    int* stored = bufs + wid * (k - 2) * cap;
+    int* stored = bufs + wid * (k > 2 ? k - 2 : 0) * cap;
     unsigned* mine = rows + wid * (i64)bmax * ((bmax + 31) >> 5);
-    const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane, [&]() -> u64 {
+    const auto by_lane = [&](int v0, int v1, u64& found) { return lane_clique(g, v0, v1, k, o, found); };
+    const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane, by_lane,
+                                    [&]() -> u64 {
+        if (k == 3) return build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, nullptr, lane);
         const i64 c = build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, stored, lane);
         if (c < k - 2) return 0;
         if (c <= 32) return small_cliques(g, stored, (int)c, k, o, srows[warp], lane);

@@ -271,6 +271,7 @@ DFS_GRAB = 32              # tasks a warp takes per atomic and loads a lane each
 DFS_TRIM = 64              # runs longer than this are cut to a level's bounds by binary search, shorter ones read whole
 DFS_MIN_BLOCKS = 6         # blocks per multiprocessor it must fit (__launch_bounds__): 40 registers, some
                            # spilled, beat 64 (4 blocks) on every motif of benchmarks/motifs.py on an H200
+DFS_LANE_RUN = 16          # a triangle task whose shorter run is no longer than this is searched by one lane
 DFS_TASK_RANGE = 1 << 21  # tasks per launch: a cancelled count stops after the range in flight
 
 #: ``-D`` definitions of the constants ``dfs.cu`` shares with Python (the program's layout: kernels/dfs_plan.py).
@@ -282,6 +283,7 @@ DFS_DEFINES: dict[str, str] = {
     "DSM_DFS_GRAB": str(DFS_GRAB),
     "DSM_DFS_TRIM": str(DFS_TRIM),
     "DSM_DFS_MIN_BLOCKS": str(DFS_MIN_BLOCKS),
+    "DSM_DFS_LANE_RUN": str(DFS_LANE_RUN),
 }
 DFS_MODULE = Module(DFS_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in DFS_DEFINES.items())))
 DFS_TASKS = Kernel("dfs_tasks", (_p("prog", _i32), _p("verts", _i32), Arg("nv", _i64), _p("ptr", _i64),
