@@ -13,14 +13,25 @@ below level 2 by bit rows of ``C_2`` (each warp also owns rows for sets up to :f
 from __future__ import annotations
 
 
+import threading
+from collections import OrderedDict
+from typing import Any
+
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
                                        Kernel)
 from distsm.kernels.dfs_plan import DfsProgram
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
+
+#: Task definitions whose tasks a ranked graph keeps (:meth:`DfsOps._tasks`); their bytes count against each
+#: search's budget.
+TASK_SETS_KEPT = 4
+_TASKS = LifetimeCache()  # RankedGraph -> OrderedDict(task definition -> tasks)
+_TASKS_LOCK = threading.Lock()
 
 REGISTERS_PER_SM = 65536  # every architecture CuPy 14 supports (sm_50 to sm_120)
 
@@ -50,19 +61,13 @@ class DfsOps(DeviceBase):
                   tasks: tuple[int, int] | None = None) -> int:
         xp = self.xp
         words = xp.asarray(prog.words)
-        first = int(prog.level(0)[0])
-        verts = xp.arange(g.n, dtype=xp.int32) if first < 0 else \
-            xp.flatnonzero(g.vertex_labels == first).astype(xp.int32)
-        nv = int(verts.shape[0])
-        if not nv:
+        found = self._tasks(g, prog, words)
+        if found is None:
             return 0
-        start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
-        self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
-                            verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
-        task_ptr = xp.zeros(nv + 1, dtype=xp.int64)
-        xp.cumsum(count, out=task_ptr[1:])
-        del count
-        first, last = tasks if tasks is not None else (0, int(task_ptr[-1]))
+        verts, start, task_ptr, total = found
+        budget -= sum(int(a.nbytes) for a in found[:3])
+        nv = int(verts.shape[0])
+        first, last = tasks if tasks is not None else (0, total)
         ntasks = last - first
         if ntasks <= 0:
             return 0
@@ -96,6 +101,38 @@ class DfsOps(DeviceBase):
                 if control.progress is not None:
                     control.progress(hi - first, ntasks)
         return int(np.uint64(result.get()[0]))
+
+    def _tasks(self, g: RankedGraph, prog: DfsProgram, words: Any) -> tuple[Any, Any, Any, int] | None:
+        """The level-0 vertices of ``prog``'s tasks, where each one's tasks start in its first-edge run, the running
+        task count (``task_ptr``, from 0) and the number of tasks; None where no vertex has level 0's label.  Kept
+        per ranked graph for the last :data:`TASK_SETS_KEPT` task definitions (level 0's label, the first edge's
+        run and level 1's bound), so that a repeated count launches and synchronises for none of it."""
+        level1 = prog.level(1)
+        key = (int(prog.level(0)[0]), int(prog.words[3]), int(level1[2]) & 1, int(level1[3]) & 1)
+        with _TASKS_LOCK:
+            known = _TASKS.get(g)
+            if known is None:
+                known = _TASKS.put(g, OrderedDict())
+            if key in known:
+                known.move_to_end(key)
+                return known[key]
+        xp = self.xp
+        verts = xp.arange(g.n, dtype=xp.int32) if key[0] < 0 else \
+            xp.flatnonzero(g.vertex_labels == key[0]).astype(xp.int32)
+        nv = int(verts.shape[0])
+        found = None
+        if nv:
+            start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
+            self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
+                                verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
+            task_ptr = xp.zeros(nv + 1, dtype=xp.int64)
+            xp.cumsum(count, out=task_ptr[1:])
+            found = (verts, start, task_ptr, int(task_ptr[-1]))
+        with _TASKS_LOCK:
+            known[key] = found
+            while len(known) > TASK_SETS_KEPT:
+                known.popitem(last=False)
+        return found
 
     def _resident_blocks(self, kernel: Kernel) -> int:
         """Blocks of ``kernel`` one multiprocessor holds at once, from the registers its compiled code takes (its
