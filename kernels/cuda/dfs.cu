@@ -284,7 +284,8 @@ extern "C" __global__ void dfs_tasks(const int* prog, const int* verts, i64 nv, 
 
 // Runs a warp's share of the tasks: per_task() for each task whose images sit in s.v[0], s.v[1]; returns the sum of
 // what it returned.  Lane j loads task t0 + j of a grab (its row, images and label test) so that a batch costs one
-// round of loads, not one per task: lane 0 finds the first task's row, the others step on from it.
+// round of loads, not one per task: lane 0 finds the first task's row, the others find theirs among the next 32
+// (rows without tasks are left out of the list: kernels/cupy/dfs.py).
 // A lane first offers its own task to by_lane(v0, v1, found), which returns whether it settled the task alone
 // (adding to found); the warp then takes the tasks no lane settled together.
 template <class ByLane, class PerTask>
@@ -308,10 +309,16 @@ __device__ u64 for_each_task(const int* prog, const Ranked& g, const int* verts,
             r = lo;
         }
         r = __shfl_sync(FULL, r, 0);
-        int v0 = 0, v1 = -1;
+        // Every row holds a task, so rows r .. r + 31 hold the grab: lane l keeps where row r + l ends, and each
+        // lane finds its task's row among them by five shuffles.
+        const i64 end = r + 1 + lane <= nv ? task_ptr[r + 1 + lane] : 0x7fffffffffffffffLL;
         const i64 t = t0 + lane;
+        int below = 0;  // rows of the 32 that end at or before t
+        for (int d = 16; d; d >>= 1)
+            if (__shfl_sync(FULL, end, below + d - 1) <= t) below += d;
+        r += below;
+        int v0 = 0, v1 = -1;
         if (lane < GRAB && t < ntasks) {
-            while (task_ptr[r + 1] <= t) ++r;
             v0 = verts[r];
             v1 = g.nbr[task_start[r] + (t - task_ptr[r])];
             if (label1 >= 0 && g.vlab[v1] != label1) v1 = -1;

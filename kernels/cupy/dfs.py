@@ -103,8 +103,8 @@ class DfsOps(DeviceBase):
         return int(np.uint64(result.get()[0]))
 
     def _tasks(self, g: RankedGraph, prog: DfsProgram, words: Any) -> tuple[Any, Any, Any, int] | None:
-        """The level-0 vertices of ``prog``'s tasks, where each one's tasks start in its first-edge run, the running
-        task count (``task_ptr``, from 0) and the number of tasks; None where no vertex has level 0's label.  Kept
+        """The level-0 vertices that have tasks of ``prog``, where each one's tasks start in its first-edge run, the
+        running task count (``task_ptr``, from 0) and the number of tasks; None where there are none.  Kept
         per ranked graph for the last :data:`TASK_SETS_KEPT` task definitions (level 0's label, the first edge's
         run and level 1's bound), so that a repeated count launches and synchronises for none of it."""
         level1 = prog.level(1)
@@ -125,9 +125,12 @@ class DfsOps(DeviceBase):
             start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
             self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
                                 verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
-            task_ptr = xp.zeros(nv + 1, dtype=xp.int64)
+            # Only vertices with tasks are kept: the kernel finds a grab's rows among the 32 after its first.
+            keep = xp.flatnonzero(count)
+            verts, start, count = verts[keep], start[keep], count[keep]
+            task_ptr = xp.zeros(int(keep.shape[0]) + 1, dtype=xp.int64)
             xp.cumsum(count, out=task_ptr[1:])
-            found = (verts, start, task_ptr, int(task_ptr[-1]))
+            found = (verts, start, task_ptr, int(task_ptr[-1])) if keep.shape[0] else None
         with _TASKS_LOCK:
             known[key] = found
             while len(known) > TASK_SETS_KEPT:
