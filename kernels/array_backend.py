@@ -347,6 +347,11 @@ class ArrayBackend:
         """The program's count level by level over chunked tables (:mod:`distsm.kernels.dfs_host`)."""
         return dfs_host.count(self.xp, graph, program, budget, control, tasks)
 
+    def dfs_weigh(self, graph: RankedGraph, program: DfsProgram, weights: Any, budget: int,
+                  tasks: tuple[int, int] | None = None) -> int:
+        """:meth:`dfs_count` with each match counting the sum of its vertices' ``weights`` (int64 per rank)."""
+        return dfs_host.count(self.xp, graph, program, budget, None, tasks, weights)
+
     def has_edge(self, idx: DataIndex, x: Any, label: int, y: Any) -> Any:
         """Boolean mask: ``y[i] in N(x[i], label)`` (``x`` and ``y`` broadcast: a one-element ``x`` tests every
         ``y`` against one vertex)."""

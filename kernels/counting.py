@@ -287,8 +287,8 @@ class Count:
         if self.explain is not None:
             self.explain.path, self.explain.order = "dfs", search.order
         how = "each subgraph once" if search.unique else f"each subgraph once, times |Aut| ({search.automorphisms})"
-        if search.wedges:
-            how += ", a 4-cycle counted from its wedges"
+        if search.shortcut is not None:
+            how += f", {search.shortcut}"
         part = "" if tasks is None else f", tasks {tasks[0]}-{tasks[1]}"
         why = "forced" if search.selectivity is None else \
             f"measured arc selectivity {search.selectivity:.3g}, at least {self.placement.options.dfs_selectivity:g}"

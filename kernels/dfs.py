@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from distsm.graph import Graph
-from distsm.kernels import wedges
+from distsm.kernels import paths, wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import task_runs
 from distsm.kernels.dfs_plan import DfsProgram, Pairs, program, renumbered, search_order, supported
@@ -44,6 +44,12 @@ _PROGRAMS_LOCK = threading.Lock()
 
 _SELECTIVITY = LifetimeCache()  # DataIndex -> OrderedDict(query structure -> measured arc selectivity)
 
+#: Patterns counted without the search program, by what counts them: modules with ``applies(query,
+#: edge_labels)``, ``count(backend, ranked, label, budget, control, task_range)`` and ``task_work(backend, ranked,
+#: label)``, their tasks the ranks of the query's label.
+SHORTCUTS: dict[str, Any] = {"a 4-cycle counted from its wedges": wedges,
+                             "a 5-vertex path counted in closed form": paths}
+
 #: How a count breaks the symmetry of a query renumbered for a search: its ``f(a) < f(b)`` pairs and ``|Aut(Q)|``.
 Breaking = Callable[[Graph], tuple[Pairs, int]]
 
@@ -52,15 +58,15 @@ Breaking = Callable[[Graph], tuple[Pairs, int]]
 class Search:
     """A count's search as chosen: the query's ``order`` (level -> query vertex), its ``program``, ``|Aut(Q)|``,
     whether the count is ``unique`` (else it multiplies by ``automorphisms``), the measured ``selectivity``
-    that chose it (None where the search was forced), and whether the query is a 4-cycle counted from its
-    ``wedges`` (:mod:`distsm.kernels.wedges`) instead of by the program."""
+    that chose it (None where the search was forced), and the counting ``shortcut`` that counts the query instead
+    of the program, if any (a name of :data:`SHORTCUTS`)."""
 
     order: tuple[int, ...]
     program: DfsProgram
     automorphisms: int
     unique: bool
     selectivity: float | None
-    wedges: bool = False
+    shortcut: str | None = None
 
     @property
     def factor(self) -> int:
@@ -164,7 +170,8 @@ def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selec
     # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels; where its
     # ranked runs are split by neighbour label, each level reads its own label's runs.
     order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1, slots_of(idx))
-    return Search(order, prog, automorphisms, unique, selectivity, wedges.applies(query, idx.num_labels))
+    shortcut = next((name for name, how in SHORTCUTS.items() if how.applies(query, idx.num_labels)), None)
+    return Search(order, prog, automorphisms, unique, selectivity, shortcut)
 
 
 def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control: Control | None = None,
@@ -175,8 +182,9 @@ def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control
     graph = ranked_graph(backend.xp, idx)
     assert graph is not None  # unsupported() checked the label count
     budget = max(budget - graph.nbytes, budget // 4)
-    if search.wedges:
-        return search.factor * wedges.count(backend, graph, _first_label(search), budget, control, tasks)
+    if search.shortcut is not None:
+        how = SHORTCUTS[search.shortcut]
+        return search.factor * how.count(backend, graph, _first_label(search), budget, control, tasks)
     return search.factor * backend.dfs_count(graph, search.program, budget, control, tasks)
 
 
@@ -191,13 +199,13 @@ def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
     benchmarks/results/motifs_h200_s22_l1.json a unit took 1.8e-11 s of an H200 (diamond, whose pair tail does
     little per entry) to 4.7e-10 s (5-clique, whose deeper levels it does not see), about what one unit of the
     planner's host work takes on NumPy (3e8 a second) within a factor of 15 either way, so the two compare as they
-    are.  A cost model that sees the deeper levels is still to come.  A 4-cycle counted from its wedges counts
-    the wedges each task lists (:func:`distsm.kernels.wedges.task_work`)."""
+    are.  A cost model that sees the deeper levels is still to come.  A count by a shortcut takes its own
+    (:data:`SHORTCUTS`)."""
     xp = backend.xp
     g = ranked_graph(xp, idx)
     assert g is not None
-    if search.wedges:
-        return wedges.task_work(backend, g, _first_label(search))
+    if search.shortcut is not None:
+        return SHORTCUTS[search.shortcut].task_work(backend, g, _first_label(search))
     prog = search.program
     runs = task_runs(xp, g, prog)
     if prog.levels == 2:

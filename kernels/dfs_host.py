@@ -93,11 +93,12 @@ def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> TaskRuns:
 
 
 def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
-          tasks: tuple[int, int] | None = None) -> int:
+          tasks: tuple[int, int] | None = None, weights: Any | None = None) -> int:
     """Matches of the program's pattern in ``g`` that satisfy its symmetry breaking (see
     :mod:`distsm.kernels.dfs_plan`), reading at most about ``budget`` bytes of entries at a time; ``tasks``
     (``[lo, hi)`` of :class:`TaskRuns`' numbering) restricts it to those tasks' matches; ``control`` is checked
-    before each chunk of tasks."""
+    before each chunk of tasks.  With ``weights`` (int64 per rank) each match counts the sum of its vertices'
+    weights instead of one."""
     cap = max(1, budget // ENTRY_BYTES)
     runs = task_runs(xp, g, prog)
     lo, hi = tasks if tasks is not None else (0, runs.total)
@@ -109,11 +110,16 @@ def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Contr
         v0, x = runs.images(xp, g, a, min(a + cap, hi))
         keep = xp.ones(x.shape[0], dtype=bool) if label1 < 0 else g.vertex_labels[x] == label1
         table = xp.stack([v0[keep], x[keep]], axis=1)
-        total += int(table.shape[0]) if prog.levels == 2 else _extend(xp, g, prog, table, 2, cap)
+        total += _tally(xp, table, weights) if prog.levels == 2 else _extend(xp, g, prog, table, 2, cap, weights)
     return total
 
 
-def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: int) -> int:
+def _tally(xp: Any, rows: Any, weights: Any | None) -> int:
+    """What the matches ``rows`` count: one each, or the sum of their vertices' ``weights``."""
+    return int(rows.shape[0]) if weights is None else int(weights[rows].sum())
+
+
+def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: int, weights: Any | None) -> int:
     words = prog.level(i)
     label, nb, lower, upper, distinct = (int(w) for w in words[:5])
     js = [j for j in range(i) if nb >> j & 1]
@@ -140,10 +146,13 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
             ok &= x > x_a if rel > 0 else x < x_a if rel < 0 else x != x_a
         for j in js[1:]:
             ok &= _member(xp, g, rows[:, j], int(words[7 + j]), x)
-        if i == prog.levels - 1:
+        if i == prog.levels - 1 and weights is None:
             total += int(xp.count_nonzero(ok))
+        elif i == prog.levels - 1:
+            total += _tally(xp, rows[ok], weights) + _tally(xp, x[ok], weights)
         else:
-            total += _extend(xp, g, prog, xp.concatenate([rows[ok], x[ok].reshape(-1, 1)], axis=1), i + 1, cap)
+            total += _extend(xp, g, prog, xp.concatenate([rows[ok], x[ok].reshape(-1, 1)], axis=1), i + 1, cap,
+                             weights)
     return total
 
 

@@ -197,3 +197,40 @@ def test_cliques_by_bit_rows_equal_the_general_search_on_dense_labelled_graphs(g
             m.setattr(DfsProgram, "clique", property(lambda self: False))
             assert found == [_both(gpu, data, _clique(k, labels[-1]), True) for k in (4, 5, 6, 7)]
         assert min(found) > 0
+
+
+def test_triangle_weights_by_the_clique_kernel_equal_the_host(gpu):
+    """Each triangle's vertices' weights, summed by lanes (short runs) and by warps (long ones), on one label and
+    on runs split by three labels, whole and by task ranges."""
+    from distsm.kernels.dfs_host import task_runs
+    from distsm.kernels.paths import _triangle
+
+    rng = np.random.default_rng(11)
+    for labels in (1, 3):
+        data = _hub_graph(rng, 2000, 12000, labels)
+        g_dev, g_host = ranked_graph(gpu.xp, gpu.index(data)), ranked_graph(np, NUMPY.index(data))
+        for label in ([-1] if labels == 1 else [0, 2]):
+            prog = _triangle(g_dev, label)
+            assert prog.clique
+            weights = rng.integers(0, 1000, g_host.n).astype(np.int64)
+            want = NUMPY.dfs_weigh(g_host, prog, weights, 1 << 24)
+            assert gpu.dfs_weigh(g_dev, prog, gpu.xp.asarray(weights), 1 << 28) == want > 0
+            total = task_runs(np, g_host, prog).total
+            parts = [(0, total // 3), (total // 3, total)]
+            assert sum(gpu.dfs_weigh(g_dev, prog, gpu.xp.asarray(weights), 1 << 28, p) for p in parts) == want
+
+
+def test_five_vertex_paths_in_closed_form_on_the_device_equal_networkx_and_the_host(gpu):
+    from test_paths import paths_by_networkx
+
+    rng = np.random.default_rng(12)
+    for labels in (1, 2):
+        data = _hub_graph(rng, 600, 2500, labels)
+        for label in range(labels):
+            query = pattern("5-path", [label] * 5)
+            report = Explanation()
+            sem = Semantics(unique=True)
+            found = counting.count(gpu, data, query, sem.match_options, budget=1 << 28,
+                                   symmetry=symmetry(query, sem), path="dfs", explain=report)
+            assert "closed form" in report.reason
+            assert found == paths_by_networkx(data, label if labels > 1 else None) == _both(NUMPY, data, query, True)

@@ -365,7 +365,8 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
 // levels below are ANDs and popcounts of words the warp holds, not searches of global memory (the local bitmap
 // graph of Almasri et al.'s k-clique counting, per edge).  A set of at most 32 members keeps its rows in shared
 // memory, one word each, and each lane counts the cliques that start at its own member; a set of at most `bmax`
-// keeps them in the warp's global rows (k <= 5); a larger one takes the general search.
+// keeps them in the warp's global rows (k <= 5); a larger one takes the general search.  A triangle program may
+// weigh its matches instead (`weight` not null: each triangle adds its vertices' weights).
 
 // Pair p of the c (c - 1) / 2 pairs (i < j) of c members, numbered row by row.
 __device__ __forceinline__ void pair_of(int p, int c, int& i, int& j) {
@@ -469,8 +470,10 @@ __device__ u64 bitmap_cliques(const Ranked& g, const int* C, int c, int k, int o
 }
 
 // A task one lane settles: none of a larger clique's where a run is too short to hold the k - 2 other members,
-// and a triangle's where the shorter run has at most DSM_DFS_LANE_RUN entries (each searched in the other run).
-__device__ __forceinline__ bool lane_clique(const Ranked& g, int v0, int v1, int k, int o, u64& found) {
+// and a triangle's where the shorter run has at most DSM_DFS_LANE_RUN entries (each searched in the other run),
+// each triangle adding one or, with `weight`, its vertices' weights.
+__device__ __forceinline__ bool lane_clique(const Ranked& g, int v0, int v1, int k, int o, const i64* weight,
+                                            u64& found) {
     const i64 ra = (i64)v0 * g.L + o, rb = (i64)v1 * g.L + o;
     const i64 a0 = g.up[ra], a1 = g.ptr[ra + 1], b0 = g.up[rb], b1 = g.ptr[rb + 1];
     const i64 shorter = min(a1 - a0, b1 - b0);
@@ -479,17 +482,27 @@ __device__ __forceinline__ bool lane_clique(const Ranked& g, int v0, int v1, int
     // N+(v0) holds v1 and the members below it; those miss N+(v1), which lies above v1
     const bool a_short = a1 - a0 <= b1 - b0;
     const i64 s0 = a_short ? a0 : b0, s1 = a_short ? a1 : b1, l0 = a_short ? b0 : a0, l1 = a_short ? b1 : a1;
+    const u64 pair = weight == nullptr ? 0 : weight[v0] + weight[v1];
     for (i64 at = s0; at < s1; ++at) {
         const int x = g.nbr[at];
         if (x <= v1) continue;
         const i64 q = lower_bound(g.nbr, l0, l1, x);
-        found += q < l1 && g.nbr[q] == x;
+        if (q < l1 && g.nbr[q] == x) found += weight == nullptr ? 1 : pair + weight[x];
     }
     return true;
 }
 
+// The weights of the triangles of one task: its set C_2 stored, each member's weight added to the pair's.
+__device__ u64 weighed_triangles(const Ranked& g, const int* prog, WarpState& s, int* stored, i64 cap,
+                                 const i64* weight, int lane) {
+    const i64 c = build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, stored, lane);
+    u64 sum = 0;
+    for (i64 q = lane; q < c; q += 32) sum += weight[stored[q]];
+    return warp_sum(sum) + (u64)c * (weight[s.v[0]] + weight[s.v[1]]);
+}
+
 extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) clique_count(
-        DFS_COUNT_ARGS, unsigned* rows, int bmax, i64* next, u64* result) {
+        DFS_COUNT_ARGS, unsigned* rows, int bmax, const i64* weight, i64* next, u64* result) {
     __shared__ int prog[HEAD + MAXK * LW];
     __shared__ WarpState states[WARPS];
     __shared__ unsigned srows[WARPS][32];
@@ -502,10 +515,11 @@ extern "C" __global__ void __launch_bounds__(DSM_DFS_BLOCK, DSM_DFS_MIN_BLOCKS) 
     const i64 wid = (i64)blockIdx.x * WARPS + warp;
     int* stored = bufs + wid * (k > 2 ? k - 2 : 0) * cap;
     unsigned* mine = rows + wid * (i64)bmax * ((bmax + 31) >> 5);
-    const auto by_lane = [&](int v0, int v1, u64& found) { return lane_clique(g, v0, v1, k, o, found); };
+    const auto by_lane = [&](int v0, int v1, u64& found) { return lane_clique(g, v0, v1, k, o, weight, found); };
     const u64 total = for_each_task(prog, g, verts, task_ptr, task_start, nv, ntasks, next, s, lane, by_lane,
                                     [&]() -> u64 {
-        if (k == 3) return build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, nullptr, lane);
+        if (k == 3 && weight == nullptr) return build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, nullptr, lane);
+        if (k == 3) return weighed_triangles(g, prog, s, stored, cap, weight, lane);
         const i64 c = build(g, prog + HEAD + 2 * LW, s, stored, cap, 2, stored, lane);
         if (c < k - 2) return 0;
         if (c <= 32) return small_cliques(g, stored, (int)c, k, o, srows[warp], lane);

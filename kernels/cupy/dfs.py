@@ -22,6 +22,7 @@ import numpy as np
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
                                        Kernel)
+from distsm.kernels import dfs_host
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.ranked import RankedGraph
@@ -59,6 +60,18 @@ class DfsOps(DeviceBase):
 
     def dfs_count(self, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
                   tasks: tuple[int, int] | None = None) -> int:
+        return self._search(g, prog, budget, control, tasks, None)
+
+    def dfs_weigh(self, g: RankedGraph, prog: DfsProgram, weights: Any, budget: int,
+                  tasks: tuple[int, int] | None = None) -> int:
+        """A triangle's weights by ``clique_count``; any other program's by the host search's tables, on the
+        device (:mod:`distsm.kernels.dfs_host`)."""
+        if prog.clique and prog.levels == 3:
+            return self._search(g, prog, budget, None, tasks, weights)
+        return dfs_host.count(self.xp, g, prog, budget, None, tasks, weights)
+
+    def _search(self, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None,
+                tasks: tuple[int, int] | None, weights: Any | None) -> int:
         xp = self.xp
         words = xp.asarray(prog.words)
         found = self._tasks(g, prog, words)
@@ -83,7 +96,7 @@ class DfsOps(DeviceBase):
         extra = {}
         if kernel is CLIQUE_COUNT:
             extra = {"rows": xp.empty(max(blocks * warps * _row_bytes(bmax) // 4, 1), dtype=xp.uint32),
-                     "bmax": max(bmax, 32)}
+                     "bmax": max(bmax, 32), "weight": np.uint64(0) if weights is None else weights}
         result = xp.zeros(1, dtype=xp.uint64)
         nxt = xp.zeros(1, dtype=xp.int64)
         # Launches over ranges of tasks, so that a cancelled count stops within one range (``next`` starts each

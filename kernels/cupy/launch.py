@@ -296,7 +296,7 @@ _DFS_COUNT_ARGS = (
     _p("bufs", _i32), Arg("cap", _i64))
 DFS_COUNT = Kernel("dfs_count", _DFS_COUNT_ARGS + (_p("next", _i64), _p("result", _u64)), DFS_MODULE)
 CLIQUE_COUNT = Kernel("clique_count", _DFS_COUNT_ARGS + (
-    _p("rows", _u32), Arg("bmax", _i32), _p("next", _i64), _p("result", _u64)), DFS_MODULE)
+    _p("rows", _u32), Arg("bmax", _i32), _p("weight", _i64), _p("next", _i64), _p("result", _u64)), DFS_MODULE)
 
 #: Every kernel of ``dfs.cu``, by name.
 DFS_KERNELS: dict[str, Kernel] = {k.name: k for k in (DFS_TASKS, DFS_COUNT, CLIQUE_COUNT)}

@@ -1,0 +1,81 @@
+"""5-vertex paths counted in closed form (kernels/paths.py) against networkx path enumeration: unique and plain
+counts, vertex labels, budgets that cut chunks, task ranges that add up, and what the shortcut applies to.  The
+device run of the same code (its triangle weights by the clique kernel) is checked in ``test_dfs_gpu.py``."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from distsm import Graph
+from distsm.kernels import NUMPY, paths, wedges
+from distsm.kernels.explain import Explanation
+from distsm.kernels.ranked import ranked_graph
+from oracles import random_graph
+from test_dfs import dfs_count, oracle, pattern
+from test_wedges import _hub_graph
+
+
+def paths_by_networkx(data: Graph, label: int | None) -> int:
+    """Paths of five vertices (each once) whose vertices all have ``label`` (None: any), walked from every vertex
+    in the subgraph they induce."""
+    g = nx.Graph()
+    labels = data.vertex_labels.tolist()
+    g.add_nodes_from(v for v in range(data.n) if label is None or labels[v] == label)
+    g.add_edges_from((u, w) for u, w in zip(data.edge_src.tolist(), data.edge_dst.tolist()) if u in g and w in g)
+    found = 0
+    for a in g:
+        for b in g[a]:
+            for c in g[b]:
+                if c == a:
+                    continue
+                for d in g[c]:
+                    if d in (a, b):
+                        continue
+                    found += sum(e not in (a, b, c) for e in g[d])
+    return found // 2  # each path is walked from both ends
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("labels", [1, 2, 3])
+def test_paths_match_networkx(seed, labels):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 30, 0.2, labels, 1, False)
+    for label in range(labels):
+        query = pattern("5-path", [label] * 5)
+        report = Explanation()
+        expected = paths_by_networkx(data, label)
+        assert dfs_count(data, query, unique=True, explain=report) == expected
+        assert "closed form" in report.reason
+        assert dfs_count(data, query) == 2 * expected == oracle(data, query, False)
+
+
+def test_budgets_and_task_ranges_give_the_same_count():
+    rng = np.random.default_rng(5)
+    for labels in (1, 2):
+        data = _hub_graph(rng, 250, 1200, labels)
+        g = ranked_graph(np, NUMPY.index(data))
+        for label in range(labels):
+            expected = paths_by_networkx(data, label if labels > 1 else None)
+            first = label if labels > 1 else -1
+            assert expected > 10_000
+            for budget in (1 << 30, 1 << 12):
+                assert paths.count(NUMPY, g, first, budget) == expected, budget
+            n = int(wedges.tasks(np, g, first).shape[0])
+            cuts = [0, n // 5, n // 2, n]
+            parts = [paths.count(NUMPY, g, first, 1 << 30, task_range=(a, b)) for a, b in zip(cuts, cuts[1:])]
+            assert sum(parts) == expected and min(parts) > 0
+            assert paths.task_work(NUMPY, g, first).shape == (n,)
+
+
+def test_what_the_closed_form_applies_to():
+    assert paths.applies(pattern("5-path"), 1)
+    assert not paths.applies(pattern("5-path"), 2)  # edge labels or directions
+    assert not paths.applies(pattern("5-path", [0, 0, 1, 0, 0]), 1)
+    for name in ("5-cycle", "tailed triangle", "3-star", "4-cycle"):
+        assert not paths.applies(pattern(name), 1), name
+    # a triangle and a separate edge have the path's degrees but are not connected
+    assert not paths.applies(Graph.from_edges([(0, 1), (1, 2), (0, 2), (3, 4)], n=5), 1)
+    directed = Graph.from_edges([(0, 1), (1, 2), (2, 3), (3, 4)], n=5, directed=True)
+    assert not paths.applies(directed, 1)
