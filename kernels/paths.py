@@ -24,6 +24,7 @@ vertices and the 4-cycles of its highest, so that ranges add up to the whole (ea
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -32,12 +33,16 @@ from distsm.graph import Graph
 from distsm.kernels import wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import row_chunks, task_runs
-from distsm.kernels.dfs_plan import program
+from distsm.kernels.dfs_plan import DfsProgram, program
+from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
 #: Bytes per gathered entry while ``W`` is summed (its row, neighbour, value and running sums).
 ENTRY_BYTES = 40
+
+_TERMS = LifetimeCache()  # RankedGraph -> {label: (tasks, degrees, triangle program, its task ends)}
+_TERMS_LOCK = threading.Lock()
 
 
 def applies(query: Graph, edge_labels: int) -> bool:
@@ -63,18 +68,14 @@ def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Co
     """The number of 5-vertex paths (each once) whose vertices have label ``label`` (-1: any) on ``g``, holding at
     most about ``budget`` bytes at a time; ``task_range`` restricts it to a range of the wedges' tasks (see the
     module docstring); ``control`` may cancel between parts."""
-    xp = backend.xp
-    verts = wedges.tasks(xp, g, label)
+    verts, weights, triangle, ends = _terms(backend, g, label)
     lo, hi = task_range if task_range is not None else (0, int(verts.shape[0]))
-    degree = _degrees(backend, g, label)
-    walks = _walks(backend, g, label, degree, verts[lo:hi], budget)
+    walks = _walks(backend, g, label, weights, verts[lo:hi], budget)
     if control is not None:
         control.check()
-    triangle = _triangle(g, label)
-    ends = task_runs(xp, g, triangle).ends
     tasks = (int(ends[lo - 1]) if lo else 0, int(ends[hi - 1]) if hi else 0)
     triangles = backend.dfs_count(g, triangle, budget, control, tasks)
-    weighed = backend.dfs_weigh(g, triangle, xp.maximum(degree - 1, 0), budget, tasks)
+    weighed = backend.dfs_weigh(g, triangle, weights, budget, tasks)
     cycles = wedges.count(backend, g, label, budget, control, (lo, hi))
     twice = walks - 4 * weighed - 8 * cycles + 6 * triangles
     assert twice % 2 == 0 and twice >= 0, twice
@@ -85,6 +86,25 @@ def task_work(backend: Backend, g: RankedGraph, label: int) -> Any:
     """The estimated work of each task (float64): its wedges' (:func:`distsm.kernels.wedges.task_work`), which
     outnumber its runs' entries and triangles."""
     return wedges.task_work(backend, g, label)
+
+
+def _terms(backend: Backend, g: RankedGraph, label: int) -> tuple[Any, Any, DfsProgram, Any]:
+    """The tasks (ranks of ``label``), each rank's degree less one (at least 0), the triangle program and its
+    tasks' running count per rank of ``label``: kept per ranked graph and label, since a cluster counts a query in
+    dozens of task ranges and each would rebuild them over the whole graph."""
+    with _TERMS_LOCK:
+        known = _TERMS.get(g)
+        if known is None:
+            known = _TERMS.put(g, {})
+        found = known.get(label)
+    if found is None:
+        xp = backend.xp
+        triangle = _triangle(g, label)
+        weights = xp.maximum(_degrees(backend, g, label) - 1, 0)
+        found = (wedges.tasks(xp, g, label), weights, triangle, task_runs(xp, g, triangle).ends)
+        with _TERMS_LOCK:
+            known[label] = found
+    return found
 
 
 def _runs(g: RankedGraph, label: int, v: Any) -> Any:
@@ -107,16 +127,16 @@ def _degrees(backend: Backend, g: RankedGraph, label: int) -> Any:
     return xp.bincount(row[g.vertex_labels[b] == label], minlength=g.n).astype(xp.int64)
 
 
-def _walks(backend: Backend, g: RankedGraph, label: int, degree: Any, middles: Any, budget: int) -> int:
-    """``W`` over the middles ``middles``, by chunks of their runs: each neighbour's ``d - 1`` summed per middle by
-    differences of running sums (uint64: exact while each middle's sum of squares is below 2^64)."""
+def _walks(backend: Backend, g: RankedGraph, label: int, weights: Any, middles: Any, budget: int) -> int:
+    """``W`` over the middles ``middles``, by chunks of their runs: each neighbour's ``d - 1`` (``weights``) summed
+    per middle by differences of running sums (uint64: exact while each middle's sum of squares is below 2^64)."""
     xp = backend.xp
     run = _runs(g, label, middles)
     start, length = g.ptr[run], g.ptr[run + 1] - g.ptr[run]
     total = 0
     for a, b in row_chunks(xp, length, max(budget // ENTRY_BYTES, 1)):
         row, nb = backend.gather_runs(g.nbr, start[a:b], length[a:b])
-        value = (degree[nb] - 1).astype(xp.uint64)
+        value = weights[nb].astype(xp.uint64)
         if _tested(g, label):
             value *= (g.vertex_labels[nb] == label).astype(xp.uint64)
         firsts = xp.searchsorted(row, xp.arange(b - a + 1, dtype=row.dtype))
@@ -132,7 +152,7 @@ def _segment_sums(xp: Any, values: Any, firsts: Any) -> Any:
     return running[firsts[1:]] - running[firsts[:-1]]
 
 
-def _triangle(g: RankedGraph, label: int) -> Any:
+def _triangle(g: RankedGraph, label: int) -> DfsProgram:
     """The search program of a triangle of ``label`` (-1: any) on ``g``, its vertices in rank order."""
     query = Graph.from_edges([(0, 1), (1, 2), (0, 2)], vertex_labels=[max(label, 0)] * 3)
     return program(query, ((0, 1), (1, 2)), any_label=label < 0, slots=g.slots)
