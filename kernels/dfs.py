@@ -43,6 +43,7 @@ _PROGRAMS: OrderedDict[tuple, tuple[tuple[int, ...], DfsProgram, int]] = Ordered
 _PROGRAMS_LOCK = threading.Lock()
 
 _SELECTIVITY = LifetimeCache()  # DataIndex -> OrderedDict(query structure -> measured arc selectivity)
+_CUTS = LifetimeCache()  # DataIndex -> OrderedDict((program, shortcut, per, most) -> task ranges and work)
 
 #: Patterns counted without the search program, by what counts them: modules with ``applies(query,
 #: edge_labels)``, ``count(backend, ranked, label, budget, control, task_range)`` and ``task_work(backend, ranked,
@@ -127,16 +128,20 @@ def measured_selectivity(backend: Backend, idx: DataIndex, candidates: Callable[
     strided, so a second one would measure the same): a repeated query skips the filter (``candidates`` is only
     called to sample) and the sample's launches and synchronisations: a repeated triangle count on the 16M-edge
     R-MAT graph of benchmarks/motifs.py went from 19.6 to 13.3 ms on an H200 (medians of three)."""
-    key = _structure(query)
+    return _kept(_SELECTIVITY, idx, _structure(query), lambda: arc_selectivity(backend, idx, candidates(), query))
+
+
+def _kept(cache: LifetimeCache, idx: DataIndex, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept in ``cache`` for ``idx``'s lifetime under ``key`` (the last :data:`PROGRAMS_KEPT`)."""
     with _PROGRAMS_LOCK:
-        known = _SELECTIVITY.get(idx)
+        known = cache.get(idx)
         found = None if known is None else known.get(key)
     if found is None:
-        found = arc_selectivity(backend, idx, candidates(), query)
+        found = compute()
         with _PROGRAMS_LOCK:
-            known = _SELECTIVITY.get(idx)
+            known = cache.get(idx)
             if known is None:
-                known = _SELECTIVITY.put(idx, OrderedDict())
+                known = cache.put(idx, OrderedDict())
             known[key] = found
             while len(known) > PROGRAMS_KEPT:
                 known.popitem(last=False)
@@ -225,14 +230,19 @@ def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
 def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
          most: int) -> tuple[tuple[tuple[int, int], ...], float]:
     """Task ranges of about equal :func:`task_work`, one per ``per`` of it (at least two, at most ``most``; fewer
-    where tasks run out), and the total work."""
-    xp = backend.xp
-    work = xp.cumsum(task_work(backend, idx, search))
-    total = float(work[-1]) if work.shape[0] else 0.0
-    pieces = max(2, min(most, math.ceil(total / max(per, 1.0))))
-    marks = xp.searchsorted(work, xp.asarray([total * i / pieces for i in range(1, pieces)]))
-    bounds = sorted({0, *(int(b) for b in marks.tolist()), int(work.shape[0])})
-    return tuple(zip(bounds[:-1], bounds[1:])), total
+    where tasks run out), and the total work; kept per index and search, since the work of every task is read
+    while the cluster waits (a 4-cycle's or 5-path's lists every task's wedges)."""
+
+    def compute() -> tuple[tuple[tuple[int, int], ...], float]:
+        xp = backend.xp
+        work = xp.cumsum(task_work(backend, idx, search))
+        total = float(work[-1]) if work.shape[0] else 0.0
+        pieces = max(2, min(most, math.ceil(total / max(per, 1.0))))
+        marks = xp.searchsorted(work, xp.asarray([total * i / pieces for i in range(1, pieces)]))
+        bounds = sorted({0, *(int(b) for b in marks.tolist()), int(work.shape[0])})
+        return tuple(zip(bounds[:-1], bounds[1:])), total
+
+    return _kept(_CUTS, idx, (search.program.words.tobytes(), search.shortcut, per, most), compute)
 
 
 def planned(query: Graph, breaking: Breaking, any_label: bool,
