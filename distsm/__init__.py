@@ -12,9 +12,11 @@ Public API::
     distsm.save_graph(g, "g.distsm"); distsm.load_graph("g.distsm")   # binary, memory-mapped reload
     next(distsm.iter_mappings(g, q))    # {query node: data node}
     with distsm.options({"gpu.fuse-levels": False}): ...   # tuning options (dask.config, distsm.*)
+    distsm.cache_info(); distsm.clear_caches()   # what the package keeps (indexes, plans, ...), and letting it go
 """
 
 from distsm._version import __version__
+from distsm.caches import clear as clear_caches, info as cache_info
 from distsm.config import options
 from distsm.api import as_graph, count, count_batch, explain, iter_batch, iter_mappings, iter_matches, match
 from distsm.errors import BackendUnavailableError, GraphError, GraphFormatError
@@ -52,7 +54,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BackendUnavailableError", "Graph", "GraphError", "GraphFormatError", "LabelVocabulary", "LocalClusterSpec",
-    "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "count",
+    "Matcher", "Partitioning", "QueryResult", "Semantics", "Strategy", "as_graph", "automorphism_count", "cache_info",
+    "clear_caches", "count",
     "count_batch", "explain", "iter_batch", "iter_mappings", "iter_matches", "load_graph", "match", "options",
     "read_graph", "read_graphs", "save_graph", "warmup", "write_graph", "__version__",
 ]

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from distsm import caches
 from distsm.arguments import check_flag, check_int
 from distsm.graph import Graph
 from distsm.kernels import counting, engine, get_backend
@@ -47,6 +48,8 @@ __all__ = ["GraphLike", "Restrict", "as_graph", "count", "count_batch", "explain
 
 T = TypeVar("T")
 
+_MATCHERS = caches.cache("partitioned matchers", "data Graph, partitioning -> its PartitionedMatcher")
+
 
 def partitioned_matcher(request: Request) -> Any:
     """The (cached) :class:`~distsm.partitioned.PartitionedMatcher` of the request's data graph and partitioning;
@@ -58,10 +61,10 @@ def partitioned_matcher(request: Request) -> Any:
     auto = how.parts == "auto"
     key = f"partitioned:{f'auto:{request.budget}' if auto else int(how.parts)}:{how.method}:" \
           f"{how.seed}:{be.name}:{how.adjacency}"
-    matcher = data._derived.get(key)
+    matcher: PartitionedMatcher | None = _MATCHERS.get(data, key)
     if matcher is None:
-        matcher = PartitionedMatcher(data, how, backend=be, budget=request.budget if auto else None)
-        data._derived[key] = matcher
+        made = PartitionedMatcher(data, how, backend=be, budget=request.budget if auto else None)
+        matcher = _MATCHERS.put(data, made, key)
     return matcher
 
 

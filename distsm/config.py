@@ -16,6 +16,8 @@ from dataclasses import dataclass, fields, replace
 from importlib import resources
 from typing import Any, Literal, TypeVar, cast
 
+from distsm import caches
+
 LoadBalance = Literal["entry", "tiered"]
 LOAD_BALANCE: tuple[LoadBalance, ...] = ("entry", "tiered")
 
@@ -109,7 +111,7 @@ _Opts = TypeVar("_Opts", GpuOptions, EngineOptions, ClusterOptions)
 _SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions, "cluster": ClusterOptions}
 _dask_config: Any = None
 _defaults: dict[str, Any] = {}
-_seen: dict[str, tuple[dict[str, Any], Any]] = {}
+_PARSED = caches.cache("parsed options", "section name -> (the raw values, the options parsed from them)")
 
 
 def _config() -> Any:
@@ -148,7 +150,7 @@ def _section(name: str, cls: type[_Opts]) -> _Opts:
     # deletes the whole ``distsm`` key on its way out, as it found none.
     current = _config().config.get("distsm", {}).get(name) or {}
     raw = {**_defaults.get(name, {}), **current}
-    seen = _seen.get(name)
+    seen = _PARSED.get(caches.GLOBAL, name)
     if seen is not None and seen[0] == raw:
         return cast(_Opts, seen[1])
     known = {f.name for f in fields(cls)}
@@ -160,7 +162,7 @@ def _section(name: str, cls: type[_Opts]) -> _Opts:
                              f"{', '.join(sorted(k.replace('_', '-') for k in known))}")
         values[attr] = _convert(cls, attr, value)
     opts = cls(**values)
-    _seen[name] = (dict(raw), opts)
+    _PARSED.put(caches.GLOBAL, (dict(raw), opts), name)
     return opts
 
 

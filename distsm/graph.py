@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm import caches
 from distsm.arguments import is_integer
 from distsm.errors import GraphError, short_repr
 from distsm.labels import LabelVocabulary, is_plain_label
@@ -58,6 +59,9 @@ def _as_int_array(values: Any, name: str, length: int | None = None) -> np.ndarr
     return arr if arr.dtype == np.int32 else arr.astype(np.int64, copy=False)
 
 
+_FACTS = caches.cache("graph facts", "Graph, fact -> its node positions by name, degrees, effective edge labels, "
+                                   "connectedness or fingerprint")
+
 class Graph:
     """An immutable vertex- and edge-labelled graph, undirected or directed.
 
@@ -80,7 +84,7 @@ class Graph:
     """
 
     __slots__ = ("n", "m", "directed", "vertex_labels", "edge_src", "edge_dst", "edge_labels", "indptr",
-                 "neighbors", "neighbor_labels", "node_ids", "vocabulary", "_derived", "__weakref__")
+                 "neighbors", "neighbor_labels", "node_ids", "vocabulary", "__weakref__")
 
     def __init__(self, n: int, edge_src: np.ndarray, edge_dst: np.ndarray, edge_labels: np.ndarray,
                  vertex_labels: np.ndarray, directed: bool, *, node_ids: np.ndarray | None = None,
@@ -101,7 +105,6 @@ class Graph:
         self.neighbors = _readonly(neighbors)
         self.neighbor_labels = _readonly(neighbor_labels)
         self.indptr = _readonly(indptr)
-        self._derived: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -340,9 +343,9 @@ class Graph:
                 raise GraphError(f"{what} {short_repr(bad)} is not a vertex of this graph (vertices are "
                                  f"0..{self.n - 1})")
             return np.asarray(names, dtype=np.int64).reshape(-1)
-        lookup = self._derived.get("positions")
+        lookup = _FACTS.get(self, "positions")
         if lookup is None:
-            lookup = self._derived["positions"] = {name: i for i, name in enumerate(self.names())}
+            lookup = _FACTS.put(self, {name: i for i, name in enumerate(self.names())}, "positions")
         out = []
         for name in names:
             try:
@@ -360,17 +363,17 @@ class Graph:
     @property
     def degrees(self) -> np.ndarray:
         """Adjacency entries per vertex (in-degree + out-degree for directed graphs; read-only, computed once)."""
-        deg = self._derived.get("degrees")
+        deg = _FACTS.get(self, "degrees")
         if deg is None:
-            deg = self._derived["degrees"] = _readonly(np.diff(self.indptr))
+            deg = _FACTS.put(self, _readonly(np.diff(self.indptr)), "degrees")
         return deg
 
     @property
     def num_effective_labels(self) -> int:
         """One more than the largest effective label in use (at least 1)."""
-        labels = self._derived.get("effective_labels")
+        labels = _FACTS.get(self, "effective_labels")
         if labels is None:
-            labels = self._derived["effective_labels"] = int(self.neighbor_labels.max(initial=0)) + 1
+            labels = _FACTS.put(self, int(self.neighbor_labels.max(initial=0)) + 1, "effective_labels")
         return labels
 
     def vertex_label_counts(self) -> dict[int, int]:
@@ -397,7 +400,7 @@ class Graph:
         """Whether the graph is (weakly) connected; the empty graph is not."""
         if self.n == 0:
             return False
-        cached = self._derived.get("connected")
+        cached = _FACTS.get(self, "connected")
         if cached is not None:
             return cached
         # Used on query graphs, which are small: a plain breadth-first search is clearest.
@@ -412,8 +415,8 @@ class Graph:
                         seen.add(w)
                         nxt.append(w)
             frontier = nxt
-        self._derived["connected"] = len(seen) == self.n
-        return self._derived["connected"]
+        connected: bool = _FACTS.put(self, len(seen) == self.n, "connected")
+        return connected
 
     def summary(self) -> dict[str, Any]:
         """Sizes, label counts and degree statistics (what ``distsm info`` prints)."""
@@ -667,7 +670,7 @@ def graph_fingerprint(graph: Graph) -> str:
     The adjacency is taken from the CSR, whose rows are sorted, so the fingerprint does not depend on the order in
     which the edges were given: two graphs have the same fingerprint exactly when they are equal (``==``).
     """
-    cached = graph._derived.get("partition.fingerprint")
+    cached = _FACTS.get(graph, "fingerprint")
     if cached is not None:
         return cached
     h = hashlib.sha256()
@@ -677,5 +680,4 @@ def graph_fingerprint(graph: Graph) -> str:
         h.update(f"{name}:{arr.shape[0]};".encode())
         h.update(np.ascontiguousarray(arr, dtype=dtype).data)
     fp = "sha256:" + h.hexdigest()
-    graph._derived["partition.fingerprint"] = fp
-    return fp
+    return _FACTS.put(graph, fp, "fingerprint")

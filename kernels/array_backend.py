@@ -22,7 +22,7 @@ from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.query_plan import QueryPlan, Step
 from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
@@ -112,7 +112,9 @@ class LabelPools:
     max_degree: int
 
 
-_POOLS = LifetimeCache()
+#: Each graph's index on each backend (by the backend's name).
+INDEXES = caches.cache("indexes", "Graph, backend name -> its DataIndex (GpuIndex on a device)")
+_POOLS = caches.cache("label pools", "DataIndex -> its vertices sorted by label and degree (LabelPools)")
 
 
 def label_pools(xp: Any, idx: DataIndex) -> LabelPools:
@@ -144,16 +146,12 @@ class ArrayBackend:
     # ------------------------------------------------------------------ data graph
     def index(self, graph: Graph) -> DataIndex:
         """The graph's :class:`DataIndex` on this backend, built once and cached on the graph."""
-        key = f"index:{self.name}"
-        idx = graph._derived.get(key)
-        if idx is None:
-            idx = build_index(graph, self.xp)
-            graph._derived[key] = idx
+        idx: DataIndex = INDEXES.get_or(graph, lambda: build_index(graph, self.xp), self.name)
         return idx
 
     def release(self, graph: Graph) -> None:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
-        graph._derived.pop(f"index:{self.name}", None)
+        INDEXES.pop(graph, self.name)
 
     def host_resident(self, host: DataIndex, in_place: bool = False) -> DataIndex:
         """An index whose adjacency stays in host memory and is read in place by this backend's join (the CPU

@@ -34,7 +34,7 @@ from distsm.kernels.array_backend import bit_words, chunk_ranges, member
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 from distsm.kernels.order import query_adjacency
 
 #: Refinement passes at most (each pass visits every query edge once; the first reads the data adjacency, the
@@ -199,7 +199,7 @@ class LabelledRuns:
 #: for data graphs with several vertex labels while it fits this many bytes, and kept as long as the index lives.
 LABELLED_RUNS_BYTES = 256 << 20
 
-_RUNS = LifetimeCache()
+_RUNS = caches.cache("labelled runs", "DataIndex -> its adjacency regrouped by neighbour label (LabelledRuns)")
 
 
 def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:

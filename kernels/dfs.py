@@ -16,19 +16,17 @@ order), so that every matched subgraph is counted once, on the data graph ranked
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from distsm import caches
 from distsm.graph import Graph
 from distsm.kernels import paths, wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import task_runs
 from distsm.kernels.dfs_plan import DfsProgram, Pairs, program, renumbered, search_order, supported
 from distsm.kernels.index import DataIndex
-from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.ranked import MAX_RANKED_LABELS, ranked_bytes, ranked_graph, slots_of
@@ -39,11 +37,12 @@ SAMPLE_VERTICES = 256
 
 #: Queries whose search programs are kept (:func:`planned`).
 PROGRAMS_KEPT = 256
-_PROGRAMS: OrderedDict[tuple, tuple[tuple[int, ...], DfsProgram, int]] = OrderedDict()
-_PROGRAMS_LOCK = threading.Lock()
-
-_SELECTIVITY = LifetimeCache()  # DataIndex -> OrderedDict(query structure -> measured arc selectivity)
-_CUTS = LifetimeCache()  # DataIndex -> OrderedDict((program, shortcut, per, most) -> task ranges and work)
+_PROGRAMS = caches.cache("search programs", "query structure and breaking -> (search order, DfsProgram, |Aut(Q)|)",
+                         kept=PROGRAMS_KEPT)
+_SELECTIVITY = caches.cache("measured selectivity", "DataIndex, query structure -> measured arc selectivity",
+                            kept=PROGRAMS_KEPT)
+_CUTS = caches.cache("search cuts", "DataIndex, (program, shortcut, per, most) -> task ranges and their work",
+                     kept=PROGRAMS_KEPT)
 
 #: Patterns counted without the search program, by what counts them: modules with ``applies(query,
 #: edge_labels)``, ``count(backend, ranked, label, budget, control, task_range)`` and ``task_work(backend, ranked,
@@ -128,24 +127,7 @@ def measured_selectivity(backend: Backend, idx: DataIndex, candidates: Callable[
     strided, so a second one would measure the same): a repeated query skips the filter (``candidates`` is only
     called to sample) and the sample's launches and synchronisations: a repeated triangle count on the 16M-edge
     R-MAT graph of benchmarks/motifs.py went from 19.6 to 13.3 ms on an H200 (medians of three)."""
-    return _kept(_SELECTIVITY, idx, _structure(query), lambda: arc_selectivity(backend, idx, candidates(), query))
-
-
-def _kept(cache: LifetimeCache, idx: DataIndex, key: Any, compute: Callable[[], Any]) -> Any:
-    """``compute()``, kept in ``cache`` for ``idx``'s lifetime under ``key`` (the last :data:`PROGRAMS_KEPT`)."""
-    with _PROGRAMS_LOCK:
-        known = cache.get(idx)
-        found = None if known is None else known.get(key)
-    if found is None:
-        found = compute()
-        with _PROGRAMS_LOCK:
-            known = cache.get(idx)
-            if known is None:
-                known = cache.put(idx, OrderedDict())
-            known[key] = found
-            while len(known) > PROGRAMS_KEPT:
-                known.popitem(last=False)
-    return found
+    return _SELECTIVITY.get_or(idx, lambda: arc_selectivity(backend, idx, candidates(), query), _structure(query))
 
 
 def _structure(query: Graph) -> tuple:
@@ -242,23 +224,20 @@ def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
         bounds = sorted({0, *(int(b) for b in marks.tolist()), int(work.shape[0])})
         return tuple(zip(bounds[:-1], bounds[1:])), total
 
-    return _kept(_CUTS, idx, (search.program.words.tobytes(), search.shortcut, per, most), compute)
+    return _CUTS.get_or(idx, compute, (search.program.words.tobytes(), search.shortcut, per, most))
 
 
 def planned(query: Graph, breaking: Breaking, any_label: bool,
             slots: tuple[int, ...] = ()) -> tuple[tuple[int, ...], DfsProgram, int]:
     """``query``'s search order, program and ``|Aut(Q)|``, kept for the last :data:`PROGRAMS_KEPT` queries by their
     structure (the stabiliser chain costs 6-17 ms for a 3- to 5-clique on the CPU: more than a triangle count)."""
-    key = (any_label, slots, breaking, *_structure(query))
-    found = _PROGRAMS.get(key)
-    if found is None:
+    def compute() -> tuple[tuple[int, ...], DfsProgram, int]:
         order = search_order(query)
         q = renumbered(query, order)
         less_than, automorphisms = breaking(q)
-        found = (tuple(order), program(q, less_than, any_label=any_label, slots=slots), automorphisms)
-        with _PROGRAMS_LOCK:
-            _PROGRAMS[key] = found
-            while len(_PROGRAMS) > PROGRAMS_KEPT:
-                _PROGRAMS.popitem(last=False)
+        return tuple(order), program(q, less_than, any_label=any_label, slots=slots), automorphisms
+
+    found: tuple[tuple[int, ...], DfsProgram, int] = _PROGRAMS.get_or(
+        caches.GLOBAL, compute, (any_label, slots, breaking, *_structure(query)))
     return found
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from distsm.kernels.dfs_plan import DfsProgram
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
 #: Bytes per gathered entry of a chunk (its row, value, run bounds and masks), for cutting chunks to the budget.
 ENTRY_BYTES = 48
 
-_KEYS = LifetimeCache()  # RankedGraph -> int64 run * n + rank, sorted (membership by one binary search)
+_KEYS = caches.cache("ranked run keys", "RankedGraph -> int64 run * n + rank of every entry, sorted")
 
 
 def run_keys(xp: Any, g: RankedGraph) -> Any:

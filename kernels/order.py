@@ -16,20 +16,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from distsm import caches
 from distsm.graph import Graph
 
 OrderFunction = Callable[..., list[int]]
 
 
+_ADJACENCY = caches.cache("query adjacency", "query Graph -> its rows as lists of (neighbour, effective label)")
+
+
 def query_adjacency(query: Graph) -> list[list[tuple[int, int]]]:
     """``adj[u]`` = sorted list of ``(w, effective label)`` with ``w in N(u, e)`` (cached on the query)."""
-    cached = query._derived.get("adjacency")
+    cached: list[list[tuple[int, int]]] | None = _ADJACENCY.get(query)
     if cached is None:
         # One conversion of each array, then slices of Python lists: per-row array slices cost more on queries.
         ptr = query.indptr.tolist()
         pairs = list(zip(query.neighbors.tolist(), query.neighbor_labels.tolist()))
         cached = [pairs[ptr[u]:ptr[u + 1]] for u in range(query.n)]
-        query._derived["adjacency"] = cached
+        _ADJACENCY.put(query, cached)
     return cached
 
 

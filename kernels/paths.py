@@ -24,25 +24,24 @@ vertices and the 4-cycles of its highest, so that ranges add up to the whole (ea
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
+from distsm import caches
 from distsm.graph import Graph
 from distsm.kernels import wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import row_chunks, task_runs
 from distsm.kernels.dfs_plan import DfsProgram, program
-from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
 #: Bytes per gathered entry while ``W`` is summed (its row, neighbour, value and running sums).
 ENTRY_BYTES = 40
 
-_TERMS = LifetimeCache()  # RankedGraph -> {label: (tasks, degrees, triangle program, its task ends)}
-_TERMS_LOCK = threading.Lock()
+_TERMS = caches.cache("5-path terms", "RankedGraph, label -> (tasks, degrees less one, triangle program, its task "
+                                     "ends)")
 
 
 def applies(query: Graph, edge_labels: int) -> bool:
@@ -92,18 +91,13 @@ def _terms(backend: Backend, g: RankedGraph, label: int) -> tuple[Any, Any, DfsP
     """The tasks (ranks of ``label``), each rank's degree less one (at least 0), the triangle program and its
     tasks' running count per rank of ``label``: kept per ranked graph and label, since a cluster counts a query in
     dozens of task ranges and each would rebuild them over the whole graph."""
-    with _TERMS_LOCK:
-        known = _TERMS.get(g)
-        if known is None:
-            known = _TERMS.put(g, {})
-        found = known.get(label)
-    if found is None:
+    def compute() -> tuple[Any, Any, DfsProgram, Any]:
         xp = backend.xp
         triangle = _triangle(g, label)
         weights = xp.maximum(_degrees(backend, g, label) - 1, 0)
-        found = (wedges.tasks(xp, g, label), weights, triangle, task_runs(xp, g, triangle).ends)
-        with _TERMS_LOCK:
-            known[label] = found
+        return wedges.tasks(xp, g, label), weights, triangle, task_runs(xp, g, triangle).ends
+
+    found: tuple[Any, Any, DfsProgram, Any] = _TERMS.get_or(g, compute, label)
     return found
 
 

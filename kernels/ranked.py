@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from distsm.kernels.index import DataIndex
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 
 #: Runs per vertex a ranked copy holds at most (its offsets grow with ``n * R``): edge labels beyond it give no
 #: ranked copy, and vertex labels that would pass it leave the runs unsplit.
 MAX_RANKED_LABELS = 16
 
-_RANKED = LifetimeCache()  # DataIndex -> RankedGraph
+_RANKED = caches.cache("ranked graphs", "DataIndex -> its adjacency ranked by degree (RankedGraph)")
 
 
 @dataclass(frozen=True)

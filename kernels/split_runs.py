@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import labelled_runs
 from distsm.kernels.index import DataIndex
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.query_plan import QueryPlan
 
-_SPLIT = LifetimeCache()
+_SPLIT = caches.cache("split indexes",
+                      "DataIndex -> its index over runs split by neighbour label (SplitIndex), or False where refused")
 
 
 @dataclass(frozen=True)

@@ -670,11 +670,11 @@ def _worker_indexes(cluster, state):
 def test_workers_build_the_refinement_runs_when_they_load(cluster, tmp_path):
     """Every worker builds its whole-graph index's (vertex, label) runs while the matcher loads, before any query:
     else the first heavy query on each worker builds them inside the first batch's time."""
-    from distsm.kernels import candidate_edges
+    from distsm import caches
 
     def cached(dask_worker, state):
         index = dask_worker.plugins[state].whole_graph()[0]
-        return candidate_edges._RUNS.get(index) is not None
+        return caches.site("labelled runs").get(index) is not None
 
     with distsm.Matcher(str(DATA), cluster=cluster, backend="numpy",
                         partitions=Partitioning(2, directory=tmp_path / "p")) as m:

@@ -128,20 +128,23 @@ def test_a_cancelled_search_stops_between_task_ranges(gpu, monkeypatch):
                        control=Control(cancelled=lambda: True))
 
 
-def test_four_cycles_from_wedges_on_the_device_equal_networkx_and_the_host(gpu):
-    import cupy
+@pytest.mark.parametrize("name", ["4-cycle", "5-path"])
+def test_shortcuts_on_the_device_equal_networkx_and_the_host(gpu, name):
+    from test_paths import SHORTCUTS, labelled_cases
 
-    from test_wedges import _cycles_by_networkx
-
+    by_networkx, reason = SHORTCUTS[name]
     rng = np.random.default_rng(6)
-    for labels in (1, 2):
-        data = _hub_graph(rng, 1000, 4000, labels)
-        g = ranked_graph(cupy, gpu.index(data))
-        for label in range(labels):
-            expected = _cycles_by_networkx(data, label if labels > 1 else None)
-            query = pattern("4-cycle", [label] * 4)
-            assert _both(gpu, data, query, True) == expected == _both(NUMPY, data, query, True)
-            assert wedges.count(gpu, g, label if labels > 1 else -1, 1) == expected  # the smallest chunks
+    for data, label in labelled_cases(rng, 800, 3500):
+        query = pattern(name, [label or 0] * (4 if name == "4-cycle" else 5))
+        report = Explanation()
+        sem = Semantics(unique=True)
+        found = counting.count(gpu, data, query, sem.match_options, budget=1 << 28, symmetry=symmetry(query, sem),
+                               path="dfs", explain=report)
+        assert reason in report.reason
+        assert found == by_networkx(data, label) == _both(NUMPY, data, query, True)
+        if name == "4-cycle":
+            g = ranked_graph(gpu.xp, gpu.index(data))
+            assert wedges.count(gpu, g, -1 if label is None else label, 1) == found  # the smallest chunks
 
 
 def test_counts_past_two_to_the_32(gpu):
@@ -219,18 +222,3 @@ def test_triangle_weights_by_the_clique_kernel_equal_the_host(gpu):
             parts = [(0, total // 3), (total // 3, total)]
             assert sum(gpu.dfs_weigh(g_dev, prog, gpu.xp.asarray(weights), 1 << 28, p) for p in parts) == want
 
-
-def test_five_vertex_paths_in_closed_form_on_the_device_equal_networkx_and_the_host(gpu):
-    from test_paths import paths_by_networkx
-
-    rng = np.random.default_rng(12)
-    for labels in (1, 2):
-        data = _hub_graph(rng, 600, 2500, labels)
-        for label in range(labels):
-            query = pattern("5-path", [label] * 5)
-            report = Explanation()
-            sem = Semantics(unique=True)
-            found = counting.count(gpu, data, query, sem.match_options, budget=1 << 28,
-                                   symmetry=symmetry(query, sem), path="dfs", explain=report)
-            assert "closed form" in report.reason
-            assert found == paths_by_networkx(data, label if labels > 1 else None) == _both(NUMPY, data, query, True)

@@ -25,6 +25,7 @@ from oracles import brute_force, make_case, random_connected_query, random_graph
 
 import distsm
 from benchmarks import common
+from distsm import caches
 from distsm import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.budget import join_entry_bytes
@@ -341,7 +342,7 @@ def test_the_device_index_is_the_host_twins_moved(gpu, el, directed):
 
     data = _labelled_graph(seed=5, n=400, m=2500, el=el, directed=directed)
     dev = gpu.index(data)
-    assert NumpyBackend().index(data) is data._derived["index:numpy"]
+    assert NumpyBackend().index(data) is caches.site("indexes").get(data, "numpy")
     fresh = build_index(data, np)
     assert dev.nbytes >= fresh.nbytes  # the device's own structures come on top
     for f in dataclasses.fields(fresh):

@@ -10,6 +10,7 @@ from oracles import check_split, make_case
 from test_partitioned import rows_as_set
 
 import distsm
+from distsm import caches
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
 from distsm.kernels.gather import HostAdjacency, step_columns
@@ -61,14 +62,14 @@ def test_parts_stay_resident_within_their_share_and_are_released(room):
     for name in names:
         r = matcher.count(distsm.read_graph(query_path(name)), Semantics(), budget, Directions("pbe"))
         assert r.count == expected_counts()[name] and r.intra is not None
-    key = f"index:{NUMPY.name}"
-    held = [i for i in range(4) if key in matcher.store.part(i).graph._derived]
+    indexes = caches.site("indexes")
+    held = [i for i in range(4) if indexes.get(matcher.store.part(i).graph, NUMPY.name) is not None]
     assert matcher.residency.peak_part_bytes <= part_share
     assert len(held) == (4 if room == "every part" else 1)
     assert matcher.residency.part_bytes_h2d == sum(sizes) * (1 if room == "every part" else len(names))
     matcher.release()
-    assert all(key not in matcher.store.part(i).graph._derived for i in range(4))
-    assert key not in data._derived, "the whole graph's index must never be built out of core"
+    assert all(indexes.get(matcher.store.part(i).graph, NUMPY.name) is None for i in range(4))
+    assert indexes.get(data, NUMPY.name) is None, "the whole graph's index must never be built out of core"
 
 
 @pytest.mark.parametrize("adjacency", ["host", "gather"])

@@ -9,6 +9,7 @@ import pytest
 from hprd import DATA
 
 import distsm
+from distsm import caches
 from distsm.cli import main
 from distsm.graph import Graph
 from distsm.kernels.array_backend import NumpyBackend
@@ -304,7 +305,7 @@ def test_fingerprint_ignores_edge_order_and_is_cached(graphs):
     h = Graph.from_edges(np.stack([g.edge_src, g.edge_dst], 1)[perm], n=g.n, edge_labels=g.edge_labels[perm],
                          vertex_labels=g.vertex_labels, directed=True)
     assert graph_fingerprint(g) == graph_fingerprint(h) and graph_fingerprint(g).startswith("sha256:")
-    assert g._derived["partition.fingerprint"] == graph_fingerprint(g)
+    assert caches.site("graph facts").get(g, "fingerprint") == graph_fingerprint(g)
     u = graphs["undirected"]
     as_directed = Graph.from_edges(np.stack([u.edge_src, u.edge_dst], 1), n=u.n, edge_labels=u.edge_labels,
                                    vertex_labels=u.vertex_labels, directed=True)

@@ -14,7 +14,7 @@ from distsm.kernels.explain import Explanation
 from distsm.kernels.ranked import ranked_graph
 from oracles import random_graph
 from test_dfs import dfs_count, oracle, pattern
-from test_wedges import _hub_graph
+from test_wedges import _cycles_by_networkx, _hub_graph
 
 
 def paths_by_networkx(data: Graph, label: int | None) -> int:
@@ -37,36 +37,50 @@ def paths_by_networkx(data: Graph, label: int | None) -> int:
     return found // 2  # each path is walked from both ends
 
 
+#: The counting shortcuts, each with its networkx oracle and what ``explain`` says of it.
+SHORTCUTS = {"4-cycle": (_cycles_by_networkx, "from its wedges"), "5-path": (paths_by_networkx, "closed form")}
+
+
+def labelled_cases(rng: np.random.Generator, n: int, m: int):
+    """Hub graphs of one label and of two, each with every label a shortcut may take: ``(data, label)``, the label
+    None where the graph has one."""
+    for labels in (1, 2):
+        data = _hub_graph(rng, n, m, labels)
+        for label in range(labels):
+            yield data, (label if labels > 1 else None)
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUTS))
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("labels", [1, 2, 3])
-def test_paths_match_networkx(seed, labels):
+def test_shortcuts_match_networkx(name, seed, labels):
+    by_networkx, reason = SHORTCUTS[name]
     rng = np.random.default_rng(seed)
-    data = random_graph(rng, 30, 0.2, labels, 1, False)
+    data = random_graph(rng, 32, 0.22, labels, 1, False)
+    size = 4 if name == "4-cycle" else 5
     for label in range(labels):
-        query = pattern("5-path", [label] * 5)
+        query = pattern(name, [label] * size)
         report = Explanation()
-        expected = paths_by_networkx(data, label)
+        expected = by_networkx(data, label)
         assert dfs_count(data, query, unique=True, explain=report) == expected
-        assert "closed form" in report.reason
-        assert dfs_count(data, query) == 2 * expected == oracle(data, query, False)
+        assert reason in report.reason
+        assert dfs_count(data, query) == oracle(data, query, False)
 
 
 def test_budgets_and_task_ranges_give_the_same_count():
     rng = np.random.default_rng(5)
-    for labels in (1, 2):
-        data = _hub_graph(rng, 250, 1200, labels)
+    for data, label in labelled_cases(rng, 250, 1200):
         g = ranked_graph(np, NUMPY.index(data))
-        for label in range(labels):
-            expected = paths_by_networkx(data, label if labels > 1 else None)
-            first = label if labels > 1 else -1
-            assert expected > 10_000
-            for budget in (1 << 30, 1 << 12):
-                assert paths.count(NUMPY, g, first, budget) == expected, budget
-            n = int(wedges.tasks(np, g, first).shape[0])
-            cuts = [0, n // 5, n // 2, n]
-            parts = [paths.count(NUMPY, g, first, 1 << 30, task_range=(a, b)) for a, b in zip(cuts, cuts[1:])]
-            assert sum(parts) == expected and min(parts) > 0
-            assert paths.task_work(NUMPY, g, first).shape == (n,)
+        expected = paths_by_networkx(data, label)
+        first = -1 if label is None else label
+        assert expected > 10_000
+        for budget in (1 << 30, 1 << 12):
+            assert paths.count(NUMPY, g, first, budget) == expected, budget
+        n = int(wedges.tasks(np, g, first).shape[0])
+        cuts = [0, n // 5, n // 2, n]
+        parts = [paths.count(NUMPY, g, first, 1 << 30, task_range=(a, b)) for a, b in zip(cuts, cuts[1:])]
+        assert sum(parts) == expected and min(parts) > 0
+        assert paths.task_work(NUMPY, g, first).shape == (n,)
 
 
 def test_what_the_closed_form_applies_to():

@@ -1,4 +1,5 @@
-"""4-cycles counted from their wedges (kernels/wedges.py) against networkx and brute force: plain and unique counts,
+"""4-cycles counted from their wedges (kernels/wedges.py) against networkx and brute force (their match with networkx
+on random graphs is test_paths.py's, with the other shortcut): plain and unique counts,
 vertex labels, budgets that cut chunks and split one task's wedges, task ranges, what the shortcut applies to, and
 cancellation.  The device run of the same code is checked in ``test_dfs_gpu.py``."""
 
@@ -10,11 +11,10 @@ import pytest
 
 from distsm import Graph
 from distsm.kernels import NUMPY, wedges
-from distsm.kernels.explain import Explanation
 from distsm.kernels.ranked import ranked_graph
 from distsm.kernels.records import Control, JoinCancelled
 from oracles import brute_force, random_graph
-from test_dfs import dfs_count, oracle, pattern
+from test_dfs import pattern
 
 
 def _hub_graph(rng: np.random.Generator, n: int, m: int, labels: int) -> Graph:
@@ -40,19 +40,6 @@ def _cycles_by_networkx(data: Graph, label: int | None) -> int:
                             (label is None or all(labels[x] == label for x in (a, b, c, d))):
                         found += 1
     return found // 8  # each cycle is walked from each vertex, both ways
-
-
-@pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("labels", [1, 2, 3])
-def test_four_cycles_match_networkx(seed, labels):
-    rng = np.random.default_rng(seed)
-    data = random_graph(rng, 36, 0.25, labels, 1, False)
-    for label in range(labels):
-        query = pattern("4-cycle", [label] * 4)
-        report = Explanation()
-        assert dfs_count(data, query, unique=True, explain=report) == _cycles_by_networkx(data, label)
-        assert "from its wedges" in report.reason
-        assert dfs_count(data, query) == oracle(data, query, False)
 
 
 def test_budgets_that_cut_chunks_and_split_a_hub_give_the_same_count():

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from distsm import caches
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.order import query_adjacency
@@ -59,9 +60,12 @@ def pinned_automorphisms(query: Graph, pins: dict[int, int], limit: int) -> np.n
     return np.concatenate(found) if found else np.zeros((0, query.n), np.int64)
 
 
+_CHAINS = caches.cache("stabiliser chains", "query Graph -> the stabiliser chain of its automorphism group")
+
+
 def stabilizer_chain(query: Graph) -> StabilizerChain:
     """The stabiliser chain of ``query``'s label-preserving automorphism group (cached on the graph)."""
-    cached = query._derived.get("stabilizer_chain")
+    cached = _CHAINS.get(query)
     if cached is not None:
         return cached
     engine.check_pair(query, query)
@@ -70,8 +74,7 @@ def stabilizer_chain(query: Graph) -> StabilizerChain:
     # (each search below costs a millisecond or more).
     colour = _stable_colouring(query)
     if len(set(colour)) == query.n:
-        query._derived["stabilizer_chain"] = chain = StabilizerChain(())
-        return chain
+        return _CHAINS.put(query, StabilizerChain(()))
     size = [colour.count(c) for c in colour]
     fixed: dict[int, int] = {}
     levels = []
@@ -94,9 +97,7 @@ def stabilizer_chain(query: Graph) -> StabilizerChain:
         fixed[v] = v
         if size[v] > 1:
             symmetric = None  # fixing a vertex alone in its colour leaves the group as it was
-    chain = StabilizerChain(tuple(levels), tuple(generators))
-    query._derived["stabilizer_chain"] = chain
-    return chain
+    return _CHAINS.put(query, StabilizerChain(tuple(levels), tuple(generators)))
 
 
 def _stable_colouring(query: Graph) -> list[int]:

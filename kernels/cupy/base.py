@@ -15,7 +15,7 @@ from distsm.kernels.cupy import array_ops
 from distsm.kernels.cupy.launch import Launcher
 from distsm.kernels.cupy.staging import Staging
 from distsm.kernels.index import DataIndex, index_to
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 
 BUDGET_CACHE_S = 1.0   # default_budget() re-reads the driver's free memory at most this often
 #: upload() copies host arrays under this many bytes together, in one buffer.
@@ -35,17 +35,19 @@ class DeviceBase(ArrayBackend):
         array_ops.register()
         super().__init__(cupy)
         self.kernels = Launcher()
-        self._progs = LifetimeCache()     # step -> [host program, device copy or None]
+        self._progs = caches.cache("cupy step programs", "join step -> [host program, device copy or None]")
         self._dummies: dict[np.dtype, Any] = {}  # e.g. the partition array outside spanning searches
-        self._bitsets = LifetimeCache()   # candidate array -> its bitset, made by the filter kernel
+        self._bitsets = caches.cache("cupy candidate bitsets",
+                                     "candidate array -> its bitset, made by the filter kernel")
         #: rows / split pieces per tier of the tiered extend, summed over launches (benchmarks read and reset it)
         self.tier_stats: dict[str, int] = {}
         self._sms: int | None = None
         self.last_index_stats: dict[str, Any] = {}
         self._budget_cache: tuple[float, int] | None = None
-        self._foreign = LifetimeCache()   # index built elsewhere -> its GpuIndex
+        self._foreign = caches.cache("cupy adopted indexes", "index built elsewhere -> its GpuIndex")
         self._staging: Staging | None = None
-        self._descents = LifetimeCache()  # plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))
+        self._descents = caches.cache("cupy descents",
+                                      "plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))")
 
     @property
     def options(self) -> GpuOptions:

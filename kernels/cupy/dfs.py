@@ -13,8 +13,6 @@ below level 2 by bit rows of ``C_2`` (each warp also owns rows for sets up to :f
 from __future__ import annotations
 
 
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -22,17 +20,17 @@ import numpy as np
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
                                        Kernel)
+from distsm import caches
 from distsm.kernels import dfs_host
 from distsm.kernels.dfs_plan import DfsProgram
-from distsm.kernels.lifetime_cache import LifetimeCache
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
 
 #: Task definitions whose tasks a ranked graph keeps (:meth:`DfsOps._tasks`); their bytes count against each
 #: search's budget.
 TASK_SETS_KEPT = 4
-_TASKS = LifetimeCache()  # RankedGraph -> OrderedDict(task definition -> tasks)
-_TASKS_LOCK = threading.Lock()
+_TASKS = caches.cache("search tasks", "RankedGraph, task definition -> (level-0 vertices, task starts, task_ptr, "
+                                      "tasks), or () where there are none", kept=TASK_SETS_KEPT)
 
 REGISTERS_PER_SM = 65536  # every architecture CuPy 14 supports (sm_50 to sm_120)
 
@@ -122,33 +120,28 @@ class DfsOps(DeviceBase):
         run and level 1's bound), so that a repeated count launches and synchronises for none of it."""
         level1 = prog.level(1)
         key = (int(prog.level(0)[0]), int(prog.words[3]), int(level1[2]) & 1, int(level1[3]) & 1)
-        with _TASKS_LOCK:
-            known = _TASKS.get(g)
-            if known is None:
-                known = _TASKS.put(g, OrderedDict())
-            if key in known:
-                known.move_to_end(key)
-                return known[key]
+        found = _TASKS.get_or(g, lambda: self._list_tasks(g, key, words), key)
+        return found or None
+
+    def _list_tasks(self, g: RankedGraph, key: tuple[int, int, int, int], words: Any) -> tuple[Any, ...]:
+        """:meth:`_tasks` of the task definition ``key``, listed by ``dfs_tasks`` (``()`` where there are none)."""
         xp = self.xp
         verts = xp.arange(g.n, dtype=xp.int32) if key[0] < 0 else \
             xp.flatnonzero(g.vertex_labels == key[0]).astype(xp.int32)
         nv = int(verts.shape[0])
-        found = None
-        if nv:
-            start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
-            self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
-                                verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
-            # Only vertices with tasks are kept: the kernel finds a grab's rows among the 32 after its first.
-            keep = xp.flatnonzero(count)
-            verts, start, count = verts[keep], start[keep], count[keep]
-            task_ptr = xp.zeros(int(keep.shape[0]) + 1, dtype=xp.int64)
-            xp.cumsum(count, out=task_ptr[1:])
-            found = (verts, start, task_ptr, int(task_ptr[-1])) if keep.shape[0] else None
-        with _TASKS_LOCK:
-            known[key] = found
-            while len(known) > TASK_SETS_KEPT:
-                known.popitem(last=False)
-        return found
+        if not nv:
+            return ()
+        start, count = xp.empty(nv, dtype=xp.int64), xp.empty(nv, dtype=xp.int64)
+        self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
+                            verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
+        # Only vertices with tasks are kept: the kernel finds a grab's rows among the 32 after its first.
+        keep = xp.flatnonzero(count)
+        if not keep.shape[0]:
+            return ()
+        verts, start, count = verts[keep], start[keep], count[keep]
+        task_ptr = xp.zeros(int(keep.shape[0]) + 1, dtype=xp.int64)
+        xp.cumsum(count, out=task_ptr[1:])
+        return verts, start, task_ptr, int(task_ptr[-1])
 
     def _resident_blocks(self, kernel: Kernel) -> int:
         """Blocks of ``kernel`` one multiprocessor holds at once, from the registers its compiled code takes (its

@@ -14,7 +14,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
-from distsm.kernels.array_backend import NUMPY
+from distsm.kernels.array_backend import INDEXES, NUMPY
 from distsm.kernels.index import DataIndex, index_to, memory_mapped
 
 PCSR_LOAD = 0.5        # target slot occupancy
@@ -41,11 +41,7 @@ class IndexOps(DeviceBase):
     """Building, adopting and moving device indexes."""
 
     def index(self, graph: Graph) -> GpuIndex:
-        key = f"index:{self.name}"
-        idx = graph._derived.get(key)
-        if idx is None:
-            idx = self._build_index(graph)
-            graph._derived[key] = idx
+        idx: GpuIndex = INDEXES.get_or(graph, lambda: self._build_index(graph), self.name)
         self.last_index_stats = idx.stats
         return idx
 

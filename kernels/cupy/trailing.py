@@ -35,7 +35,7 @@ from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, MAX_GRID, TRAILING_BLOCK,
                                         TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS,
                                         TRAILING_PROG_MAX)
-from distsm.kernels.lifetime_cache import LifetimeCache
+from distsm import caches
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
 
@@ -45,7 +45,8 @@ class TrailingOps(DeviceBase):
 
     def __init__(self) -> None:
         super().__init__()
-        self._trailing_programs = LifetimeCache()  # program -> (words, arc table, arrays it points into)
+        self._trailing_programs = caches.cache("cupy trailing programs",
+                                               "trailing program -> (words, arc table, arrays it points into)")
 
     def trailing_totals(self, program: TrailingProgram, table: Any,
                         pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None:

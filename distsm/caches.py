@@ -1,0 +1,164 @@
+"""Every structure the package derives and keeps, in one registry (in the style of CuPy's ``memoize``).
+
+A :class:`Cache` is one *site*: values derived from a key object (an index, a graph, a query, a program) and kept
+while that object lives, looked up by its identity and, where one object has several, a sub-key (a label, a query
+structure).  An entry goes when its object is collected, or when :func:`clear` empties its site; a site that keeps
+at most ``kept`` sub-keys per object drops the oldest.  Sites are locked, so worker threads share them.
+
+:func:`info` says what each site holds (objects, entries, the bytes of array values) and :func:`clear` empties one
+site or all: the public way to inspect or release what the package keeps (``distsm.cache_info()``,
+``distsm.clear_caches()``), instead of reaching into module globals.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+_NONE = object()  # the sub-key of an object's one value
+
+
+class _Anchor:
+    """The key object of values that belong to no object (a site of the process as a whole)."""
+
+
+#: The key object of a process-wide site's values (kept by sub-key only).
+GLOBAL = _Anchor()
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What a site holds: its ``name`` and ``doc``, the key ``objects`` alive in it, its ``entries`` (values) and
+    the ``nbytes`` of those that are arrays or carry ``nbytes`` (tuples and dicts summed one level down)."""
+
+    name: str
+    doc: str
+    objects: int
+    entries: int
+    nbytes: int
+
+
+class Cache:
+    """One registered site (see the module docstring); create it with :func:`cache`."""
+
+    def __init__(self, name: str, doc: str, kept: int | None = None) -> None:
+        self.name, self.doc, self.kept = name, doc, kept
+        self._table: dict[int, tuple[Any, OrderedDict[Hashable, Any]]] = {}
+        self._lock = threading.RLock()
+
+    def get(self, obj: Any, sub: Hashable = _NONE) -> Any:
+        """The value kept for ``obj`` (and ``sub``), or None."""
+        with self._lock:
+            entry = self._table.get(id(obj))
+            if entry is None or entry[0]() is not obj:
+                return None
+            values = entry[1]
+            found = values.get(sub)
+            if found is not None:
+                values.move_to_end(sub)
+            return found
+
+    def put(self, obj: Any, value: Any, sub: Hashable = _NONE) -> Any:
+        """Keep ``value`` for ``obj`` (and ``sub``) and return it; an object that cannot be weakly referenced is not
+        kept (the value is returned anyway)."""
+        key = id(obj)
+        table = self._table
+
+        def forget(ref: Any, key: int = key) -> None:
+            with self._lock:
+                entry = table.get(key)
+                if entry is not None and entry[0] is ref:
+                    del table[key]
+
+        with self._lock:
+            entry = table.get(key)
+            if entry is None or entry[0]() is not obj:
+                try:
+                    entry = table[key] = (weakref.ref(obj, forget), OrderedDict())
+                except TypeError:
+                    return value
+            values = entry[1]
+            values[sub] = value
+            values.move_to_end(sub)
+            while self.kept is not None and len(values) > self.kept:
+                values.popitem(last=False)
+        return value
+
+    def pop(self, obj: Any, sub: Hashable = _NONE) -> Any:
+        """Drop the value kept for ``obj`` (and ``sub``) and return it (None where there was none)."""
+        with self._lock:
+            entry = self._table.get(id(obj))
+            if entry is None or entry[0]() is not obj:
+                return None
+            return entry[1].pop(sub, None)
+
+    def get_or(self, obj: Any, compute: Callable[[], Any], sub: Hashable = _NONE) -> Any:
+        """The value kept for ``obj`` (and ``sub``), else ``compute()`` kept (computed outside the lock: two threads
+        may both compute a missing value, and the later one is kept)."""
+        found = self.get(obj, sub)
+        return found if found is not None else self.put(obj, compute(), sub)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._table.clear()
+
+    def info(self) -> CacheInfo:
+        with self._lock:
+            live = [values for ref, values in self._table.values() if ref() is not None]
+            entries = sum(len(v) for v in live)
+            nbytes = sum(_nbytes(x) for v in live for x in v.values())
+        return CacheInfo(self.name, self.doc, len(live), entries, nbytes)
+
+
+def _nbytes(value: Any, depth: int = 0) -> int:
+    size = getattr(value, "nbytes", None)
+    if isinstance(size, int):
+        return size
+    if depth == 0 and isinstance(value, (tuple, list)):
+        return sum(_nbytes(x, 1) for x in value)
+    if depth == 0 and isinstance(value, dict):
+        return sum(_nbytes(x, 1) for x in value.values())
+    return 0
+
+
+_SITES: dict[str, Cache] = {}
+_SITES_LOCK = threading.Lock()
+
+
+def cache(name: str, doc: str, kept: int | None = None) -> Cache:
+    """The site called ``name`` (created and registered on first use; ``doc`` says what it holds, ``kept`` bounds
+    its sub-keys per object)."""
+    with _SITES_LOCK:
+        site = _SITES.get(name)
+        if site is None:
+            site = _SITES[name] = Cache(name, doc, kept)
+        return site
+
+
+def site(name: str) -> Cache:
+    """The registered site called ``name`` (KeyError naming the sites there are when none is)."""
+    with _SITES_LOCK:
+        found = _SITES.get(name)
+    if found is None:
+        raise KeyError(f"no cache called {name!r} (there are: {', '.join(sorted(_SITES))})")
+    return found
+
+
+def info() -> dict[str, CacheInfo]:
+    """What every site holds, by name."""
+    with _SITES_LOCK:
+        sites = list(_SITES.values())
+    return {s.name: s.info() for s in sites}
+
+
+def clear(name: str | None = None) -> None:
+    """Empty the site called ``name``, or every site (a device's memory pools keep the freed blocks until
+    ``Backend.release_memory``)."""
+    with _SITES_LOCK:
+        sites = list(_SITES.values())
+    for each in (sites if name is None else [site(name)]):
+        each.clear()
