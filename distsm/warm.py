@@ -101,8 +101,10 @@ def sliced_counts(backend: BackendName, data: Graph, query: Graph) -> tuple[int,
     from distsm.semantics import Semantics
 
     be, sem = get_backend(backend), Semantics()
-    placement, budget = Placement.of(be, data), default_budget(be, None)
+    budget = default_budget(be, None)
     with options(PLANNED_ON_DEVICE):
+        # Built inside the block: a placement reads the engine options when it is made.
+        placement = Placement.of(be, data)
         stages = Count(placement, Target(query, sem.match_options, Symmetry()), budget)
         planned = stages.plan()
         assert planned.plan is not None, "a warm-up shape plans a core join"

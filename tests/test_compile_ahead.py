@@ -62,6 +62,23 @@ def test_warm_process_runs_the_sliced_paths_and_checks_them(monkeypatch):
         warm_process("numpy")
 
 
+def test_the_sliced_warmup_counts_under_the_options_it_names(monkeypatch):
+    """The placement of the warm-up's sliced counts reads PLANNED_ON_DEVICE (a placement takes the engine options
+    in force when it is made: one made before the options block would plan on the host as usual)."""
+    from distsm.kernels import counting
+
+    seen = []
+    made = counting.Count.__init__
+
+    def record(self, placement, *args, **kwargs):
+        seen.append(placement.options)
+        made(self, placement, *args, **kwargs)
+
+    monkeypatch.setattr(counting.Count, "__init__", record)
+    sliced_counts("numpy", dense_graph(directed=False), query_shapes(directed=False)["path4"])
+    assert seen and all(o.host_work == 0.0 and o.trial_entries == 0 and o.device_refine == 0 for o in seen)
+
+
 def test_warmup_without_a_gpu_says_so():
     try:
         import cupy  # noqa: F401
