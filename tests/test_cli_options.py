@@ -10,7 +10,9 @@ import pytest
 from hprd import DATA, expected_counts, query_path
 
 import distsm
-from distsm import api, cli
+from distsm import api
+from distsm.cli import build_parser, count_command
+from distsm.npy_stream import NpyRowWriter
 from distsm.cli import main
 from distsm.kernels import engine
 from distsm.kernels.budget import MIN_LISTING_BUDGET, BudgetPlan
@@ -65,13 +67,13 @@ def test_npy_output_is_streamed_and_complete(tmp_path, capsys, monkeypatch):
     out = tmp_path / "rows.npy"
     q = query_path("query_dense_16_2")
     seen = []
-    real = cli.NpyRowWriter.write
+    real = NpyRowWriter.write
 
     def spy(self, rows):
         seen.append(rows.shape[0])
         real(self, rows)
 
-    monkeypatch.setattr(cli.NpyRowWriter, "write", spy)
+    monkeypatch.setattr(NpyRowWriter, "write", spy)
     assert main(["match", str(DATA), str(q), "-o", str(out), "--memory-budget", "64KiB"]) == 0
     rows = np.load(out)
     assert rows.shape == (expected_counts()["query_dense_16_2"], 16)
@@ -136,21 +138,21 @@ def test_listing_budget_follows_the_limit(monkeypatch):
 
 
 def test_dashboard_is_held_until_enter(monkeypatch, capsys):
-    args = cli.build_parser().parse_args(["count", "--example", "--keep-dashboard"])
+    args = build_parser().parse_args(["count", "--example", "--keep-dashboard"])
     stdin = io.StringIO("\nleft over\n")
     monkeypatch.setattr("sys.stdin", stdin)
-    cli._hold_dashboard(args, "http://127.0.0.1:8787/status")
+    count_command._hold_dashboard(args, "http://127.0.0.1:8787/status")
     assert "press Enter" in capsys.readouterr().err and stdin.read() == "left over\n"
-    args = cli.build_parser().parse_args(["count", "--example"])  # not a terminal: do not wait
+    args = build_parser().parse_args(["count", "--example"])  # not a terminal: do not wait
     stdin = io.StringIO("\n")
     monkeypatch.setattr("sys.stdin", stdin)
-    cli._hold_dashboard(args, "http://127.0.0.1:8787/status")
+    count_command._hold_dashboard(args, "http://127.0.0.1:8787/status")
     assert stdin.read() == "\n"
-    args = cli.build_parser().parse_args(["count", "--example", "--no-keep-dashboard"])
+    args = build_parser().parse_args(["count", "--example", "--no-keep-dashboard"])
     stdin = io.StringIO("\n")
     monkeypatch.setattr("sys.stdin", stdin)
     monkeypatch.setattr(stdin, "isatty", lambda: True)
-    cli._hold_dashboard(args, "http://127.0.0.1:8787/status")
+    count_command._hold_dashboard(args, "http://127.0.0.1:8787/status")
     assert stdin.read() == "\n"
 
 

@@ -6,7 +6,7 @@ import time
 
 from hprd import DATA, query_path
 
-from distsm import cli
+from distsm.cli import count_command
 from distsm.cli import main
 from distsm.progress import ProgressBar, Running
 
@@ -65,6 +65,6 @@ def test_cluster_status_text_names_the_slowest_running_query():
             return self._status
 
     slowest = {"query": "q9", "seconds": 12.34, "worker": "1"}
-    assert cli._slowest(Batch({"slowest": slowest}))() == "slowest running: q9 12.3s on worker 1"
-    assert cli._slowest(Batch({"slowest": None}))() is None
-    assert cli._slowest(Batch(None))() is None  # the monitor does not know the batch (yet)
+    assert count_command._slowest(Batch({"slowest": slowest}))() == "slowest running: q9 12.3s on worker 1"
+    assert count_command._slowest(Batch({"slowest": None}))() is None
+    assert count_command._slowest(Batch(None))() is None  # the monitor does not know the batch (yet)
