@@ -36,7 +36,6 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,8 @@ from distsm.kernels.index import DataIndex, build_index
 from distsm.partition.graph_store import confined, load_index, save_index, save_npy, sha256_file
 from distsm.partition.methods import check_method, partition_vertices
 from distsm.partition.metis import check_k
+from distsm.partition.parts import (LocalPart, PartitionStats, PartLayout, incident_vertices, local_part,
+                                    partition_stats)
 
 STORE_FORMAT = "distsm-partition"
 STORE_VERSION = 1
@@ -57,113 +58,6 @@ _PART_FILES = ("global_ids", "vertex_labels", "src", "dst", "edge_labels")
 class StalePartitionError(ValueError):
     """A saved partition does not belong to the graph or ``k`` at hand, has an unknown format version, or a file
     failed its checksum.  Rebuild it (:func:`load_or_build` does so automatically)."""
-
-
-@dataclass(frozen=True)
-class LocalPart:
-    """Part ``index`` of a partition: its induced subgraph with local ids ``0..n_i-1``.
-
-    ``global_ids[local]`` is the global id of a local vertex; it is ascending, so comparing local ids gives the
-    same answer as comparing their global ids.
-    """
-
-    index: int
-    graph: Graph
-    global_ids: np.ndarray  # int64[n_i], ascending
-
-    def to_global(self, local_ids: Any) -> np.ndarray:
-        """Global ids of local ids (any shape, e.g. match rows)."""
-        return self.global_ids[np.asarray(local_ids, dtype=np.int64)]
-
-    def to_local(self, global_ids: Any) -> np.ndarray:
-        """Local ids of global ids; ``-1`` for vertices outside this part."""
-        g = np.asarray(global_ids, dtype=np.int64)
-        pos = np.searchsorted(self.global_ids, g)
-        inside = np.zeros(g.shape, bool)
-        ok = pos < self.global_ids.shape[0]
-        inside[ok] = self.global_ids[pos[ok]] == g[ok]
-        return np.where(inside, pos, -1)
-
-
-@dataclass(frozen=True)
-class PartitionStats:
-    """Quality of a partition.  ``edge_cut == cross_edges`` (the number of edges between parts);
-    ``balance`` is the largest part's vertex count over the mean (``n / k``), 1.0 being perfect."""
-
-    edge_cut: int
-    cross_edges: int
-    balance: float
-    part_vertices: tuple[int, ...]
-    part_edges: tuple[int, ...]
-    seconds: float  # time spent computing the assignment
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["part_vertices"] = list(self.part_vertices)
-        d["part_edges"] = list(self.part_edges)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PartitionStats:
-        return cls(edge_cut=int(d["edge_cut"]), cross_edges=int(d["cross_edges"]), balance=float(d["balance"]),
-                   part_vertices=tuple(int(x) for x in d["part_vertices"]),
-                   part_edges=tuple(int(x) for x in d["part_edges"]), seconds=float(d["seconds"]))
-
-
-class _Layout:
-    """Everything needed to cut a graph into parts in one pass: vertices and internal edges grouped by part."""
-
-    def __init__(self, graph: Graph, assignment: np.ndarray, k: int):
-        n = graph.n
-        a = assignment.astype(np.int64)
-        self.vorder = np.argsort(a, kind="stable")  # ascending ids within each part
-        self.voff = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(np.bincount(a, minlength=k), out=self.voff[1:])
-        self.local = np.empty(n, dtype=np.int64)
-        self.local[self.vorder] = np.arange(n, dtype=np.int64) - self.voff[a[self.vorder]]
-        src = graph.edge_src.astype(np.int64)
-        dst = graph.edge_dst.astype(np.int64)
-        order = np.argsort(src * max(n, 1) + dst)  # canonical edge order: by (src, dst)
-        src, dst, lab = src[order], dst[order], graph.edge_labels[order]
-        ps, pd = a[src], a[dst]
-        cross = ps != pd
-        self.cross = (src[cross], dst[cross], lab[cross].astype(np.int32))
-        inside = np.flatnonzero(~cross)
-        eorder = inside[np.argsort(ps[inside], kind="stable")]
-        self.esrc, self.edst, self.elab = src[eorder], dst[eorder], lab[eorder]
-        self.eoff = np.zeros(k + 1, dtype=np.int64)
-        np.cumsum(np.bincount(ps[inside], minlength=k), out=self.eoff[1:])
-
-    def part_arrays(self, graph: Graph, i: int) -> dict[str, np.ndarray]:
-        ids = self.vorder[self.voff[i]:self.voff[i + 1]]
-        e = slice(self.eoff[i], self.eoff[i + 1])
-        return {"global_ids": ids.astype(np.int64), "vertex_labels": graph.vertex_labels[ids].astype(np.int32),
-                "src": self.local[self.esrc[e]].astype(np.int32), "dst": self.local[self.edst[e]].astype(np.int32),
-                "edge_labels": self.elab[e].astype(np.int32)}
-
-
-def _local_part(i: int, arrays: dict[str, np.ndarray], directed: bool) -> LocalPart:
-    gids = arrays["global_ids"]
-    gids.flags.writeable = False
-    g = Graph.from_edges(np.stack([arrays["src"], arrays["dst"]], axis=1), n=int(gids.shape[0]),
-                         edge_labels=arrays["edge_labels"], vertex_labels=arrays["vertex_labels"], directed=directed)
-    return LocalPart(index=i, graph=g, global_ids=gids)
-
-
-def _stats(graph: Graph, assignment: np.ndarray, k: int, seconds: float) -> PartitionStats:
-    a = assignment.astype(np.int64)
-    pv = np.bincount(a, minlength=k)
-    ps, pd = a[graph.edge_src], a[graph.edge_dst]
-    inside = ps == pd
-    pe = np.bincount(ps[inside], minlength=k)
-    cut = int(graph.m - inside.sum())
-    balance = float(pv.max() * k / graph.n) if graph.n else 1.0
-    return PartitionStats(edge_cut=cut, cross_edges=cut, balance=balance, part_vertices=tuple(int(x) for x in pv),
-                          part_edges=tuple(int(x) for x in pe), seconds=float(seconds))
-
-
-def _incident(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    return np.unique(np.concatenate([np.asarray(src), np.asarray(dst)])).astype(np.int64)
 
 
 def _part_dir(i: int) -> str:
@@ -189,7 +83,7 @@ class PartitionStore:
         self.reused = False
         self._manifest = manifest
         self._assignment = assignment
-        self._layout: _Layout | None = None
+        self._layout: PartLayout | None = None
         self._parts: dict[int, LocalPart] = {}
         self._cross: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._cross_vertices: np.ndarray | None = None
@@ -205,7 +99,7 @@ class PartitionStore:
         assignment = np.asarray(partition_vertices(graph, k, method=method, seed=seed), dtype=np.int32)
         seconds = time.perf_counter() - t0
         assignment.flags.writeable = False
-        return cls(k=k, method=method, seed=int(seed), stats=_stats(graph, assignment, k, seconds),
+        return cls(k=k, method=method, seed=int(seed), stats=partition_stats(graph, assignment, k, seconds),
                    fingerprint=graph_fingerprint(graph), n=graph.n, m=graph.m, directed=graph.directed, graph=graph,
                    assignment=assignment)
 
@@ -273,7 +167,7 @@ class PartitionStore:
                 arrays = self._layout_of().part_arrays(self._own_graph(), i)
             else:
                 arrays = {name: self._read(f"{_part_dir(i)}/{name}.npy") for name in _PART_FILES}
-            self._parts[i] = _local_part(i, arrays, self.directed)
+            self._parts[i] = local_part(i, arrays, self.directed)
         return self._parts[i]
 
     def parts(self) -> Iterator[LocalPart]:
@@ -301,7 +195,7 @@ class PartitionStore:
                 self._cross_vertices = self._read("cross_vertices.npy")
             else:
                 src, dst, _ = self.cross_edges()
-                self._cross_vertices = _incident(src, dst)
+                self._cross_vertices = incident_vertices(src, dst)
                 self._cross_vertices.flags.writeable = False
         return self._cross_vertices
 
@@ -402,9 +296,9 @@ class PartitionStore:
             raise RuntimeError("an in-memory partition store needs its graph")
         return self.graph
 
-    def _layout_of(self) -> _Layout:
+    def _layout_of(self) -> PartLayout:
         if self._layout is None:
-            self._layout = _Layout(self._own_graph(), self.assignment, self.k)
+            self._layout = PartLayout(self._own_graph(), self.assignment, self.k)
         return self._layout
 
     def _files(self) -> dict[str, Any]:
