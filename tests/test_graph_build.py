@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis_settings import scaled
 
 from distsm import Graph, GraphError
-from distsm import graph as graph_module
+from distsm import csr
 
 
 @st.composite
@@ -62,7 +62,7 @@ def test_adjacency_and_dedupe_match_python(case):
 def test_adjacency_sorted_in_two_parts_matches_python(case):
     # Large graphs sort their entries as two halves at once (after a selection splits them): force that path.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(graph_module, "_PARALLEL_EDGES", 1)
+        mp.setattr(csr, "_PARALLEL_EDGES", 1)
         _check_against_python(case)
 
 
