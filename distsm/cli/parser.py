@@ -135,7 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="distsm", description="Exact subgraph matching on GPUs and CPUs.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_count, _add_match, _add_info, _add_partition, _add_sparql, _add_jobqueue, _add_warmup):
+        add(sub)
+    return parser
 
+
+def _add_count(sub: Any) -> None:
     c = sub.add_parser("count", help="count the matches of each query",
                        description="Count matches of each QUERY (files or directories of files) in DATA.")
     c.add_argument("data", nargs="?", help="data graph file (any supported format; .gz allowed)")
@@ -172,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="after the results, keep the cluster and its dashboard up until Enter is pressed "
                            "(default: with --example on a terminal)")
 
+
+def _add_match(sub: Any) -> None:
     m = sub.add_parser("match", help="list the matches of one query")
     m.add_argument("data")
     m.add_argument("query")
@@ -186,11 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_semantics(m)
     _add_reading(m)
 
+
+def _add_info(sub: Any) -> None:
     i = sub.add_parser("info", help="sizes, labels and degree statistics of a graph")
     i.add_argument("data")
     i.add_argument("--json", action="store_true")
     _add_reading(i)
 
+
+def _add_partition(sub: Any) -> None:
     pa = sub.add_parser("partition", help="split a graph into k parts (METIS) and save the partition store",
                         description="Partition DATA into K parts; with --out, save the store there (a fresh store "
                                     "already in --out is reused instead of rebuilt).")
@@ -202,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--json", action="store_true", help="one JSON object")
     _add_reading(pa)
 
+
+def _add_sparql(sub: Any) -> None:
     sq = sub.add_parser("sparql", help="answer a SPARQL basic-graph-pattern SELECT query over N-Triples data",
                         description="Evaluate the SELECT query in QUERY (a small SPARQL subset: PREFIX, SELECT "
                                     "[DISTINCT] vars|*, one basic graph pattern, LIMIT/OFFSET) over DATA (N-Triples, "
@@ -214,12 +227,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fold rdf:type triples into per-entity type sets (type patterns need a constant class)")
     sq.add_argument("--json", action="store_true", help="one JSON object per solution ({variable: term})")
 
-    _add_jobqueue(sub)
 
+def _add_warmup(sub: Any) -> None:
     w = sub.add_parser("warmup", help="compile the engine's GPU kernels into CuPy's kernel cache ahead of use",
                        description="Run a fixed set of small counts that take the engine's GPU paths, each checked "
                                    "against the CPU backend, so that CuPy's on-disk kernel cache holds their kernels "
                                    "and later processes do not pay the compile time.  Run once per machine or image.")
     w.add_argument("--backend", default="cupy", choices=BACKENDS)
     w.add_argument("--json", action="store_true", help="one JSON object")
-    return parser
