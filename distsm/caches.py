@@ -50,13 +50,17 @@ class Cache:
         self._table: dict[int, tuple[Any, OrderedDict[Hashable, Any]]] = {}
         self._lock = threading.RLock()
 
+    def _values(self, obj: Any) -> OrderedDict[Hashable, Any] | None:
+        """``obj``'s values (under the lock), or None where it has none (its id may belong to a collected object)."""
+        entry = self._table.get(id(obj))
+        return None if entry is None or entry[0]() is not obj else entry[1]
+
     def get(self, obj: Any, sub: Hashable = _NONE) -> Any:
         """The value kept for ``obj`` (and ``sub``), or None."""
         with self._lock:
-            entry = self._table.get(id(obj))
-            if entry is None or entry[0]() is not obj:
+            values = self._values(obj)
+            if values is None:
                 return None
-            values = entry[1]
             found = values.get(sub)
             if found is not None:
                 values.move_to_end(sub)
@@ -75,13 +79,13 @@ class Cache:
                     del table[key]
 
         with self._lock:
-            entry = table.get(key)
-            if entry is None or entry[0]() is not obj:
+            values = self._values(obj)
+            if values is None:
+                values = OrderedDict()
                 try:
-                    entry = table[key] = (weakref.ref(obj, forget), OrderedDict())
+                    table[key] = (weakref.ref(obj, forget), values)
                 except TypeError:
                     return value
-            values = entry[1]
             values[sub] = value
             values.move_to_end(sub)
             while self.kept is not None and len(values) > self.kept:
@@ -91,10 +95,8 @@ class Cache:
     def pop(self, obj: Any, sub: Hashable = _NONE) -> Any:
         """Drop the value kept for ``obj`` (and ``sub``) and return it (None where there was none)."""
         with self._lock:
-            entry = self._table.get(id(obj))
-            if entry is None or entry[0]() is not obj:
-                return None
-            return entry[1].pop(sub, None)
+            values = self._values(obj)
+            return None if values is None else values.pop(sub, None)
 
     def get_or(self, obj: Any, compute: Callable[[], Any], sub: Hashable = _NONE) -> Any:
         """The value kept for ``obj`` (and ``sub``), else ``compute()`` kept (computed outside the lock: two threads

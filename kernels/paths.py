@@ -129,11 +129,11 @@ def _walks(backend: Backend, g: RankedGraph, label: int, weights: Any, middles: 
     start, length = g.ptr[run], g.ptr[run + 1] - g.ptr[run]
     total = 0
     for a, b in row_chunks(xp, length, max(budget // ENTRY_BYTES, 1)):
-        row, nb = backend.gather_runs(g.nbr, start[a:b], length[a:b])
+        _, nb = backend.gather_runs(g.nbr, start[a:b], length[a:b])
         value = weights[nb].astype(xp.uint64)
         if _tested(g, label):
             value *= (g.vertex_labels[nb] == label).astype(xp.uint64)
-        firsts = xp.searchsorted(row, xp.arange(b - a + 1, dtype=row.dtype))
+        firsts = xp.concatenate((xp.zeros(1, dtype=xp.int64), xp.cumsum(length[a:b])))
         s1 = _segment_sums(xp, value, firsts)
         s2 = _segment_sums(xp, value * value, firsts)
         total += int((s1 * s1 - s2).sum())

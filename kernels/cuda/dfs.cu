@@ -390,14 +390,18 @@ __device__ __forceinline__ bool adjacent(const Ranked& g, int w, int x, int o) {
     return q < b1 && g.nbr[q] == w;
 }
 
+// The edges within the one-word set m (rows: one word per member, each its later neighbours).
+__device__ __forceinline__ u64 word_edges(const unsigned* rows, unsigned m) {
+    u64 c = 0;
+    for (unsigned t = m; t; t &= t - 1) c += __popc(m & rows[__ffs(t) - 1]);
+    return c;
+}
+
 // Sets of d more members, a clique, within the one-word set m (rows: one word per member), by one thread.
 __device__ u64 word_cliques(const unsigned* rows, unsigned m, int d) {
     if (d == 1) return __popc(m);
+    if (d == 2) return word_edges(rows, m);
     u64 c = 0;
-    if (d == 2) {
-        for (unsigned t = m; t; t &= t - 1) c += __popc(m & rows[__ffs(t) - 1]);
-        return c;
-    }
     unsigned cand[MAXK], todo[MAXK];  // per depth: the set chosen within, and its members not yet tried
     int depth = 0;
     cand[0] = todo[0] = m;
@@ -409,7 +413,7 @@ __device__ u64 word_cliques(const unsigned* rows, unsigned m, int d) {
         const int need = d - depth - 1;  // members still to choose within `below`
         if (__popc(below) < need) continue;
         if (need == 2) {
-            for (unsigned t = below; t; t &= t - 1) c += __popc(below & rows[__ffs(t) - 1]);
+            c += word_edges(rows, below);
         } else {
             ++depth;
             cand[depth] = todo[depth] = below;

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from distsm import caches
+from distsm.kernels import dfs_host
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
                                        Kernel)
-from distsm import caches
-from distsm.kernels import dfs_host
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control
