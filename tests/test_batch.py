@@ -89,7 +89,10 @@ def test_queries_past_their_allowance_are_left_to_the_per_query_path(seed, n, p,
         assert all(v is None or v == 0 or q.n == 1 for v, q in zip(found, queries))
     # The batch-then-alone driver answers every query exactly.
     matcher = PartitionedMatcher(data, 1, backend=NUMPY)
-    with patch.object(batch.LightBatch, "allowances", lambda self: allowance):
+    # The batch on the cluster's site gets the queries that do not take the depth-first search: each keeps its
+    # allowance.
+    by_query = {id(q): a for q, a in zip(queries, allowance)}
+    with patch.object(batch.LightBatch, "allowances", lambda self: [by_query[id(q)] for q in self.queries]):
         results = matcher.count_batch(queries, sem, 1 << 26)
     assert [r.count for r in results] == expected
 
@@ -309,7 +312,10 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
                                                                 [symmetry(q, sem).less_than for q in queries],
                                                                 allowance), 1 << 28)
     assert all(f is None or f == t for f, t in zip(found, truth)), (found, truth)
-    with patch.object(batch.LightBatch, "allowances", lambda self: allowance):
+    # The batch on the cluster's site gets the queries that do not take the depth-first search: each keeps its
+    # allowance.
+    by_query = {id(q): a for q, a in zip(queries, allowance)}
+    with patch.object(batch.LightBatch, "allowances", lambda self: [by_query[id(q)] for q in self.queries]):
         results = PartitionedMatcher(data, 1, backend=gpu).count_batch(queries, sem, 1 << 28)
     assert [r.count for r in results] == truth
 

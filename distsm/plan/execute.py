@@ -47,8 +47,8 @@ from distsm.semantics import Semantics
 
 #: The statuses a :class:`QueryResult` may have.
 STATUSES = ("ok", "timeout", "cancelled", "error")
-#: Task ranges a heavy depth-first search is cut into on a cluster: enough for Dask to balance a few workers' share
-#: as they finish (a range costs its worker a filter and a selectivity sample, milliseconds).
+#: Task ranges a heavy depth-first search is cut into on a cluster, at most, and kept (``dfs.cuts``): the worker
+#: that cuts it joins them into the matcher's ``inter_slices`` (``SearchShare.coarsened``).
 SEARCH_PIECES = 32
 
 
@@ -605,9 +605,12 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
     # A query that takes the depth-first search goes to its own job at once, as in process: the joint trial's
     # allowance would be spent on a join the search replaces.
     placement = Placement.of(site.backend, index, site.host_index())
+    # The batch's candidates are the device's: a query the placement filters on the host (a small label pool)
+    # filters there again, cheaply, rather than sampling device arrays with the host's index.
     joint = [i for i, (q, c) in enumerate(zip(mine, cands))
              if Count(placement, Target(q, sem.match_options, symmetry(q, sem)), budget,
-                      candidates=list(c)).search() is None]
+                      candidates=list(c) if placement.filter_side(q).backend is site.backend else None
+                      ).search() is None]
     found = batch.count_light(site.backend, index,
                               batch.LightBatch([mine[i] for i in joint], sem.match_options,
                                           [symmetry(mine[i], sem).less_than for i in joint]),
