@@ -128,6 +128,8 @@ def _nbytes(value: Any, depth: int = 0) -> int:
 
 
 _SITES: dict[str, Cache] = {}
+#: Sites that belong to one object each (a device backend's programs live on its device): they go with it.
+_OWNED: weakref.WeakKeyDictionary[Any, list[Cache]] = weakref.WeakKeyDictionary()
 _SITES_LOCK = threading.Lock()
 
 
@@ -141,6 +143,21 @@ def cache(name: str, doc: str, kept: int | None = None) -> Cache:
         return site
 
 
+def owned(owner: Any, name: str, doc: str, kept: int | None = None) -> Cache:
+    """A site of ``owner``'s own, kept while it lives (a device backend's values hold that device's memory, so two
+    backends never share them and a backend's go when it does); :func:`info` sums the sites called ``name`` and
+    :func:`clear` empties them with the others."""
+    made = Cache(name, doc, kept)
+    with _SITES_LOCK:
+        _OWNED.setdefault(owner, []).append(made)
+    return made
+
+
+def _all_sites() -> list[Cache]:
+    with _SITES_LOCK:
+        return list(_SITES.values()) + [s for sites in list(_OWNED.values()) for s in sites]
+
+
 def site(name: str) -> Cache:
     """The registered site called ``name`` (KeyError naming the sites there are when none is)."""
     with _SITES_LOCK:
@@ -151,16 +168,23 @@ def site(name: str) -> Cache:
 
 
 def info() -> dict[str, CacheInfo]:
-    """What every site holds, by name."""
-    with _SITES_LOCK:
-        sites = list(_SITES.values())
-    return {s.name: s.info() for s in sites}
+    """What every site holds, by name (the owned sites of one name summed)."""
+    found: dict[str, CacheInfo] = {}
+    for each in _all_sites():
+        held, before = each.info(), found.get(each.name)
+        if before is not None:
+            held = CacheInfo(held.name, held.doc, before.objects + held.objects, before.entries + held.entries,
+                             before.nbytes + held.nbytes)
+        found[each.name] = held
+    return found
 
 
 def clear(name: str | None = None) -> None:
     """Empty the site called ``name``, or every site (a device's memory pools keep the freed blocks until
     ``Backend.release_memory``)."""
-    with _SITES_LOCK:
-        sites = list(_SITES.values())
-    for each in (sites if name is None else [site(name)]):
+    sites = _all_sites()
+    chosen = [s for s in sites if name is None or s.name == name]
+    if not chosen:
+        raise KeyError(f"no cache called {name!r} (there are: {', '.join(sorted({s.name for s in sites}))})")
+    for each in chosen:
         each.clear()

@@ -53,6 +53,22 @@ def test_a_count_fills_the_sites_and_clear_caches_empties_them():
     assert distsm.count(data, query, backend="numpy") == 6  # rebuilt on demand
 
 
+def test_owned_sites_are_their_owners_own_and_go_with_them():
+    """Two owners' sites of one name never share values (a device backend's hold its device's memory), the
+    registry sums them by name and clears them, and an owner's site goes when the owner does."""
+    owners, key = [Key(), Key()], Key()
+    sites = [caches.owned(o, "test: owned", "a test site") for o in owners]
+    sites[0].put(key, np.zeros(4, dtype=np.int64))
+    assert sites[1].get(key) is None
+    sites[1].put(key, np.zeros(2, dtype=np.int64))
+    assert (distsm.cache_info()["test: owned"].entries, distsm.cache_info()["test: owned"].nbytes) == (2, 48)
+    del owners[0], sites[0]
+    gc.collect()
+    assert distsm.cache_info()["test: owned"].entries == 1
+    distsm.clear_caches("test: owned")
+    assert sites[0].get(key) is None and distsm.cache_info()["test: owned"].entries == 0
+
+
 def test_threads_share_a_site():
     site = caches.cache("test: threads", "a test site")
     keys = [Key() for _ in range(64)]
@@ -72,6 +88,7 @@ def test_threads_share_a_site():
 #: Module-level containers filled at run time that hold no derived structure, and why.
 NOT_CACHES = {
     "distsm/caches.py _SITES": "the registry itself",
+    "distsm/caches.py _OWNED": "the registry's sites that belong to one object each",
     "distsm/config.py _defaults": "the package's default options, read once from distsm.yaml for dask.config",
     "distsm/formats/registry.py _REGISTRY": "the file formats a user registers (register_format), not derived data",
     "kernels/__init__.py _instances": "one backend object per name (get_backend), which the sites' values outlive",

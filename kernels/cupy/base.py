@@ -35,18 +35,18 @@ class DeviceBase(ArrayBackend):
         array_ops.register()
         super().__init__(cupy)
         self.kernels = Launcher()
-        self._progs = caches.cache("cupy step programs", "join step -> [host program, device copy or None]")
+        self._progs = caches.owned(self, "cupy step programs", "join step -> [host program, device copy or None]")
         self._dummies: dict[np.dtype, Any] = {}  # e.g. the partition array outside spanning searches
-        self._bitsets = caches.cache("cupy candidate bitsets",
+        self._bitsets = caches.owned(self, "cupy candidate bitsets",
                                      "candidate array -> its bitset, made by the filter kernel")
         #: rows / split pieces per tier of the tiered extend, summed over launches (benchmarks read and reset it)
         self.tier_stats: dict[str, int] = {}
         self._sms: int | None = None
         self.last_index_stats: dict[str, Any] = {}
         self._budget_cache: tuple[float, int] | None = None
-        self._foreign = caches.cache("cupy adopted indexes", "index built elsewhere -> its GpuIndex")
+        self._foreign = caches.owned(self, "cupy adopted indexes", "index built elsewhere -> its GpuIndex")
         self._staging: Staging | None = None
-        self._descents = caches.cache("cupy descents",
+        self._descents = caches.owned(self, "cupy descents",
                                       "plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))")
 
     @property

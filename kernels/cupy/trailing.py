@@ -45,7 +45,7 @@ class TrailingOps(DeviceBase):
 
     def __init__(self) -> None:
         super().__init__()
-        self._trailing_programs = caches.cache("cupy trailing programs",
+        self._trailing_programs = caches.owned(self, "cupy trailing programs",
                                                "trailing program -> (words, arc table, arrays it points into)")
 
     def trailing_totals(self, program: TrailingProgram, table: Any,
