@@ -104,8 +104,9 @@ class Matcher:
         memory_budget: bytes one task's join may hold, or a size such as ``"1GB"`` (default: the worker backend's).
         device_budget: device bytes each worker may hold (default: the device memory free on the worker, or
             the ``distsm.cluster.device-budget`` option; on CPU workers half the host's memory).
-        inter_slices: slices each spanning search is split into (default: four per worker; they are not pinned,
-            so the scheduler hands them to workers as they free up, which evens out skewed work).
+        inter_slices: slices each spanning search, and each heavy query sent whole, is split into (default: four
+            per worker; they are not pinned, so the scheduler hands them to workers as they free up, which evens
+            out skewed work).
         load_timeout: seconds the initial partition loads may take.
     """
 
@@ -250,13 +251,17 @@ class Matcher:
         return getattr(self.client, "dashboard_link", None)
 
     def load(self) -> list[dict[str, Any]]:
-        """Load every part onto its worker (``distsm-load-*`` tasks); returns their reports."""
+        """Load every part onto its worker (``distsm-load-*`` tasks), and the whole graph's adjacency onto each
+        worker that owns no part (reported with ``part`` None), all at once; returns their reports."""
         addrs = self.owners.resolve(self.client)
+        # A worker without a part (fewer parts than workers: a graph every worker holds whole) loads what its
+        # searches read now, beside the others, rather than in its first query's time.
+        spare = sorted(set(alive_workers(self.client).values()) - set(addrs.values()))
         # Strict pins: a part must land on its own worker (work stealing may not move it); a worker dying
         # meanwhile shows up as a timeout rather than a hang.
         futs = [self.client.submit(tasks.load_part, self._state, p, key=f"distsm-load-{_token()}",
-                                   workers=[addrs[p]], allow_other_workers=False, pure=False)
-                for p in range(self.k)]
+                                   workers=[addr], allow_other_workers=False, pure=False)
+                for p, addr in [*addrs.items(), *((None, a) for a in spare)]]
         from distributed import wait
 
         try:

@@ -33,6 +33,36 @@ def bucket_of(xp: Any, eff_labels: Any, nbr_vertex_labels: Any) -> Any:
     return (h % xp.uint64(BUCKETS_PER_WORD * SIG_WORDS)).astype(xp.int64)
 
 
+#: Graphs whose entries have at most this many distinct (effective edge label, neighbour label) pairs count each
+#: pair's entries per vertex, a pass each, instead of sorting every entry's cell.
+FEW_PAIRS = 4
+FEW_PAIRS_TABLE = 1 << 16  # label pairs a graph may have for the pairs to be counted in a table
+
+
+def _few_pairs(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_labels: Any,
+               presence_only: bool) -> Any:
+    """:func:`signatures` of a graph with at most :data:`FEW_PAIRS` distinct label pairs (graphs with few or no
+    labels: one bincount of the rows per pair, no sort), or None for other graphs."""
+    if not int(eff_labels.shape[0]):
+        return None
+    base, pairs = int(nbr_vertex_labels.max()) + 1, int(eff_labels.max()) + 1
+    if base * pairs > FEW_PAIRS_TABLE:
+        return None
+    pair = eff_labels.astype(xp.int64) * base + nbr_vertex_labels
+    present = xp.flatnonzero(bincount(pair, base * pairs)).tolist()
+    if len(present) > FEW_PAIRS:
+        return None
+    sig = xp.zeros((SIG_WORDS, n), dtype=xp.uint32)
+    for p in present:
+        bucket = int(bucket_of(xp, xp.asarray([p // base]), xp.asarray([p % base]))[0])
+        rows = row_of_entry if len(present) == 1 else row_of_entry[pair == p]
+        counts = bincount(rows, n)
+        code = xp.minimum(counts, 1 if presence_only else 2).astype(xp.uint32)
+        code |= code >> 1  # thermometer code, as in signatures()
+        sig[bucket // BUCKETS_PER_WORD] |= code << xp.uint32(2 * (bucket % BUCKETS_PER_WORD))
+    return sig
+
+
 def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_labels: Any,
                presence_only: bool = False) -> Any:
     """Column-major signature table ``uint32[SIG_WORDS, n]`` of a graph given its adjacency entries.
@@ -44,6 +74,10 @@ def signatures(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_l
         presence_only: clamp every bucket to ``01`` (for homomorphic query signatures).
     """
     nb = BUCKETS_PER_WORD * SIG_WORDS
+    if n * nb > DENSE_CELLS:
+        few = _few_pairs(xp, n, row_of_entry, eff_labels, nbr_vertex_labels, presence_only)
+        if few is not None:
+            return few
     cell = row_of_entry.astype(xp.int64) * nb + bucket_of(xp, eff_labels, nbr_vertex_labels)
     if n * nb <= DENSE_CELLS:
         # Every cell's count in one table: a third of the array operations of sorting cells, on query graphs.

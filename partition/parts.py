@@ -68,6 +68,15 @@ class PartLayout:
 
     def __init__(self, graph: Graph, assignment: np.ndarray, k: int):
         n = graph.n
+        if k == 1:
+            # One part, the graph every worker holds whole: nothing is cut or grouped (the argsorts below took
+            # a third of a 4M-edge store's saving).
+            self.vorder = self.local = np.arange(n, dtype=np.int64)
+            self.voff = np.array([0, n], dtype=np.int64)
+            self.cross = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int32))
+            self.esrc, self.edst, self.elab = graph.edge_src, graph.edge_dst, graph.edge_labels
+            self.eoff = np.array([0, graph.m], dtype=np.int64)
+            return
         a = assignment.astype(np.int64)
         self.vorder = np.argsort(a, kind="stable")  # ascending ids within each part
         self.voff = np.zeros(k + 1, dtype=np.int64)
