@@ -265,19 +265,31 @@ def cluster_side(data: Any, args: argparse.Namespace, record: dict[str, Any], sa
 
     for n in [g for g in args.gpus if g > 1]:
         t = time.perf_counter()
-        with local(gpus=n, dashboard_address=None) as cluster, Client(cluster) as client, \
-                distsm.Matcher(data, cluster=client, backend=args.backend,
-                               partitions=distsm.Partitioning(1)) as m:
-            [edge] = m.submit([distsm.Graph.from_edges([(0, 1)], n=2)], unique=True, timeout=args.timeout).results()
-            setup = {"seconds": round(time.perf_counter() - t, 3), "edge_count": edge.count, "workers": n}
-            record.setdefault("distsm_cluster", {})[str(n)] = setup
-            print(f"distsm on {n} GPUs: ready in {setup['seconds']} s", flush=True)
-            for name in args.patterns:
-                record["patterns"][name].setdefault("distsm_cluster", {})[str(n)] = res = \
-                    _cluster_pattern(m, name, args)
-                print(f"distsm {name} on {n} GPUs: {res['status']} count {res.get('count')} median "
-                      f"{res.get('median_s')} s ({res.get('distribution')})", flush=True)
-                save(False)
+        with local(gpus=n, dashboard_address=None) as cluster, Client(cluster) as client:
+            started = time.perf_counter()
+            with distsm.Matcher(data, cluster=client, backend=args.backend, partitions=distsm.Partitioning(1)) as m:
+                ready = time.perf_counter()
+                [edge] = m.submit([distsm.Graph.from_edges([(0, 1)], n=2)], unique=True,
+                                  timeout=args.timeout).results()
+                setup = {"seconds": round(time.perf_counter() - t, 3), "edge_count": edge.count, "workers": n,
+                         "cluster_start_s": round(started - t, 3), "store_s": round(m.partition_seconds, 3),
+                         "matcher_s": round(ready - started, 3),
+                         "load_s": [round(r["seconds"], 3) for r in m.load_report],
+                         "first_count_s": round(time.perf_counter() - ready, 3)}
+                record.setdefault("distsm_cluster", {})[str(n)] = setup
+                print(f"distsm on {n} GPUs: ready in {setup['seconds']} s ({setup})", flush=True)
+                default = m.inter_slices
+                for slices in [None, *args.inter_slices]:
+                    # Matcher(inter_slices=...) for this many slices of each heavy search, on the same cluster.
+                    m.inter_slices = default if slices is None else slices
+                    key = str(n) if slices is None else f"{n}, {slices} slices"
+                    for name in args.patterns:
+                        record["patterns"][name].setdefault("distsm_cluster", {})[key] = res = \
+                            _cluster_pattern(m, name, args)
+                        res["inter_slices"] = m.inter_slices
+                        print(f"distsm {name} on {key} GPUs: {res['status']} count {res.get('count')} median "
+                              f"{res.get('median_s')} s ({res.get('distribution')})", flush=True)
+                        save(False)
 
 
 def _cluster_pattern(m: Any, name: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -473,6 +485,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-explain", action="store_true", help="skip the explained count of each pattern")
     p.add_argument("--cluster", action="store_true",
                    help="also count on a local cluster of each GPU count in --gpus above one (distsm.Matcher)")
+    p.add_argument("--inter-slices", type=int, nargs="*", default=[],
+                   help="with --cluster, also count with each of these numbers of slices per heavy search (the "
+                        "matcher's inter_slices; default: its own, four per worker)")
     args = p.parse_args(argv)
     if args.repeat < 1 or any(g < 1 for g in args.gpus):
         p.error("--repeat and --gpus take positive numbers")

@@ -180,19 +180,22 @@ def task_control() -> engine.Control:
     return engine.Control(cancelled=cancelled)
 
 
-def load_part(name: str, part: int) -> dict[str, Any]:
-    """Load one part onto this worker (task ``distsm-load-*``), and what every spanning search reads; a GPU worker's
-    first load also warms its process (:meth:`WorkerSite.warm`)."""
+def load_part(name: str, part: int | None) -> dict[str, Any]:
+    """Load one part onto this worker (task ``distsm-load-*``), and what every spanning search reads; ``part`` None
+    loads only that (a worker that owns no part: a graph held whole by more workers than it has parts, whose
+    searches are cut over every worker); a GPU worker's first load also warms its process
+    (:meth:`WorkerSite.warm`)."""
     t = time.perf_counter()
     state = _state(name)
-    local = state.residency.part(part)
-    idx = state.backend.index(local.graph)
+    local = None if part is None else state.residency.part(part)
     adjacency = state.whole_graph()[0]
+    idx = adjacency if local is None else state.backend.index(local.graph)
     state.residency.prepare_refinement()
     state.cross_vertices()
     warm = state.warm()
-    return {"part": part, "worker": state.worker, "vertices": local.graph.n, "edges": local.graph.m,
-            "bytes": int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
+    return {"part": part, "worker": state.worker, "vertices": 0 if local is None else local.graph.n,
+            "edges": 0 if local is None else local.graph.m,
+            "bytes": 0 if local is None else int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
             "adjacency_bytes": resident_bytes(state.mode, adjacency),
             "shared_host_bytes": int(getattr(state.backend, "shared_host_bytes", 0)),
             "heap_temporaries": state.heap_temporaries, "warm_seconds": warm,
@@ -386,7 +389,9 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
 
     def taken(i: int, m: JobResult | QueryResult | None) -> JobResult | QueryResult | None:
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.search is not None:
-            submitted[i] = _submit_search(name, queries[i], m.heavy.search, budget)
+            assert split is not None  # only a split_work finds a query heavy
+            # The search was cut finely (any cluster's count); this one's slices number what the matcher asks.
+            submitted[i] = _submit_search(name, queries[i], m.heavy.search.coarsened(split), budget)
             return m
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.shared is not None:
             assert split is not None  # only a split_work finds a query heavy

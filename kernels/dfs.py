@@ -83,6 +83,16 @@ class SearchShare:
     work: float
     reason: str
 
+    def coarsened(self, pieces: int) -> SearchShare:
+        """The same tasks in at most ``pieces`` ranges, adjacent ones joined (each holds about the same work, so
+        the joined ones do too): fewer ranges cost a cluster fewer tasks, each with its own launches."""
+        n = len(self.ranges)
+        if pieces >= n or pieces < 1:
+            return self
+        bounds = [self.ranges[(i * n) // pieces][0] for i in range(pieces)] + [self.ranges[-1][1]]
+        return SearchShare(tuple(zip(bounds[:-1], bounds[1:])), self.work,
+                           f"{self.reason}, joined into {pieces}")
+
 
 def unsupported(query: Graph, options: MatchOptions, idx: DataIndex, restricted: bool,
                 breaking: Breaking | None, budget: int) -> str:

@@ -8,10 +8,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from distsm import Graph
-from distsm.kernels import NUMPY, paths, wedges
+from distsm import Graph, Semantics
+from distsm.kernels import NUMPY, dfs, paths, wedges
 from distsm.kernels.explain import Explanation
 from distsm.kernels.ranked import ranked_graph
+from distsm.plan.search import symmetry
 from oracles import random_graph
 from test_dfs import dfs_count, oracle, pattern
 from test_wedges import _cycles_by_networkx, _hub_graph
@@ -93,3 +94,25 @@ def test_what_the_closed_form_applies_to():
     assert not paths.applies(Graph.from_edges([(0, 1), (1, 2), (0, 2), (3, 4)], n=5), 1)
     directed = Graph.from_edges([(0, 1), (1, 2), (2, 3), (3, 4)], n=5, directed=True)
     assert not paths.applies(directed, 1)
+
+
+@pytest.mark.parametrize("name", sorted(SHORTCUTS))
+def test_a_cut_search_joined_into_fewer_ranges_counts_the_same(name):
+    """A cluster's heavy search: cut into ranges of about equal work (``dfs.cuts``), then joined into the matcher's
+    number of slices (``SearchShare.coarsened``); the ranges still cover every task once and add up."""
+    rng = np.random.default_rng(11)
+    data = _hub_graph(rng, 250, 1200, 1)
+    query = pattern(name)
+    sym = symmetry(query, Semantics(unique=True))
+    idx = NUMPY.index(data)
+    search = dfs.choose(query, idx, sym.breaking, True, None)
+    expected = SHORTCUTS[name][0](data, None)
+    ranges, work = dfs.cuts(NUMPY, idx, search, 1.0, 32)
+    share = dfs.SearchShare(ranges, work, "test")
+    assert len(ranges) > 8
+    for pieces in (len(ranges), 8, 3, 1):
+        joined = share.coarsened(pieces)
+        assert len(joined.ranges) == min(pieces, len(ranges)) and joined.work == work
+        assert joined.ranges[0][0] == 0 and all(a[1] == b[0] for a, b in zip(joined.ranges, joined.ranges[1:]))
+        assert joined.ranges[-1][1] == ranges[-1][1]
+        assert sum(dfs.count(NUMPY, idx, search, 1 << 30, tasks=r) for r in joined.ranges) == expected
