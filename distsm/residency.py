@@ -257,7 +257,10 @@ class Residency:
                 self._parts.move_to_end(i)
                 return self._parts[i][0]
             local = self.store.part(i)
-            nbytes = int(self.backend.index(local.graph).nbytes)
+            # A one-part store's part is the whole graph (ids unchanged): it reads the index the site holds for
+            # spanning searches, not a second one built from its edges (at 64M edges, most of a worker's load).
+            shared = self.store.k == 1 and self._share_whole(local.graph)
+            nbytes = 0 if shared else int(self.backend.index(local.graph).nbytes)
             if self.mode != "device":
                 self.part_bytes_h2d += nbytes
                 self._evict(nbytes)
@@ -267,6 +270,19 @@ class Residency:
             logger.debug("site %s loaded part %d (%d bytes of index, %d held, mode %r)", self.site, i, nbytes, held,
                          self.mode)
             return local
+
+    def _share_whole(self, graph: Graph) -> bool:
+        """Register the whole graph's resident index as ``graph``'s on the backend, and its host index as
+        ``graph``'s on the host twin, where the whole graph is resident ("device" mode, nothing gathered);
+        whether it was."""
+        index, _, gathered = self.whole_graph()
+        if self.mode != "device" or gathered is not None:
+            return False
+        self.backend.share_index(graph, index)
+        host = self.host_index()
+        if host is not None:
+            self.backend.host().share_index(graph, host)
+        return True
 
     def _evict(self, incoming: int) -> None:
         """Out of core, release the least recently used parts until ``incoming`` more bytes fit in the parts'

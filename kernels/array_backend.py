@@ -149,6 +149,11 @@ class ArrayBackend:
         idx: DataIndex = INDEXES.get_or(graph, lambda: build_index(graph, self.xp), self.name)
         return idx
 
+    def share_index(self, graph: Graph, idx: DataIndex) -> None:
+        """Take ``idx``, the index of a graph equal to ``graph`` that this backend holds already (a one-part
+        store's whole graph), as ``graph``'s own (:meth:`adopt_index`), instead of building a second one."""
+        INDEXES.put(graph, self.adopt_index(idx), self.name)
+
     def release(self, graph: Graph) -> None:
         """Drop ``graph``'s cached index (its device memory returns to the pool once no one holds it)."""
         INDEXES.pop(graph, self.name)

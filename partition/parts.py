@@ -104,11 +104,19 @@ class PartLayout:
                 "edge_labels": self.elab[e].astype(np.int32)}
 
 
-def local_part(i: int, arrays: dict[str, np.ndarray], directed: bool) -> LocalPart:
+def local_part(i: int, arrays: dict[str, np.ndarray], directed: bool,
+               csr: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> LocalPart:
+    """Part ``i`` from its arrays; ``csr`` is its adjacency where it is known already (a one-part store's is the
+    whole graph's), which saves sorting its edges."""
     gids = arrays["global_ids"]
     gids.flags.writeable = False
-    g = Graph.from_edges(np.stack([arrays["src"], arrays["dst"]], axis=1), n=int(gids.shape[0]),
-                         edge_labels=arrays["edge_labels"], vertex_labels=arrays["vertex_labels"], directed=directed)
+    if csr is None:
+        g = Graph.from_edges(np.stack([arrays["src"], arrays["dst"]], axis=1), n=int(gids.shape[0]),
+                             edge_labels=arrays["edge_labels"], vertex_labels=arrays["vertex_labels"],
+                             directed=directed)
+    else:
+        g = Graph(int(gids.shape[0]), arrays["src"], arrays["dst"], arrays["edge_labels"], arrays["vertex_labels"],
+                  directed, csr=csr)
     return LocalPart(index=i, graph=g, global_ids=gids)
 
 

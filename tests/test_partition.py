@@ -441,3 +441,53 @@ def test_cli_partition(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         main(["partition", str(DATA), "-k", "0"])
     assert e.value.code == 2
+
+
+@pytest.mark.parametrize("name", ["undirected", "directed", "hprd"])
+def test_a_one_part_store_is_the_whole_graph_without_a_second_index(graphs, name, tmp_path):
+    """A graph held whole (one part, as every worker of a replicated cluster holds it): part 0 is the graph with
+    its ids, its adjacency taken from the whole graph's (saved or in memory) rather than sorted again, and a
+    residency counts on it through the index it holds for the whole graph, not a second one."""
+    from distsm.residency import Residency
+
+    g = graphs[name]
+    store = PartitionStore.build(g, 1)
+    assert store.cross_edges()[0].shape == (0,) and np.array_equal(store.assignment, np.zeros(g.n))
+    d = store.save(tmp_path / "s")
+    saved = PartitionStore.open(d)
+    for s in (store, saved):
+        part = s.part(0)
+        assert np.array_equal(part.global_ids, np.arange(g.n))
+        for attr in ("indptr", "neighbors", "neighbor_labels", "vertex_labels"):
+            assert np.array_equal(getattr(part.graph, attr), getattr(g, attr)), attr
+        assert graph_fingerprint(part.graph) == graph_fingerprint(g)
+        backend = NumpyBackend()
+        site = Residency(backend, s, "device", None)
+        local = site.part(0)
+        assert caches.site("indexes").get(local.graph, backend.name) is site.whole_graph()[0]
+        query = Graph.from_edges([(0, 1), (1, 2), (0, 2)], vertex_labels=[int(x) for x in g.vertex_labels[:3]],
+                                 directed=g.directed)
+        assert distsm.count(local.graph, query, backend="numpy") == distsm.count(g, query, backend="numpy")
+    # Saved without the whole graph's adjacency, part 0 is sorted from its edges: the same graph.
+    bare = PartitionStore.open(store.save(tmp_path / "bare", adjacency=False)).part(0).graph
+    assert np.array_equal(bare.neighbors, g.neighbors) and np.array_equal(bare.neighbor_labels, g.neighbor_labels)
+
+
+def test_a_store_this_process_wrote_is_not_hashed_again_but_others_check_it(graphs, tmp_path, monkeypatch):
+    from distsm.partition import store as store_module
+
+    hashed = []
+    real = store_module.sha256_file
+    monkeypatch.setattr(store_module, "sha256_file", lambda path: hashed.append(path) or real(path))
+    store = load_or_build(graphs["undirected"], 2, directory=tmp_path / "s", method="random")
+    hashed.clear()  # the checksums of what it wrote
+    store.adjacency_index()  # verified: the sizes only, since this process computed the checksums as it wrote
+    store.verify(deep=True)
+    assert hashed == []
+    reopened = PartitionStore.open(tmp_path / "s")
+    reopened.adjacency_index()
+    assert hashed
+    (tmp_path / "s" / "adjacency" / "nbr.npy").write_bytes(
+        (tmp_path / "s" / "adjacency" / "nbr.npy").read_bytes()[:-4] + b"\0\0\0\7")
+    with pytest.raises(StalePartitionError, match="checksum"):
+        PartitionStore.open(tmp_path / "s").verify(deep=True)
