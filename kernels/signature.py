@@ -48,10 +48,13 @@ def _few_pairs(xp: Any, n: int, row_of_entry: Any, eff_labels: Any, nbr_vertex_l
     base, pairs = int(nbr_vertex_labels.max()) + 1, int(eff_labels.max()) + 1
     if base * pairs > FEW_PAIRS_TABLE:
         return None
-    pair = eff_labels.astype(xp.int64) * base + nbr_vertex_labels
-    present = xp.flatnonzero(bincount(pair, base * pairs)).tolist()
-    if len(present) > FEW_PAIRS:
-        return None
+    pair = None
+    present = [0]  # an unlabelled graph's one pair, (0, 0), without a pass to find it
+    if base * pairs > 1:
+        pair = eff_labels.astype(xp.int64) * base + nbr_vertex_labels
+        present = xp.flatnonzero(bincount(pair, base * pairs)).tolist()
+        if len(present) > FEW_PAIRS:
+            return None
     sig = xp.zeros((SIG_WORDS, n), dtype=xp.uint32)
     for p in present:
         bucket = int(bucket_of(xp, xp.asarray([p // base]), xp.asarray([p % base]))[0])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +66,26 @@ def confined(root: str | os.PathLike, name: Any) -> Path:
     return path
 
 
-def save_npy(directory: Path, name: str, array: Any) -> dict[str, Any]:
-    """Write ``directory/name`` (a .npy file); returns its manifest entry ``{"sha256", "bytes"}``."""
+def save_npy(directory: Path, name: str, array: Any, *, checksum: bool = True) -> dict[str, Any]:
+    """Write ``directory/name`` (a .npy file); returns its manifest entry ``{"sha256", "bytes"}`` (without
+    ``checksum``, ``{"bytes"}``: :func:`add_checksums` fills in the rest)."""
     path = directory / name
     np.save(path, np.ascontiguousarray(np.asarray(array)), allow_pickle=False)
-    return {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+    entry: dict[str, Any] = {"bytes": path.stat().st_size}
+    if checksum:
+        entry["sha256"] = sha256_file(path)
+    return entry
+
+
+def add_checksums(directory: Path, files: dict[str, dict[str, Any]]) -> None:
+    """Fill in the sha256 of each entry of ``files`` (names relative to ``directory``) that has none, several
+    files at once: hashlib releases the GIL, and a 64M-edge graph's store is gigabytes to hash."""
+    todo = [name for name, entry in files.items() if "sha256" not in entry]
+    if not todo:
+        return
+    with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1, len(todo)))) as pool:
+        for name, digest in zip(todo, pool.map(lambda name: sha256_file(directory / name), todo)):
+            files[name]["sha256"] = digest
 
 
 def load_npy(path: Path, *, mmap: bool = False) -> np.ndarray:
@@ -98,7 +114,7 @@ def save_index(index: DataIndex, directory: str | os.PathLike) -> dict[str, Any]
         value = getattr(index, name)
         if value is None or (name == "pair_keys" and shared_pair_keys):
             continue
-        files[f"{name}.npy"] = save_npy(d, f"{name}.npy", _host(value, name))
+        files[f"{name}.npy"] = save_npy(d, f"{name}.npy", _host(value, name), checksum=False)
     labels = sorted(index.vertices_by_label)
     groups = [_host(index.vertices_by_label[lab], "vertices_by_label") for lab in labels]
     sizes = [int(g.shape[0]) for g in groups]
@@ -108,6 +124,7 @@ def save_index(index: DataIndex, directory: str | os.PathLike) -> dict[str, Any]
     files["vertices_by_label_keys.npy"] = save_npy(d, "vertices_by_label_keys.npy", np.asarray(labels, np.int64))
     files["vertices_by_label_ids.npy"] = save_npy(d, "vertices_by_label_ids.npy", ids)
     files["vertices_by_label_offsets.npy"] = save_npy(d, "vertices_by_label_offsets.npy", offsets)
+    add_checksums(d, files)
     meta = {
         "format": INDEX_FORMAT, "version": INDEX_VERSION, "n": int(index.n), "num_labels": int(index.num_labels),
         "nbytes": int(index.nbytes), "label_entries": {str(k): int(v) for k, v in index.label_entries.items()},

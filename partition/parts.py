@@ -97,6 +97,9 @@ class PartLayout:
         np.cumsum(np.bincount(ps[inside], minlength=k), out=self.eoff[1:])
 
     def part_arrays(self, graph: Graph, i: int) -> dict[str, np.ndarray]:
+        if self.voff.shape[0] == 2:  # one part: the graph's own arrays, ids unchanged
+            return {"global_ids": self.vorder, "vertex_labels": graph.vertex_labels, "src": graph.edge_src,
+                    "dst": graph.edge_dst, "edge_labels": graph.edge_labels}
         ids = self.vorder[self.voff[i]:self.voff[i + 1]]
         e = slice(self.eoff[i], self.eoff[i + 1])
         return {"global_ids": ids.astype(np.int64), "vertex_labels": graph.vertex_labels[ids].astype(np.int32),
@@ -121,6 +124,9 @@ def local_part(i: int, arrays: dict[str, np.ndarray], directed: bool,
 
 
 def partition_stats(graph: Graph, assignment: np.ndarray, k: int, seconds: float) -> PartitionStats:
+    if k == 1:  # nothing is cut (at 64M edges the gathers below took seconds)
+        return PartitionStats(edge_cut=0, cross_edges=0, balance=1.0, part_vertices=(graph.n,),
+                              part_edges=(graph.m,), seconds=float(seconds))
     a = assignment.astype(np.int64)
     pv = np.bincount(a, minlength=k)
     ps, pd = a[graph.edge_src], a[graph.edge_dst]

@@ -44,7 +44,7 @@ import numpy as np
 from distsm._version import __version__
 from distsm.graph import Graph, graph_fingerprint
 from distsm.kernels.index import DataIndex, build_index, csr_of_index
-from distsm.partition.graph_store import confined, load_index, save_index, save_npy, sha256_file
+from distsm.partition.graph_store import add_checksums, confined, load_index, save_index, save_npy, sha256_file
 from distsm.partition.methods import check_method, partition_vertices
 from distsm.partition.metis import check_k
 from distsm.partition.parts import (LocalPart, PartitionStats, PartLayout, incident_vertices, local_part,
@@ -287,7 +287,8 @@ class PartitionStore:
             sub = d / _part_dir(i)
             sub.mkdir(parents=True)
             for name, arr in layout.part_arrays(graph, i).items():
-                files[f"{_part_dir(i)}/{name}.npy"] = save_npy(sub, f"{name}.npy", arr)
+                files[f"{_part_dir(i)}/{name}.npy"] = save_npy(sub, f"{name}.npy", arr, checksum=False)
+        add_checksums(d, files)
         if adjacency:
             index = self._index if self._index is not None else build_index(graph, np)
             meta = save_index(index, d / "adjacency")
