@@ -4,6 +4,6 @@
 from distsm.cluster.batch import Batch
 from distsm.cluster.placement import PartOwners
 from distsm.cluster.start import ClusterError, connect, local
-from distsm.plan.execute import QueryResult
+from distsm.plan.results import QueryResult
 
 __all__ = ["Batch", "ClusterError", "PartOwners", "QueryResult", "connect", "local"]

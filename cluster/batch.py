@@ -1,4 +1,4 @@
-"""A submitted batch of queries: a sequence of :class:`~distsm.plan.execute.QueryResult` backed by Dask futures."""
+"""A submitted batch of queries: a sequence of :class:`~distsm.plan.results.QueryResult` backed by Dask futures."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from distsm.cluster.start import ClusterError
-from distsm.plan.execute import QueryResult
+from distsm.plan.results import QueryResult
 
 #: Topic of the event a batch logs on the scheduler for queries that ended without a result (see ``monitor``).
 END_TOPIC = "distsm-batch-end"
@@ -22,7 +22,7 @@ class Batch:
     """The queries of one ``Matcher.submit`` call, in submission order.
 
     A batch is a sequence of results: ``len(batch)``, ``batch[i]`` (waits for query ``i``) and ``for r in batch``
-    (submission order) give :class:`~distsm.plan.execute.QueryResult` objects; :meth:`as_completed` yields them in
+    (submission order) give :class:`~distsm.plan.results.QueryResult` objects; :meth:`as_completed` yields them in
     the order queries finish.  Queries that time out, are cancelled or fail come back as results with that
     ``status`` (an error keeps its exception and traceback), never raised.  ``futures`` holds one
     ``distributed.Future`` per query resolving to its ``QueryResult`` (``client.gather``, ``distributed.wait``

@@ -8,7 +8,7 @@ and reused by every later query (out of core, while it fits); :meth:`Matcher.clo
 unregisters the plugin and its teardown releases all of it, device memory included.  How much of the whole graph
 a worker keeps on its device follows its device budget (see :class:`WorkerSite`).
 
-Tasks run :mod:`distsm.plan.execute` jobs with the plugin as their :class:`~distsm.plan.execute.Site`, so a worker
+Tasks run :mod:`distsm.plan.execute` jobs with the plugin as their :class:`~distsm.plan.site.Site`, so a worker
 computes exactly what the in-process executor computes.  They are pure functions of their arguments and the store:
 when a worker dies, the scheduler runs its tasks elsewhere and the answers do not change.  A running job stops
 within one chunk once Dask releases its task (the batch was cancelled or timed out, or its client went away):
@@ -42,8 +42,10 @@ from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
 from distsm.kernels.dfs import SearchShare
-from distsm.plan.execute import (Heavy, Job, JobResult, PlanCache, QueryResult, merge, release_device_memory,
-                                 run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs)
+from distsm.plan.execute import (Job, release_device_memory, run_job, run_search_slice, run_slice, run_whole_jobs,
+                                  whole_query_jobs)
+from distsm.plan.results import Heavy, JobResult, QueryResult, merge
+from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.slices import Slice, global_slices
 from distsm.plan.split import SharedPlan
@@ -56,7 +58,7 @@ logger = logging.getLogger(__name__)
 
 
 class WorkerSite(WorkerPlugin):
-    """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.execute.Site`
+    """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.site.Site`
     its jobs run on.
 
     What the worker holds on its device is a :class:`~distsm.residency.Residency`, as in process: where spanning
@@ -240,7 +242,7 @@ def combine(query: QueryTask, *results: JobResult) -> QueryResult:
 
 
 def merged(query: QueryTask, results: list[JobResult]) -> QueryResult:
-    """One query's :class:`~distsm.plan.execute.QueryResult` from its job results, with how the client spread it."""
+    """One query's :class:`~distsm.plan.results.QueryResult` from its job results, with how the client spread it."""
     result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, results, listing=query.listing,
                    limit=query.limit, plan_seconds=query.plan_seconds)
     result.distribution, result.distribution_reason = query.distribution

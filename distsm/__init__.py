@@ -26,7 +26,7 @@ from distsm.labels import LabelVocabulary
 from distsm.partition.spec import Partitioning
 from distsm.semantics import Semantics
 from distsm.plan.automorphism import automorphism_count
-from distsm.plan.execute import QueryResult
+from distsm.plan.results import QueryResult
 from distsm.vocabulary import Strategy
 
 

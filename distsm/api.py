@@ -37,7 +37,8 @@ from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.explain import Explanation
-from distsm.plan.execute import QueryResult, timeout_error
+from distsm.plan.execute import timeout_error
+from distsm.plan.results import QueryResult
 from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
 from distsm.semantics import Semantics
@@ -214,7 +215,7 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
     resident once for every such query's intra-partition join (out of core, each part is loaded once per batch,
     not once per query), then each query's spanning searches run.
 
-    Returns one :class:`~distsm.plan.execute.QueryResult` per query, in order (``names`` name them; default
+    Returns one :class:`~distsm.plan.results.QueryResult` per query, in order (``names`` name them; default
     ``query0``, ...), with the count, the semantics, the plan and the intra/inter split; a :class:`distsm.Matcher`
     batch on a cluster returns the same results.  Other arguments as in :func:`count`; ``timeout`` bounds the whole
     batch.  :func:`iter_batch` yields the same results as they complete.

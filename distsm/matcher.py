@@ -9,7 +9,7 @@
 The data graph is partitioned once (the store lives in a directory every worker can read); each part is loaded
 onto its worker (the GPU on dask-cuda workers) and kept there across queries.  Plans are made here, in the
 client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
-runs, so both give the same :class:`~distsm.plan.execute.QueryResult`.  What a matcher keeps on the workers lives in
+runs, so both give the same :class:`~distsm.plan.results.QueryResult`.  What a matcher keeps on the workers lives in
 a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerSite`) that :meth:`Matcher.close` tears down.  Task keys
 are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
 (``distsm-wholes-…`` for a group of counts sent whole to one worker: each one's job and merge, in one task;
@@ -40,7 +40,8 @@ from distsm.graph import Graph
 from distsm.kernels import get_backend
 from distsm.kernels.candidate_edges import scan_entries
 from distsm.plan.distribution import Directions, Sites, by_estimate, decide, shaped, whole_plan
-from distsm.plan.execute import QueryResult, jobs, whole_graph_join
+from distsm.plan.execute import jobs, whole_graph_join
+from distsm.plan.results import QueryResult
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges

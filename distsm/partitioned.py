@@ -4,7 +4,7 @@
 spanning searches, :mod:`distsm.plan.search`) one after another in this process, as the Dask layer
 (:class:`distsm.Matcher`) runs the same jobs on workers; both decide how a query spreads by
 :mod:`distsm.plan.distribution` (this process is one site), keep their device state in a
-:class:`~distsm.residency.Residency` and merge the jobs into the same :class:`~distsm.plan.execute.QueryResult`.
+:class:`~distsm.residency.Residency` and merge the jobs into the same :class:`~distsm.plan.results.QueryResult`.
 Intra plus inter is the unpartitioned answer for every partition count, query and option.
 """
 
@@ -24,8 +24,9 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.index import DataIndex
 from distsm.partition.spec import Partitioning
 from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, decide, shaped, whole_plan
-from distsm.plan.execute import (Job, PlanCache, QueryResult, job_rows, jobs, merge, run_job, run_whole_jobs,
-                                 whole_query_jobs)
+from distsm.plan.execute import Job, job_rows, jobs, run_job, run_whole_jobs, whole_query_jobs
+from distsm.plan.results import QueryResult, merge
+from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
 from distsm.residency import Residency, partitions_for_budget
@@ -151,7 +152,7 @@ class PartitionedMatcher:
     # ------------------------------------------------------------------ queries
     def count(self, query: Graph, sem: Semantics, budget: int, directions: Directions = DEFAULT_DIRECTIONS, *,
               control: engine.Control | None = None) -> QueryResult:
-        """Count intra-partition and spanning matches (see :class:`~distsm.plan.execute.QueryResult`)."""
+        """Count intra-partition and spanning matches (see :class:`~distsm.plan.results.QueryResult`)."""
         return self.count_batch([query], sem, budget, directions, control=control)[0]
 
     def count_batch(self, queries: list[Graph], sem: Semantics, budget: int,

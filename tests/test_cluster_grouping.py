@@ -89,7 +89,7 @@ def test_a_group_submits_a_heavy_querys_slices_before_it_counts_the_next_query(m
     from types import SimpleNamespace
 
     from distsm.cluster import tasks
-    from distsm.plan.execute import Heavy, JobResult
+    from distsm.plan.results import Heavy, JobResult
 
     events = []
     heavy = JobResult("inter", None, 0, None, 0.1, "w", heavy=Heavy("heavy", shared=object()))

@@ -30,7 +30,9 @@ from distsm.kernels.placement import Placement
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import automorphism_count
-from distsm.plan.execute import Heavy, Job, PlanCache, whole_count
+from distsm.plan.execute import Job, whole_count
+from distsm.plan.results import Heavy
+from distsm.plan.site import PlanCache
 from distsm.semantics import Semantics
 
 SETTINGS = scaled(20)
@@ -746,7 +748,7 @@ def test_hprd_plans_on_the_gpu_are_numpy_plans(name, hprd_data):
 
 
 class OneSite:
-    """The part of a :class:`~distsm.plan.execute.Site` a whole-graph count uses: its plan cache."""
+    """The part of a :class:`~distsm.plan.site.Site` a whole-graph count uses: its plan cache."""
 
     def __init__(self):
         self.plans = PlanCache()

@@ -144,7 +144,7 @@ def test_a_merge_names_the_slices_setup_apart_from_their_counting():
     cost before counting (``inter_setup``: the cuts on the worker that found it heavy, indexes built where slices
     ran); its count is the slices' sum."""
     from distsm.plan.distribution import whole_plan
-    from distsm.plan.execute import JobResult, merge
+    from distsm.plan.results import JobResult, merge
 
     found = [JobResult("inter", None, 0, None, 0.4, "a", setup_seconds=0.1),
              JobResult("inter", None, 5, None, 1.0, "a", setup_seconds=0.05),

@@ -1,4 +1,5 @@
-"""Executing a partitioned plan: which jobs a query runs, running one job, merging the jobs' results.
+"""Executing a partitioned plan: which jobs a query runs, and running one job (what jobs find and how one
+query's results merge: :mod:`distsm.plan.results`; what a site keeps between jobs: :mod:`distsm.plan.site`).
 
 Both executors go through this module.  :class:`~distsm.partitioned.PartitionedMatcher` runs the jobs one after
 another in this process; :class:`~distsm.Matcher` ships each job to a Dask worker
@@ -18,35 +19,30 @@ What a plan runs (:func:`jobs`) is decided here and only here:
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback as tb
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from distsm.graph import Graph, graph_fingerprint
+from distsm.graph import Graph
 from distsm.kernels import batch, engine
 from distsm.kernels.array_backend import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
-from distsm.kernels.counting import Count, PlannedCount, Target
-from distsm.kernels.dfs import SearchShare
-from distsm.kernels.index import DataIndex
+from distsm.kernels.counting import Count, Target
 from distsm.kernels.placement import Placement
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
-from distsm.plan.search import (Search, Span, WholeGraph, inter_count, inter_rows, intra_task, prepare_search,
-                                symmetry)
+from distsm.plan.results import Heavy, JobResult, concat_rows
+from distsm.plan.search import Search, Span, WholeGraph, inter_count, inter_rows, intra_task, symmetry
 from distsm.plan.slices import Slice
+from distsm.plan.site import Site
 from distsm.plan.split import SharedPlan, count_slice
 from distsm.semantics import Semantics
 
-#: The statuses a :class:`QueryResult` may have.
-STATUSES = ("ok", "timeout", "cancelled", "error")
 #: Task ranges a heavy depth-first search is cut into on a cluster, at most, and kept (``dfs.cuts``): the worker
 #: that cuts it joins them into the matcher's ``inter_slices`` (``SearchShare.coarsened``).
 SEARCH_PIECES = 32
@@ -75,285 +71,9 @@ class Job:
     heavy: bool = False
 
 
-@dataclass
-class JobResult:
-    """What one :class:`Job` found: a count (or the rows it listed) and its cost."""
-
-    stage: str
-    part: int | None
-    count: int
-    rows: np.ndarray | None
-    seconds: float
-    worker: str
-    partial_matches: int = 0     # partial matches produced (the work measure PBE reports); spanning searches
-    gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
-    bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
-    device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
-    heavy: Heavy | None = None   # a whole query found too heavy to count alone (then count is 0), and why
-    #: a slice of a unique count: ``count`` is embeddings, and the query's matches are the sum over its slices
-    #: divided by this (``|Aut(Q)|``; see :mod:`distsm.plan.split`)
-    automorphisms: int | None = None
-    #: of ``seconds``, what a slice spent before counting: its shared plan's index built where it runs (see
-    #: :meth:`PlanCache.shared_index`), or the slices cut by the worker that found the query heavy
-    setup_seconds: float = 0.0
-
-
-@dataclass
-class QueryResult:
-    """The outcome of one query, in process or on a cluster.
-
-    ``count`` is the number of matches (or of listed rows, with ``rows``).  A PBE plan's count is
-    ``sum(intra) + inter`` (``intra`` per part); a global plan counted every match in one join over the whole
-    graph, and then ``intra`` and ``inter`` are None (:attr:`runs` says which).  ``semantics`` and ``plan`` name
-    what was computed.  ``distribution`` says how a cluster spread the query: ``"whole"`` (one job on one worker)
-    or ``"sliced"`` (its jobs and slices over the workers), and ``distribution_reason`` why; ``peak_device_bytes``
-    is each worker's peak device bytes as of its last job for the query, and ``bytes_h2d`` the bytes the query
-    moved host to device (out of core).  ``seconds`` holds ``plan``, ``intra`` and ``inter`` (each summed over the
-    query's jobs), ``inter_slice_max`` (its longest spanning job or slice), ``inter_setup`` (of ``inter``, what
-    slicing cost before its slices counted) and ``merge``.  A query that did not finish has ``status``
-    ``"timeout"``, ``"cancelled"`` or ``"error"`` and no count; an error keeps its ``exception`` and formatted
-    ``traceback``.
-    """
-
-    query: str
-    status: str = "ok"
-    count: int | None = None
-    rows: np.ndarray | None = None
-    semantics: Semantics | None = None
-    plan: InterPartitionPlan | None = None
-    partitions: int | None = None
-    intra: list[int] | None = None
-    inter: int | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-    partial_matches: int = 0
-    gathered_bytes: int = 0
-    bytes_h2d: int = 0
-    workers: list[str] = field(default_factory=list)
-    peak_device_bytes: dict[str, int] = field(default_factory=dict)
-    distribution: str | None = None
-    distribution_reason: str = ""
-    error: str | None = None
-    exception: BaseException | None = None
-    traceback: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    @property
-    def strategy(self) -> Strategy | None:
-        return None if self.plan is None else self.plan.strategy
-
-    @property
-    def runs(self) -> str | None:
-        """What ran, in words (None for a query that did not finish)."""
-        if not self.ok:
-            return None
-        if self.intra is None:
-            return "one join over the whole graph counting every match"
-        return f"intra-partition joins of {len(self.intra)} parts plus spanning searches"
-
-    def summary(self) -> dict[str, Any]:
-        """JSON-ready: the query, status, count, semantics, plan, split and timings (no rows)."""
-        out: dict[str, Any] = {"query": self.query, "status": self.status, "count": self.count,
-                               "seconds": {k: round(v, 6) for k, v in self.seconds.items()}}
-        if self.semantics is not None:
-            out["semantics"] = self.semantics.as_dict()
-        if self.ok:
-            out.update(strategy=None if self.strategy is None else self.strategy.value, runs=self.runs,
-                       intra=None if self.intra is None else sum(self.intra), inter=self.inter,
-                       partitions=self.partitions, distribution=self.distribution, bytes_h2d=self.bytes_h2d,
-                       peak_device_bytes=max(self.peak_device_bytes.values(), default=0))
-        else:
-            out["error"] = self.error
-        return out
-
-    @classmethod
-    def failed(cls, query: str, status: str, error: str, exception: BaseException | None = None) -> QueryResult:
-        """The result of a query that did not finish (``status`` ``"timeout"``, ``"cancelled"``, ``"error"``)."""
-        if status not in STATUSES[1:]:
-            raise ValueError(f"not a failure status: {status!r}")
-        trace = None
-        if exception is not None and exception.__traceback__ is not None:
-            trace = "".join(tb.format_exception(type(exception), exception, exception.__traceback__))
-        return cls(query, status, error=error, exception=exception, traceback=trace)
-
-
 #: Asked by :func:`run_whole_jobs` with the indices of the queries still to be counted alone after the next one:
 #: True where it took them (a cluster hands them to idle workers).
 HandOff = Callable[[list[int]], bool]
-
-
-class Site(Protocol):
-    """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
-    (:class:`~distsm.cluster.tasks.WorkerSite`)."""
-
-    backend: Backend
-    worker: str
-
-    def part(self, i: int) -> AbstractContextManager[Any]:
-        """Part ``i`` (a local part with its index usable by ``backend``) for the duration of the context."""
-
-    def whole_graph(self) -> tuple[DataIndex, Any, Any]:
-        """``(index, part of every vertex, host adjacency or None)`` of the whole graph."""
-
-    def host_index(self) -> DataIndex | None:
-        """The whole graph's index in host memory (NumPy arrays), where light work and planning of whole queries
-        run on a device backend; None where ``backend`` works in host memory anyway."""
-
-    def cross_vertices(self) -> np.ndarray:
-        """Sorted ids of the vertices with a cross edge."""
-
-    plans: PlanCache
-
-    def moved_bytes(self) -> int:
-        """Bytes copied host to device so far (out of core; 0 where everything is resident)."""
-
-    def device_bytes(self) -> int:
-        """Peak device bytes this site has held so far (as far as its backend knows them)."""
-
-
-#: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares (and split
-#: plans' indexes) it keeps.
-RECENT_QUERIES = 8
-SHARED_COUNTS = 2
-#: Filters of a batch's queries left to their own jobs that a :class:`PlanCache` keeps for those jobs (a batch
-#: is counted by one task: its leftovers run right after its light stage).
-KEPT_FILTERS = 256
-
-
-class PlanCache:
-    """The candidate filters and planned spanning searches of the last :data:`RECENT_QUERIES` queries on one site.
-
-    Every slice of a query's spanning search that lands on a site reuses the search filtered and planned there
-    once (keyed by the query's fingerprint, the semantics and the search), so a query is planned once per site,
-    not once per slice; ``planned`` counts the searches planned.  Thread-safe (a worker may run several tasks at
-once); filtering and planning are serialized, which costs little beside the joins.
-    """
-
-    def __init__(self, size: int = RECENT_QUERIES):
-        self.size = size
-        self.planned = 0
-        self._lock = threading.RLock()  # a search's build looks its candidates up
-        self._entries: OrderedDict[tuple, Any] = OrderedDict()
-        self._shares: OrderedDict[tuple, SharedCount] = OrderedDict()
-        self._indexes: OrderedDict[str, Any] = OrderedDict()
-        self._kept: OrderedDict[tuple, list[Any]] = OrderedDict()
-
-    def _get(self, key: tuple, build: Callable[[], Any]) -> Any:
-        # Builds run under the lock: slices of one query arriving together on a worker's threads plan it once.
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-            value = self._entries[key] = build()
-            while len(self._entries) > self.size * 4:  # a query has a filter and a few searches
-                self._entries.popitem(last=False)
-            return value
-
-    def candidates(self, backend: Backend, index: DataIndex, query: Graph, homomorphism: bool) -> list[Any]:
-        """The candidate filter of ``query`` on ``index``."""
-        key = ("candidates", graph_fingerprint(query), homomorphism)
-        return self._get(key, lambda: backend.candidates(index, query, homomorphism=homomorphism))
-
-    def shared_count(self, query: Graph, sem: Semantics, anchor: int, stages: Callable[[], Count]) -> SharedCount:
-        """What the global join's slices of ``query`` restricting ``anchor`` share on this site (see
-        :class:`SharedCount`; ``stages`` makes the unrestricted count on first use).  Those may hold a heavy
-        query's candidate edges on the device, so only the last :data:`SHARED_COUNTS` are kept (a batch runs one
-        query's slices together: they share its priority)."""
-        key = (graph_fingerprint(query), sem, anchor)
-        with self._lock:
-            if key not in self._shares:
-                self._shares[key] = SharedCount(stages(), anchor)
-                while len(self._shares) > SHARED_COUNTS:
-                    self._shares.popitem(last=False)
-            self._shares.move_to_end(key)
-            return self._shares[key]
-
-    def keep_candidates(self, backend: Backend, query: Graph, homomorphism: bool, candidates: list[Any]) -> None:
-        """Keep ``query``'s filter on ``backend`` (a batch's, for the query's own job: :meth:`kept_candidates`)."""
-        with self._lock:
-            self._kept[(graph_fingerprint(query), homomorphism, backend.name)] = candidates
-            while len(self._kept) > KEPT_FILTERS:
-                self._kept.popitem(last=False)
-
-    def kept_candidates(self, backend: Backend, query: Graph, homomorphism: bool) -> list[Any] | None:
-        """``query``'s filter on ``backend`` as :meth:`keep_candidates` kept it, once (None: not kept)."""
-        with self._lock:
-            return self._kept.pop((graph_fingerprint(query), homomorphism, backend.name), None)
-
-    def shared_index(self, shared: SharedPlan, backend: Backend) -> Any:
-        """``shared``'s candidate-edge index where ``backend`` reads it (one copy per plan on this site, however
-        many of its slices run here; the last :data:`SHARED_COUNTS` plans are kept)."""
-        with self._lock:
-            if shared.token not in self._indexes:
-                self._keep_index(shared.token, shared.index(backend))
-            self._indexes.move_to_end(shared.token)
-            return self._indexes[shared.token]
-
-    def adopt_index(self, shared: SharedPlan, ce: Any) -> None:
-        """Keep ``ce``, the index the count that made ``shared`` planned over (where its slices read it, lookups
-        included), as ``shared``'s: the slices that run on the planning site do not build it again."""
-        with self._lock:
-            self._keep_index(shared.token, ce)
-
-    def _keep_index(self, token: str, ce: Any) -> None:
-        self._indexes[token] = ce
-        while len(self._indexes) > SHARED_COUNTS:
-            self._indexes.popitem(last=False)
-
-    def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
-               spanning_only: bool) -> Search:
-        """The spanning search of ``group`` (None: the global join) filtered and planned on ``index``."""
-
-        def build() -> Search:
-            cands = self.candidates(backend, index, query, sem.homomorphism)
-            self.planned += 1
-            return prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
-                                  candidates=cands)
-
-        key = ("search", graph_fingerprint(query), sem, None if group is None else group.representative,
-               spanning_only)
-        return self._get(key, build)
-
-
-class SharedCount:
-    """What the slices of one count share on one site (thread-safe): the unrestricted count's filter, and once a
-    slice needs it, its counting plan with the core join starting at ``anchor``.
-
-    Slices of a count restrict the images of one query vertex, ``anchor``, to disjoint id ranges (a heavy image
-    may be split further by the ids of a second vertex).  Each slice then joins only its range of the anchor's
-    refined candidates under the one plan (:meth:`~distsm.kernels.counting.Count.run` with ``allowed``), instead of
-    filtering, refining and planning its restricted query from scratch.
-    """
-
-    def __init__(self, whole: Count, anchor: int):
-        self.anchor = anchor
-        self._whole = whole
-        self._lock = threading.Lock()
-        self._plan: PlannedCount | None = None
-
-    def candidates(self) -> list[Any]:
-        with self._lock:  # slices arriving together on a worker's threads filter once
-            return self._whole.unrestricted()
-
-    def plan(self) -> PlannedCount:
-        with self._lock:
-            if self._plan is None:
-                self._plan = self._whole.plan(start=self.anchor)
-            return self._plan
-
-
-@dataclass(frozen=True)
-class Heavy:
-    """A whole query whose counting plan is estimated too heavy to count alone: its worker splits it instead, by
-    ``shared`` (its plan and candidate-edge index) where it has one, else (a count that takes the general join)
-    by slices of the global join that plan themselves."""
-
-    reason: str
-    shared: SharedPlan | None = None
-    #: a count that takes the depth-first search: the ranges of its tasks the cluster counts apart
-    search: SearchShare | None = None
 
 
 def whole_graph_join(plan: InterPartitionPlan, k: int, cross_edges: int) -> bool:
@@ -621,49 +341,6 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
         if out[k] is None:  # its own job counts it with the batch's filter
             site.plans.keep_candidates(site.backend, queries[k], sem.homomorphism, list(filtered))
     return out
-
-
-def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
-    """One ``int64[rows, columns]`` array of row chunks (empty when there are none)."""
-    rows = list(chunks)
-    return np.concatenate(rows) if rows else np.zeros((0, columns), np.int64)
-
-
-def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPlan, k: int, results: list[JobResult], *,
-          listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
-    """Combine the results of one query's jobs into its :class:`QueryResult`."""
-    t = time.perf_counter()
-    intra = sorted((p for p in results if p.stage == "intra"), key=lambda p: p.part or 0)  # intra jobs name parts
-    inter = [p for p in results if p.stage == "inter"]
-    seconds = {"plan": plan_seconds, "intra": sum(p.seconds for p in intra), "inter": sum(p.seconds for p in inter),
-               # the longest slice bounds how well the spanning search spreads over workers
-               "inter_slice_max": max((p.seconds for p in inter), default=0.0),
-               # what slicing cost before the slices counted (indexes built where they run, the cuts)
-               "inter_setup": sum(p.setup_seconds for p in inter)}
-    result = QueryResult(query, "ok", semantics=sem, plan=plan, partitions=k, seconds=seconds,
-                         partial_matches=sum(p.partial_matches for p in inter),
-                         gathered_bytes=sum(p.gathered_bytes for p in inter),
-                         bytes_h2d=sum(p.bytes_h2d for p in results), workers=sorted({p.worker for p in results}))
-    for p in results:
-        result.peak_device_bytes[p.worker] = max(result.peak_device_bytes.get(p.worker, 0), p.device_bytes)
-    if intra:
-        result.intra = [p.count for p in intra]
-        result.inter = sum(p.count for p in inter)
-    if listing:
-        rows = concat_rows((p.rows for p in intra + inter if p.rows is not None and p.rows.shape[0]), query_graph_n)
-        result.rows = rows if limit is None else rows[:limit]
-        result.count = int(result.rows.shape[0])
-    else:
-        result.count = sum(p.count for p in results if p.automorphisms is None)
-        embeddings = [(p.count, p.automorphisms) for p in results if p.automorphisms is not None]
-        if embeddings:
-            total, automorphisms = sum(c for c, _ in embeddings), embeddings[0][1]
-            if total % automorphisms:
-                raise RuntimeError(f"{query}: its slices found {total} embeddings, not a multiple of |Aut| = "
-                                   f"{automorphisms}")
-            result.count += total // automorphisms
-    seconds["merge"] = time.perf_counter() - t
-    return result
 
 
 def release_device_memory(backend: Backend) -> None:
