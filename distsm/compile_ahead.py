@@ -123,13 +123,13 @@ LARGE_DEGREE = 4
 
 def _large_graph() -> Graph:
     """A sparse random graph of one vertex more than the array backends keep candidate sets of as bool masks
-    (:data:`~distsm.kernels.array_backend.MASK_VERTICES`), two vertex labels.
+    (:data:`~distsm.kernels.vertex_sets.MASK_VERTICES`), two vertex labels.
 
     Graphs of thousands of vertices never reach what a large one does: bitset candidate sets, binary-search lookups
     where position maps would pass their budget, and CuPy's multi-block scans (arrays of more than 512 entries).
     Measured on an H200: after a warm-up without it, counts on an R-MAT of 4M vertices and 16M edges still compiled
     62 kernel files (13.5 s for the first query)."""
-    from distsm.kernels.array_backend import MASK_VERTICES
+    from distsm.kernels.vertex_sets import MASK_VERTICES
 
     n = MASK_VERTICES + 1
     rng = np.random.default_rng(11)

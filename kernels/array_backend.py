@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.array_ops import bincount
 from distsm.kernels import dfs_host
 from distsm.kernels.budget import default_cpu_budget
 from distsm.kernels.dfs_plan import DfsProgram
@@ -26,106 +24,18 @@ from distsm import caches
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.query_plan import QueryPlan, Step
 from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
-from distsm.kernels.signature import packed, signatures
+from distsm.kernels import candidate_filter
+from distsm.kernels.vertex_sets import MASK_VERTICES, bit_words, member, restricted
 
 if TYPE_CHECKING:
     from distsm.kernels.backend import Backend
     from distsm.kernels.prepared import PreparedQuery
 
-def restricted(xp: Any, members: Any, allowed: Allowed) -> Any:
-    """The entries of the sorted vertex array ``members`` that ``allowed`` admits (still sorted)."""
-    if isinstance(allowed, range):
-        if allowed.step != 1:
-            raise ValueError("a range of allowed vertices must have step 1")
-        lo, hi = xp.searchsorted(members, xp.asarray([allowed.start, allowed.stop], dtype=members.dtype)).tolist()
-        return members[lo:hi]
-    return members[admits(xp, members, allowed)]
-
-
-def chunk_ranges(xp: Any, counts: Any, cap: int) -> Iterator[tuple[int, int]]:
-    """Ranges ``[a, b)`` of rows, in order, each the most rows from ``a`` on whose ``counts`` sum to at most
-    ``cap`` (and at least one row).  The prefix sums stay on ``counts``' side and each range costs one search:
-    copying a device table's per-row counts to the host and summing them there took 1.9 s of a 3.2 s core join of
-    301M rows (H100, benchmarks/results/dense_heavy_core_h100.txt)."""
-    rows = int(counts.shape[0])
-    if not rows:
-        return
-    bounds = xp.cumsum(counts)
-    if int(bounds[-1]) <= cap:
-        yield 0, rows
-        return
-    a = 0
-    while a < rows:
-        base = int(bounds[a - 1]) if a else 0
-        b = max(int(xp.searchsorted(bounds, xp.asarray([base + cap], dtype=bounds.dtype), side="right")[0]), a + 1)
-        yield a, b
-        a = b
-
-
-def admits(xp: Any, x: Any, allowed: Allowed) -> Any:
-    """Mask: ``allowed`` (a range of step 1 or a sorted array of vertex ids) admits ``x[i]``."""
-    if isinstance(allowed, range):
-        return (x >= allowed.start) & (x < allowed.stop)
-    return xp.isin(x, xp.asarray(np.asarray(allowed, dtype=x.dtype)))
-
-
 #: Tables of at most this many rows read a level's entries as slices of the adjacency (see ``_entries``).
 SLICED_ROWS = 32
 
-#: Up to this many data vertices the array backends keep candidate sets as bool masks (one gather per membership
-#: test instead of four operations on a bitset word): at most 4 MiB per query vertex.
-MASK_VERTICES = 1 << 22
-
-#: A batch's filter tests the pools of at most about this many data vertices at once (more queries run in turn):
-#: one pass over 200 small R-MAT queries' pools (tens of millions of entries) took twice as long as filtering the
-#: queries one at a time, its temporaries out of every cache.
-FILTER_CHUNK_ENTRIES = 1 << 22
-
-
-def member(xp: Any, bits: Any, x: Any) -> Any:
-    """Mask: ``x[i]`` belongs to the set ``bits`` (a bool mask over the data vertices or a ``uint32`` bitset)."""
-    if bits.dtype == bool:
-        return bits[x]
-    word = bits[x >> 5]
-    return ((word >> (x & 31).astype(xp.uint32)) & xp.uint32(1)).astype(bool)
-
-
-def bit_words(xp: Any, members: Any, nbits: int) -> Any:
-    """A ``uint32`` bitset of ``nbits`` bits with the distinct bit numbers ``members`` set (as :func:`member`
-    reads it)."""
-    words = xp.zeros((nbits + 31) // 32, dtype=xp.uint32)
-    m = members.astype(xp.int64)
-    # Members are distinct, so adding disjoint bits per word equals OR-ing them.
-    xp.add.at(words, m >> 5, xp.left_shift(xp.uint32(1), (m & 31).astype(xp.uint32)))
-    return words
-
-
-@dataclass(frozen=True)
-class LabelPools:
-    """The data vertices sorted by label, then by degree (largest first), then by id, with their signatures in the
-    same order, so the filter finds the pool of each query vertex (its label, at least its degree) with one binary
-    search and tests every pool in one vectorised pass (about 28 bytes per data vertex)."""
-
-    members: Any      # int32[n]
-    sig: Any          # uint64[PACKED_WORDS, n]: signature words packed in pairs (one test covers two words)
-    keys: Any         # int64[n], ascending: label * (max_degree + 1) + max_degree - degree
-    max_degree: int
-
-
 #: Each graph's index on each backend (by the backend's name).
 INDEXES = caches.cache("indexes", "Graph, backend name -> its DataIndex (GpuIndex on a device)")
-_POOLS = caches.cache("label pools", "DataIndex -> its vertices sorted by label and degree (LabelPools)")
-
-
-def label_pools(xp: Any, idx: DataIndex) -> LabelPools:
-    """The :class:`LabelPools` of ``idx`` (built once per index, kept while it lives)."""
-    cached = _POOLS.get(idx)
-    if cached is None:
-        top = int(idx.degrees.max()) if idx.n else 0
-        keys = idx.vertex_labels.astype(xp.int64) * (top + 1) + (top - idx.degrees.astype(xp.int64))
-        order = xp.argsort(keys, kind="stable")  # stable: ids ascending within a (label, degree) group
-        cached = _POOLS.put(idx, LabelPools(order.astype(xp.int32), packed(xp, idx.sig)[:, order], keys[order], top))
-    return cached
 
 
 class ArrayBackend:
@@ -232,69 +142,9 @@ class ArrayBackend:
     def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
                       homomorphism: bool) -> list[CandidateSets]:
         """:meth:`candidates` of several queries in one pass (a batch's filter), each query's as one
-        :class:`~distsm.kernels.candidate_sets.CandidateSets`: the vertices of every query are filtered as those of
-        one disjoint union, whose signatures are each vertex's own."""
-        xp = self.xp
-        if len(queries) == 1:
-            [q] = queries
-            nq, labels, qdeg, qlab = q.n, q.vertex_labels, q.degrees, np.asarray(q.neighbor_labels)
-            qnbr = np.asarray(q.neighbors, np.int64)
-        else:
-            ends = np.cumsum([q.n for q in queries])
-            nq = int(ends[-1])
-            labels = np.concatenate([q.vertex_labels for q in queries])
-            qdeg = np.concatenate([q.degrees for q in queries])
-            qlab = np.concatenate([q.neighbor_labels for q in queries])
-            # Each query's neighbour ids shifted by its first vertex's number in the union.
-            shift = np.repeat(ends - [q.n for q in queries], [q.nnz for q in queries])
-            qnbr = np.concatenate([q.neighbors for q in queries]).astype(np.int64) + shift
-        qsig = packed(np, signatures(np, nq, np.arange(nq).repeat(qdeg), qlab, labels[qnbr],
-                                     presence_only=homomorphism))
-        pools = label_pools(xp, idx)
-        # Each query vertex's pool is one key range: its label's vertices down to its own degree.
-        top = pools.max_degree
-        base = labels.astype(np.int64) * (top + 1)
-        least = base + top - (0 if homomorphism else qdeg.astype(np.int64))
-        bounds = self.to_host(xp.searchsorted(pools.keys, xp.asarray(np.concatenate([base, least + 1]))))
-        lo = bounds[:nq]
-        sizes = np.maximum(bounds[nq:] - lo, 0)
-        if len(queries) > 1 and int(sizes.sum()) > FILTER_CHUNK_ENTRIES:
-            return self._filtered_in_chunks(idx, queries, sizes, homomorphism)
-        owner = np.arange(nq).repeat(sizes)
-        pos = np.arange(owner.shape[0], dtype=np.int64) + (lo - (sizes.cumsum() - sizes)).repeat(sizes)
-        dpos, downer = xp.asarray(pos), xp.asarray(owner)
-        # Word by word through take (row gathers of a 2-D array are several times slower on NumPy), compacting once;
-        # words no query vertex uses pass by construction.
-        keep = None
-        for w in np.flatnonzero(qsig.any(axis=1)).tolist():
-            need = xp.asarray(qsig[w].repeat(sizes))
-            ok = (pools.sig[w].take(dpos) & need) == need
-            keep = ok if keep is None else keep & ok
-        if keep is not None:
-            dpos, downer = dpos[keep], downer[keep]
-        # Back to id order within each query vertex (owners stay grouped in order, so one sort of (owner, id) keys).
-        key = xp.sort(downer * idx.n + pools.members.take(dpos), kind="stable")
-        kept = (key % idx.n).astype(self.vertex_dtype, copy=False)
-        counts = self.to_host(bincount(downer, nq)).tolist()
-        out, at, first = [], 0, 0
-        for q in queries:
-            sizes = counts[at:at + q.n]
-            total = sum(sizes)
-            out.append(CandidateSets(kept[first:first + total], sizes))
-            at += q.n
-            first += total
-        return out
-
-    def _filtered_in_chunks(self, idx: DataIndex, queries: Sequence[Graph], sizes: np.ndarray,
-                            homomorphism: bool) -> list[CandidateSets]:
-        """:meth:`candidates_of` of ``queries`` (whose vertices' pools hold ``sizes`` data vertices) in runs of
-        queries whose pools hold about :data:`FILTER_CHUNK_ENTRIES` vertices together."""
-        per_query = np.add.reduceat(sizes, np.cumsum([0] + [q.n for q in queries[:-1]]))
-        cuts = np.searchsorted(np.cumsum(per_query), np.arange(1, 1 + int(per_query.sum()) // FILTER_CHUNK_ENTRIES)
-                               * FILTER_CHUNK_ENTRIES, side="right")
-        bounds = [0, *np.unique(np.clip(cuts, 1, len(queries) - 1)).tolist(), len(queries)]
-        return [c for a, b in zip(bounds[:-1], bounds[1:]) if b > a
-                for c in self.candidates_of(idx, queries[a:b], homomorphism=homomorphism)]
+        :class:`~distsm.kernels.candidate_sets.CandidateSets`
+        (:func:`~distsm.kernels.candidate_filter.candidates_of`)."""
+        return candidate_filter.candidates_of(self, idx, queries, homomorphism)
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
         """The set ``members`` of data vertices as :func:`member` tests it: a bool mask over the data vertices on

@@ -45,7 +45,7 @@ import numpy as np
 
 from distsm.config import engine_options
 from distsm.graph import Graph
-from distsm.kernels.array_backend import member
+from distsm.kernels.vertex_sets import member
 from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.budget import BudgetPlan, join_entry_bytes
 from distsm.kernels.batch_plan import build_plans

@@ -30,7 +30,8 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.array_backend import bit_words, chunk_ranges, member
+from distsm.kernels.array_ops import chunk_ranges
+from distsm.kernels.vertex_sets import bit_words, member
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex

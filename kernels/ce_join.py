@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import admits, chunk_ranges, restricted
+from distsm.kernels.array_ops import chunk_ranges
+from distsm.kernels.vertex_sets import admits, restricted
 from distsm.kernels.records import Allowed, TrailingProgram
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES

@@ -34,7 +34,7 @@ from typing import Any
 
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges, dfs
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts

@@ -18,7 +18,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import split_runs
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.prepared import PreparedQuery
 from distsm.kernels.records import Allowed
 # The join's steering lives below the planners that poll it too (sampling); callers keep naming it here.

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_backend import chunk_ranges
+from distsm.kernels.array_ops import chunk_ranges
 from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES

@@ -229,14 +229,14 @@ def test_a_batch_hands_off_the_queries_left_after_the_next_one_when_asked(monkey
 def test_a_batch_filter_in_chunks_equals_one_query_at_a_time(monkeypatch, seed):
     """A batch whose pools are large is filtered a run of queries at a time; each query's candidates equal its own
     filter's."""
-    from distsm.kernels import array_backend
+    from distsm.kernels import candidate_filter
 
     rng = np.random.default_rng(seed)
     data = random_graph(rng, 60, 0.2, 2, 1, False)
     queries = [random_connected_query(rng, data, int(rng.integers(2, 6)), 0.3, 2, 1) for _ in range(12)]
     idx = NUMPY.index(data)
     alone = [[list(c) for c in NUMPY.candidates_of(idx, [q], homomorphism=False)[0]] for q in queries]
-    monkeypatch.setattr(array_backend, "FILTER_CHUNK_ENTRIES", 16)
+    monkeypatch.setattr(candidate_filter, "FILTER_CHUNK_ENTRIES", 16)
     chunked = NUMPY.candidates_of(idx, queries, homomorphism=False)
     assert [[list(c) for c in sets] for sets in chunked] == alone
 

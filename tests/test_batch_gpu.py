@@ -31,7 +31,8 @@ from benchmarks import common
 from distsm import Graph
 from distsm.kernels import engine, get_backend
 from distsm.config import gpu_options
-from distsm.kernels.array_backend import NumpyBackend, member
+from distsm.kernels.array_backend import NumpyBackend
+from distsm.kernels.vertex_sets import member
 from distsm.kernels.cupy.batch import _pack
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.filter import query_info

@@ -17,7 +17,7 @@ from hypothesis_settings import scaled
 from oracles import brute_force, make_case
 
 import distsm
-from distsm.kernels import array_backend, counting, engine, get_backend
+from distsm.kernels import array_backend, counting, engine, get_backend, vertex_sets
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import query_arcs, scan_entries
 from distsm.kernels.counting import Count, Target
@@ -342,7 +342,7 @@ def test_membership_sets_as_masks_or_bitsets_give_the_same_counts(seed, n, p, vl
         bits = NUMPY.bitset(idx, members.astype(np.int32))
         assert (bits.dtype == np.uint32) == words
         everyone = np.arange(data.n, dtype=np.int32)
-        assert np.array_equal(array_backend.member(np, bits, everyone), np.isin(everyone, members))
+        assert np.array_equal(vertex_sets.member(np, bits, everyone), np.isin(everyone, members))
         counts = {path: counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
                   for path in ("general", "trailing")}
     assert counts["general"] == counts["trailing"] == len(brute_force(data, query))

@@ -33,7 +33,8 @@ from distsm.kernels.counting import Count, Target
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
 from distsm.kernels.query_plan import MatchOptions
-from distsm.kernels.array_backend import NumpyBackend, member
+from distsm.kernels.array_backend import NumpyBackend
+from distsm.kernels.vertex_sets import member
 from distsm.config import gpu_options
 
 pytestmark = pytest.mark.gpu

@@ -12,7 +12,7 @@ from oracles import check_split, make_case, random_graph
 import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import get_backend
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan.distribution import Directions

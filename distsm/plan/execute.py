@@ -30,7 +30,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import batch, engine
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.counting import Count, Target

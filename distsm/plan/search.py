@@ -21,7 +21,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import counting, engine
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.records import Spanning
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan

@@ -8,7 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels.array_backend import restricted
+from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.records import Allowed
 from distsm.kernels.cupy.index import IndexOps
