@@ -1,4 +1,5 @@
-"""What runs on Dask workers: a :class:`WorkerSite` plugin per :class:`~distsm.Matcher`, and the task functions.
+"""What runs on Dask workers: the task functions, over a :class:`~distsm.cluster.worker_site.WorkerSite` plugin per
+:class:`~distsm.Matcher`.
 
 A matcher registers one :class:`WorkerSite` under a name of its own; on every worker (including workers that
 join later) it keeps what the matcher's tasks loaded: the partition store, each part's index on the worker's
@@ -17,169 +18,32 @@ within one chunk once Dask releases its task (the batch was cancelled or timed o
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
-import threading
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-import numpy as np
 from distributed import get_worker
-from distributed.diagnostics.plugin import WorkerPlugin
 
-from distsm.cluster.allocator import set_mmap_threshold
 from distsm.cluster.monitor import DONE_TOPIC
+from distsm.cluster.worker_site import WorkerSite, state_of, task_control
 from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
-from distsm.kernels.budget import BudgetPlan, default_budget
-from distsm.kernels.gather import HostAdjacency
-from distsm.kernels.index import DataIndex
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.dfs import SearchShare
-from distsm.plan.execute import (Job, release_device_memory, run_job, run_search_slice, run_slice, run_whole_jobs,
-                                  whole_query_jobs)
+from distsm.plan.execute import Job, run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs
 from distsm.plan.results import Heavy, JobResult, QueryResult, merge
-from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
-from distsm.plan.slices import Slice, global_slices
 from distsm.plan.split import SharedPlan
 from distsm.plan.split import slices as split_slices
-from distsm.residency import Residency, default_device_budget, resident_bytes
+from distsm.residency import resident_bytes
 from distsm.semantics import Semantics
-from distsm.vocabulary import BackendName
 
 logger = logging.getLogger(__name__)
-
-
-class WorkerSite(WorkerPlugin):
-    """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.site.Site`
-    its jobs run on.
-
-    What the worker holds on its device is a :class:`~distsm.residency.Residency`, as in process: where spanning
-    searches read the whole graph's adjacency is decided from the worker's device budget (on the device when the
-    index fits, else out of core, where the device holds only the O(|V|) arrays and the adjacency stays in the
-    partition store's memory-mapped files, which every worker of a host shares (one host-memory copy per node):
-    read in place (``"host"``; on a GPU the mapped pages are page-locked and read over the bus) or gathered per
-    table chunk (``"gather"``)).  Out of core, the parts this worker searches stay resident while they fit in their
-    share of the budget and are reloaded otherwise (least recently used first out).  On setup it raises the worker
-    process's mmap threshold (``distsm.cluster.mmap-threshold``, see :mod:`distsm.cluster.allocator`) so the joins'
-    host temporaries are not mapped afresh under the nanny's allocator setting.
-
-    Args:
-        name: the plugin's name (unique per matcher; tasks find their state by it).
-        store_dir: the partition store's directory (every worker must be able to read it).
-        backend_name: the engine backend (``"auto"``, ``"numpy"`` or ``"cupy"``).
-        adjacency: ``"auto"``, ``"device"``, ``"host"`` or ``"gather"``.
-        device_budget: device bytes this worker may hold (None:
-            :func:`~distsm.residency.default_device_budget`).
-    """
-
-    def __init__(self, name: str, store_dir: str, backend_name: str, adjacency: str = "auto",
-                 device_budget: int | None = None):
-        self.name = name
-        self.store_dir = store_dir
-        self.backend_name = backend_name
-        self.adjacency = adjacency
-        self.device_budget = device_budget
-
-    def setup(self, worker: Any) -> None:
-        from distsm.partition import PartitionStore
-
-        threshold = cluster_options().mmap_threshold
-        self.heap_temporaries = threshold is not None and set_mmap_threshold(threshold)
-        self.worker = str(worker.name)
-        self.backend = get_backend(self.backend_name)
-        self.budget = self.device_budget or default_device_budget(self.backend)
-        self.store = PartitionStore.open(self.store_dir)
-        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget, site=f"worker {self.worker}")
-        self.plans = PlanCache()
-        self.warm_seconds: float | None = None
-        self._warm_lock = threading.Lock()  # a worker's load tasks may run on several threads
-
-    def warm(self) -> float:
-        """Warm this worker's process once (:func:`~distsm.warm.warm_process`; GPU workers, while
-        ``distsm.cluster.warm-workers``): the seconds it took, 0 when it had nothing to do."""
-        with self._warm_lock:
-            if self.warm_seconds is None:
-                from distsm.warm import warm_process
-
-                warm = self.backend.on_device and cluster_options().warm_workers
-                self.warm_seconds = warm_process(cast(BackendName, self.backend.name)) if warm else 0.0
-            return self.warm_seconds
-
-    def teardown(self, worker: Any) -> None:
-        """Drop every part, index and filter this matcher loaded and give the device memory back."""
-        self.residency.release()
-        self.residency = Residency(self.backend, self.store, self.adjacency, self.budget, site=self.residency.site)
-        self.plans = PlanCache()
-        gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
-        release_device_memory(self.backend)
-
-    @property
-    def mode(self) -> str:
-        """The adjacency mode (decided when the whole graph is first read)."""
-        self.residency.whole_graph()
-        return self.residency.mode
-
-    def job_budget(self, budget: int | None) -> BudgetPlan:
-        """The budget of one job: the caller's (default: each side's own, :func:`~distsm.kernels.budget.
-        default_budget`), on the device out of core at most the join's share of the device budget."""
-        device = self.residency.join_budget(default_budget(self.backend, budget))
-        return BudgetPlan(device, default_budget(self.backend.host(), budget))
-
-    # ------------------------------------------------------------------ Site
-    @contextmanager
-    def part(self, i: int) -> Iterator[Any]:
-        yield self.residency.part(i)
-
-    def host_index(self) -> DataIndex | None:
-        return self.residency.host_index()
-
-    def slices(self, query: Graph, sem: Semantics, count: int) -> list[Slice]:
-        """About ``count`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
-        (:func:`~distsm.plan.slices.global_slices`, on the host over the memory-mapped index)."""
-        numpy = get_backend("numpy")
-        host = self.residency.mapped_index()
-        return global_slices(numpy, host, query, sem, numpy.candidates(host, query, homomorphism=sem.homomorphism),
-                             count)
-
-    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
-        return self.residency.whole_graph()
-
-    def cross_vertices(self) -> np.ndarray:
-        return self.store.cross_vertices()
-
-    def moved_bytes(self) -> int:
-        return self.residency.moved_bytes()
-
-    def device_bytes(self) -> int:
-        return self.residency.device_bytes()
-
-
-def _state(name: str) -> WorkerSite:
-    plugins = get_worker().plugins
-    if name not in plugins:
-        raise RuntimeError(f"this worker has no distsm state {name!r}: the matcher was closed")
-    return cast(WorkerSite, plugins[name])  # registered under this name by the matcher
-
-
-def task_control() -> engine.Control:
-    """Cancels the running task's join once Dask releases the task on this worker (``cancelled`` state, or
-    forgotten): ``Batch.cancel()``, a batch timeout, ``client.cancel`` or the client going away all do."""
-    worker = get_worker()
-    key = worker.get_current_task()
-
-    def cancelled() -> bool:
-        ts = worker.state.tasks.get(key)
-        return ts is None or ts.state == "cancelled"
-
-    return engine.Control(cancelled=cancelled)
 
 
 def load_part(name: str, part: int | None) -> dict[str, Any]:
@@ -188,7 +52,7 @@ def load_part(name: str, part: int | None) -> dict[str, Any]:
     searches are cut over every worker); a GPU worker's first load also warms its process
     (:meth:`WorkerSite.warm`)."""
     t = time.perf_counter()
-    state = _state(name)
+    state = state_of(name)
     local = None if part is None else state.residency.part(part)
     adjacency = state.whole_graph()[0]
     idx = adjacency if local is None else state.backend.index(local.graph)
@@ -208,7 +72,7 @@ def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, 
         limit: int | None = None) -> JobResult:
     """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, the slices of a heavy whole query
     included, and inside ``distsm-whole-*``); stops when the task is released."""
-    state = _state(name)
+    state = state_of(name)
     return run_job(state, work, query, sem, state.job_budget(budget), listing=listing, limit=limit,
                    control=task_control())
 
@@ -287,7 +151,7 @@ def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
     """A listing sent whole to this worker (task ``distsm-whole-*``; its rows come back in the task's result): its
     one job and its merge in one task.  Counts sent whole go in groups (:func:`wholes`)."""
     [work] = whole_query_jobs()
-    state = _state(name)
+    state = state_of(name)
     measured = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
                        limit=query.limit, control=task_control())
     result = merged(query, [measured])
@@ -312,7 +176,7 @@ def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[Quer
     millisecond from one that takes a minute.  A query that fails comes back as an ``error`` result (the others of
     its group are counted one by one); the task itself fails only when all of it does (e.g. the matcher was
     closed).  Cancelling the task stops its running joins within a chunk, and its slices."""
-    state = _state(name)
+    state = state_of(name)
     control = task_control()
     split = queries[0].split  # a group's queries share it
     submitted: dict[int, list[Any]] = {}  # query index -> its slices' futures
@@ -479,7 +343,7 @@ def _submit_search(name: str, query: QueryTask, share: SearchShare, budget: int 
 def search_slice(name: str, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | None) -> JobResult:
     """One range of a heavy count's depth-first search tasks (a ``distsm-inter-*`` task); stops when the task is
     released."""
-    state = _state(name)
+    state = state_of(name)
     return run_search_slice(state, tasks, query, sem, state.job_budget(budget), control=task_control())
 
 
@@ -533,7 +397,7 @@ def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], quer
                  budget: int | None) -> JobResult:
     """One slice of a heavy count split by its plan (a ``distsm-inter-*`` task; see :mod:`distsm.plan.split`);
     stops when the task is released."""
-    state = _state(name)
+    state = state_of(name)
     return run_slice(state, shared, restrict, query, sem, state.job_budget(budget), control=task_control())
 
 

@@ -24,36 +24,11 @@ from distsm import caches
 from distsm.arguments import is_integer
 from distsm.csr import LABEL_DTYPE, VERTEX_DTYPE, csr_of, without_repeats
 from distsm.errors import GraphError, short_repr
+from distsm.graph_arrays import int_array, node_id_array, readonly
 from distsm.labels import LabelVocabulary, is_plain_label
 
 _MAX_ID = np.iinfo(VERTEX_DTYPE).max
 _MAX_EDGE_LABEL = (np.iinfo(LABEL_DTYPE).max - 1) // 2
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-def _as_int_array(values: Any, name: str, length: int | None = None) -> np.ndarray:
-    arr = np.asarray(values)
-    if arr.size == 0:
-        arr = arr.reshape(0).astype(np.int64)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise GraphError(f"{name} must be integers, got dtype {arr.dtype}")
-    if arr.ndim != 1:
-        raise GraphError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if length is not None and arr.shape[0] != length:
-        raise GraphError(f"{name} has {arr.shape[0]} entries, expected {length}")
-    if arr.size and arr.min() < 0:  # a minimum needs no temporary array: millions of edges pass here
-        i = int(np.flatnonzero(arr < 0)[0])
-        raise GraphError(f"{name}[{i}] = {int(arr[i])} is negative", edge_index=i if name.startswith("edge") else None,
-                         vertex_index=i if name == "vertex_labels" else None)
-    # int32 stays: readers number vertices in int32, and half the bytes halve the passes that follow.
-    return arr if arr.dtype == np.int32 else arr.astype(np.int64, copy=False)
 
 
 _FACTS = caches.cache("graph facts", "Graph, fact -> its node positions by name, degrees, effective edge labels, "
@@ -94,14 +69,14 @@ class Graph:
         self.m = int(edge_src.shape[0])
         self.directed = bool(directed)
         # copy=False: a reloaded graph keeps its memory-mapped arrays (distsm.formats.binary).
-        self.vertex_labels = _readonly(vertex_labels.astype(LABEL_DTYPE, copy=False))
-        self.edge_src = _readonly(edge_src.astype(VERTEX_DTYPE, copy=False))
-        self.edge_dst = _readonly(edge_dst.astype(VERTEX_DTYPE, copy=False))
-        self.edge_labels = _readonly(edge_labels.astype(LABEL_DTYPE, copy=False))
+        self.vertex_labels = readonly(vertex_labels.astype(LABEL_DTYPE, copy=False))
+        self.edge_src = readonly(edge_src.astype(VERTEX_DTYPE, copy=False))
+        self.edge_dst = readonly(edge_dst.astype(VERTEX_DTYPE, copy=False))
+        self.edge_labels = readonly(edge_labels.astype(LABEL_DTYPE, copy=False))
         indptr, neighbors, neighbor_labels = csr or csr_of(self.n, edge_src, edge_dst, edge_labels, self.directed)
-        self.neighbors = _readonly(neighbors)
-        self.neighbor_labels = _readonly(neighbor_labels)
-        self.indptr = _readonly(indptr)
+        self.neighbors = readonly(neighbors)
+        self.neighbor_labels = readonly(neighbor_labels)
+        self.indptr = readonly(indptr)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -136,16 +111,16 @@ class Graph:
                          node_ids: Any = None) -> Graph:
         """:meth:`from_edges` with the edges given as two arrays of ``m`` vertex ids, sources and targets (no
         ``(m, 2)`` array is made); the other arguments and the errors are those of :meth:`from_edges`."""
-        src = _as_int_array(src, "edge source")
-        dst = _as_int_array(dst, "edge target", src.shape[0])
+        src = int_array(src, "edge source")
+        dst = int_array(dst, "edge target", src.shape[0])
         m = src.shape[0]
         # np.zeros: pages never written take no memory (an unlabelled graph's labels are only read).
-        labels = np.zeros(m, LABEL_DTYPE) if edge_labels is None else _as_int_array(edge_labels, "edge_labels", m)
+        labels = np.zeros(m, LABEL_DTYPE) if edge_labels is None else int_array(edge_labels, "edge_labels", m)
         if labels.size and labels.max() > _MAX_EDGE_LABEL:
             i = int(np.argmax(labels))
             raise GraphError(f"edge label {int(labels[i])} is too large (max {_MAX_EDGE_LABEL})", edge_index=i)
         if vertex_labels is not None:
-            vlab = _as_int_array(vertex_labels, "vertex_labels")
+            vlab = int_array(vertex_labels, "vertex_labels")
             if n is None:
                 n = vlab.shape[0]
             elif vlab.shape[0] != n:
@@ -169,7 +144,7 @@ class Graph:
         if not directed:
             src, dst = np.minimum(src, dst), np.maximum(src, dst)
         src, dst, labels, csr = without_repeats(n, src, dst, labels, directed, dedupe)
-        return cls(n, src, dst, labels, vlab, directed, node_ids=_node_id_array(node_ids, n), csr=csr)
+        return cls(n, src, dst, labels, vlab, directed, node_ids=node_id_array(node_ids, n), csr=csr)
 
     @classmethod
     def from_networkx(cls, g: Any, *, node_label: str | None = "label", edge_label: str | None = "label",
@@ -362,7 +337,7 @@ class Graph:
         """Adjacency entries per vertex (in-degree + out-degree for directed graphs; read-only, computed once)."""
         deg = _FACTS.get(self, "degrees")
         if deg is None:
-            deg = _FACTS.put(self, _readonly(np.diff(self.indptr)), "degrees")
+            deg = _FACTS.put(self, readonly(np.diff(self.indptr)), "degrees")
         return deg
 
     @property
@@ -453,42 +428,6 @@ class Graph:
         Graph.__init__(self, state["n"], np.asarray(state["src"], np.int64), np.asarray(state["dst"], np.int64),
                        np.asarray(state["elab"], np.int64), np.asarray(state["vlab"], np.int64), state["directed"],
                        node_ids=state.get("node_ids"), vocabulary=state.get("vocabulary"))
-
-
-def _node_id_array(node_ids: Any, n: int) -> np.ndarray | None:
-    """``node_ids`` as a read-only array (``int64`` for integer names, else ``object``), checked; None stays."""
-    if node_ids is None:
-        return None
-    if isinstance(node_ids, np.ndarray) and node_ids.ndim == 1 and (
-            node_ids.dtype.kind == "i" or node_ids.dtype.kind == "u" and (node_ids.size == 0
-                                                                            or node_ids.max() < 2**63)):
-        # Vectorised checks: readers pass the ids of graphs with millions of vertices.
-        if node_ids.shape[0] != n:
-            raise GraphError(f"node_ids has {node_ids.shape[0]} entries, expected n = {n}")
-        ordered = np.sort(node_ids)
-        dup = np.flatnonzero(ordered[1:] == ordered[:-1])
-        if dup.size:
-            raise GraphError(f"node_ids names {int(ordered[dup[0]])} more than once")
-        return _readonly(node_ids.astype(np.int64))
-    names = list(node_ids)
-    if len(names) != n:
-        raise GraphError(f"node_ids has {len(names)} entries, expected n = {n}")
-    try:
-        distinct = len(set(names))
-    except TypeError as e:
-        raise GraphError(f"node_ids must be hashable: {e}") from None
-    if distinct != n:
-        seen: set[Any] = set()
-        for x in names:
-            if x in seen:
-                raise GraphError(f"node_ids names {short_repr(x)} more than once")
-            seen.add(x)
-    if all(is_integer(x) and -2**63 <= x < 2**63 for x in names):
-        arr = np.asarray(names, dtype=np.int64)
-    else:
-        arr = np.empty(n, dtype=object)
-        arr[:] = names
-    return _readonly(arr)
 
 
 def graph_fingerprint(graph: Graph) -> str:

@@ -10,7 +10,7 @@ The data graph is partitioned once (the store lives in a directory every worker 
 onto its worker (the GPU on dask-cuda workers) and kept there across queries.  Plans are made here, in the
 client, and shipped with the tasks: the jobs of :mod:`distsm.plan.execute`, the same the in-process executor
 runs, so both give the same :class:`~distsm.plan.results.QueryResult`.  What a matcher keeps on the workers lives in
-a ``WorkerPlugin`` (:class:`~distsm.cluster.tasks.WorkerSite`) that :meth:`Matcher.close` tears down.  Task keys
+a ``WorkerPlugin`` (:class:`~distsm.cluster.worker_site.WorkerSite`) that :meth:`Matcher.close` tears down.  Task keys
 are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and Progress show one group per stage
 (``distsm-wholes-…`` for a group of counts sent whole to one worker: each one's job and merge, in one task;
 ``distsm-whole-…`` for a listing sent whole), and each batch runs inside a ``distributed.span``.
@@ -30,6 +30,7 @@ import numpy as np
 
 from distsm.arguments import check_choice, check_size
 from distsm.cluster import tasks
+from distsm.cluster.worker_site import WorkerSite
 from distsm.cluster.batch import Batch, Unit
 from distsm.cluster.grouping import LabelDegreeCost, whole_groups
 from distsm.cluster.monitor import BATCH_TOPIC, DistsmMonitor
@@ -157,7 +158,7 @@ class Matcher:
             self.owners = PartOwners(self.k)
             # One plugin per matcher: its caches are this matcher's alone and go when it closes.
             self._state = f"distsm-state-{uuid.uuid4().hex[:12]}"
-            self.client.register_plugin(tasks.WorkerSite(self._state, self.store_dir, self.backend, how.adjacency,
+            self.client.register_plugin(WorkerSite(self._state, self.store_dir, self.backend, how.adjacency,
                                                           device_budget), name=self._state)
             self.load_report = self.load()
         except BaseException:

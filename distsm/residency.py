@@ -1,7 +1,7 @@
 """What a site keeps on its device, for both executors: the in-process one and each worker of a cluster.
 
 A site is this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one worker's share of a
-:class:`~distsm.Matcher` (:class:`~distsm.cluster.tasks.WorkerSite`).  Both hold a :class:`Residency`: one device
+:class:`~distsm.Matcher` (:class:`~distsm.cluster.worker_site.WorkerSite`).  Both hold a :class:`Residency`: one device
 budget, the mode in which their spanning searches read the whole graph's adjacency (:func:`resolve_adjacency`), the
 parts their intra-partition joins search (kept while they fit, least recently used out first), and the bytes they
 moved and hold.  Both choose the number of parts for a budget by :func:`partitions_for_budget`.

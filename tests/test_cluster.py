@@ -501,7 +501,7 @@ def test_errors_keep_their_exception_and_traceback(cluster):
     [r] = m.submit([tri]).results()
     m._state = None
     assert r.status == "error" and isinstance(r.exception, RuntimeError)
-    assert "matcher was closed" in r.error and "Traceback" in r.traceback and "_state" in r.traceback
+    assert "matcher was closed" in r.error and "Traceback" in r.traceback and "state_of" in r.traceback
 
 
 # ---------------------------------------------------------------------------- one executor's answers

@@ -23,7 +23,7 @@ from distsm.semantics import Semantics
 
 class Site(Protocol):
     """Where jobs run: this process (:class:`~distsm.partitioned.PartitionedMatcher`) or one Dask worker
-    (:class:`~distsm.cluster.tasks.WorkerSite`)."""
+    (:class:`~distsm.cluster.worker_site.WorkerSite`)."""
 
     backend: Backend
     worker: str
