@@ -1,25 +1,33 @@
 """The benchmark report is generated from the result files, and only from them."""
 
-import json
 import shutil
 from pathlib import Path
 
-from benchmarks.report import SECTIONS, build
+from benchmarks.report import QUESTIONS, SECTIONS, _latest_first, _load, build
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
 
 def test_report_tables_come_from_the_results(tmp_path):
+    """Each question shows every benchmark's latest result in full (its table from its file) and names the earlier
+    runs; every plot it shows was drawn."""
     results = tmp_path / "results"
     shutil.copytree(RESULTS, results)
     out = build(results, tmp_path / "README.md")
     text = out.read_text()
-    cpu = json.loads((results / "hprd_cpu.json").read_text())["engines"]["distsm-numpy"]
+    name, latest = _latest_first(_load(results)["hprd_cpu"])[0]
+    cpu = latest["engines"]["distsm-numpy"]
     assert f"| distsm-numpy | {cpu['queries']} | {cpu['correct']} | {cpu['total_seconds']} |" in text
-    for png in ["pbe_shared_k4.png", "cluster_scaling_h200x4_metis.png"]:
-        assert f"(results/{png})" in text and (results / png).stat().st_size > 1000
-    # Every result file is named in the report: those of kinds without a section of their own too.
+    plots = [line.split("(results/")[1].split(")")[0] for line in text.splitlines() if "(results/" in line]
+    assert plots and all((results / png).stat().st_size > 1000 for png in plots)
+    # Every result file is named in the report: the earlier runs and kinds without a section of their own too.
     assert all(f"*{f.name}*" in text for f in results.glob("*.json"))
+    assert [line for line in text.splitlines() if line.startswith("## ")][:len(QUESTIONS)] == \
+        [f"## {title}" for title, _ in QUESTIONS]
+
+
+def test_every_benchmark_with_a_section_answers_a_question():
+    assert sorted(kind for _, kinds in QUESTIONS for kind in kinds) == sorted(SECTIONS)
 
 
 def test_missing_suites_are_said_to_be_missing(tmp_path):
