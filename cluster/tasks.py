@@ -36,7 +36,7 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.dfs import SearchShare
 from distsm.plan.execute import Job, run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs
-from distsm.plan.results import Heavy, JobResult, QueryResult, merge
+from distsm.plan.results import Heavy, JobResult, Listing, QueryResult, merge
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.split import SharedPlan
 from distsm.plan.split import slices as split_slices
@@ -107,8 +107,9 @@ def combine(query: QueryTask, *results: JobResult) -> QueryResult:
 
 def merged(query: QueryTask, results: list[JobResult]) -> QueryResult:
     """One query's :class:`~distsm.plan.results.QueryResult` from its job results, with how the client spread it."""
-    result = merge(query.name, query.graph.n, query.sem, query.plan, query.k, results, listing=query.listing,
-                   limit=query.limit, plan_seconds=query.plan_seconds)
+    listing = Listing(query.graph.n, query.limit) if query.listing else None
+    result = merge(query.name, query.sem, query.plan, query.k, results, listing=listing,
+                   plan_seconds=query.plan_seconds)
     result.distribution, result.distribution_reason = query.distribution
     return result
 

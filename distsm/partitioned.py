@@ -201,7 +201,7 @@ class PartitionedMatcher:
             done[j].extend(run_job(self, job, q, sem, budget, control=control)
                              for job in work[j] if job.stage == "inter")
             plan, decision = planned[j]
-            result = merge(names[j], q.n, sem, plan, self.k, done[j], plan_seconds=plan_seconds[j])
+            result = merge(names[j], sem, plan, self.k, done[j], plan_seconds=plan_seconds[j])
             result.distribution, result.distribution_reason = decision.how, decision.why
             yield result
 

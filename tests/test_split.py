@@ -149,7 +149,7 @@ def test_a_merge_names_the_slices_setup_apart_from_their_counting():
     found = [JobResult("inter", None, 0, None, 0.4, "a", setup_seconds=0.1),
              JobResult("inter", None, 5, None, 1.0, "a", setup_seconds=0.05),
              JobResult("inter", None, 7, None, 2.0, "b")]
-    result = merge("q", 3, Semantics(), whole_plan(), 1, found)
+    result = merge("q", Semantics(), whole_plan(), 1, found)
     assert result.count == 12 and result.workers == ["a", "b"]
     assert (result.seconds["inter"], result.seconds["inter_slice_max"], result.seconds["inter_setup"]) == \
         pytest.approx((3.4, 2.0, 0.15))

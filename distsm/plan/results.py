@@ -143,9 +143,19 @@ def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
     return np.concatenate(rows) if rows else np.zeros((0, columns), np.int64)
 
 
-def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPlan, k: int, results: list[JobResult], *,
-          listing: bool = False, limit: int | None = None, plan_seconds: float = 0.0) -> QueryResult:
-    """Combine the results of one query's jobs into its :class:`QueryResult`."""
+@dataclass(frozen=True)
+class Listing:
+    """A query whose jobs listed their matches: rows of ``columns`` vertices (the query's), at most ``limit`` of
+    them kept (None: all)."""
+
+    columns: int
+    limit: int | None = None
+
+
+def merge(query: str, sem: Semantics, plan: InterPartitionPlan, k: int, results: list[JobResult], *,
+          listing: Listing | None = None, plan_seconds: float = 0.0) -> QueryResult:
+    """Combine the results of one query's jobs into its :class:`QueryResult` (``listing``: their rows, else their
+    counts)."""
     t = time.perf_counter()
     intra = sorted((p for p in results if p.stage == "intra"), key=lambda p: p.part or 0)  # intra jobs name parts
     inter = [p for p in results if p.stage == "inter"]
@@ -163,9 +173,10 @@ def merge(query: str, query_graph_n: int, sem: Semantics, plan: InterPartitionPl
     if intra:
         result.intra = [p.count for p in intra]
         result.inter = sum(p.count for p in inter)
-    if listing:
-        rows = concat_rows((p.rows for p in intra + inter if p.rows is not None and p.rows.shape[0]), query_graph_n)
-        result.rows = rows if limit is None else rows[:limit]
+    if listing is not None:
+        rows = concat_rows((p.rows for p in intra + inter if p.rows is not None and p.rows.shape[0]),
+                           listing.columns)
+        result.rows = rows if listing.limit is None else rows[:listing.limit]
         result.count = int(result.rows.shape[0])
     else:
         result.count = sum(p.count for p in results if p.automorphisms is None)
