@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
+from distsm.kernels.backend import Backend
 from distsm.kernels.budget import default_budget
 from distsm.kernels.query_plan import MatchOptions
 from distsm.rdf.ntriples import RDF_TYPE, Dictionary, encode_triples, iter_triples
@@ -152,6 +153,100 @@ def _node(t: Var | str) -> _Node:
     return ("var", t.name) if isinstance(t, Var) else ("const", t)
 
 
+@dataclass
+class _Pattern:
+    """A BGP as a graph: its ``nodes`` (variables and constants, numbered), ``edges`` (distinct ``(subject,
+    predicate id, object)`` patterns) and ``types`` (the classes a node must have, with ``fold_types``)."""
+
+    nodes: dict[_Node, int] = field(default_factory=dict)
+    edges: set[tuple[int, int, int]] = field(default_factory=set)
+    types: dict[int, set[int]] = field(default_factory=dict)
+
+
+def _pattern(data: RDFGraph, q: Query) -> _Pattern | None:
+    """``q``'s patterns as a :class:`_Pattern`, or None where a constant is not in ``data`` (no solution)."""
+    pat, ents = _Pattern(), data.entities
+    for s, p, o in q.patterns:
+        sn = pat.nodes.setdefault(_node(s), len(pat.nodes))
+        if data.fold_types and p == RDF_TYPE:
+            if isinstance(o, Var):
+                raise ValueError(f"with fold_types=True, rdf:type patterns need a constant class, not {o}; "
+                                 "read the data with fold_types=False for such queries")
+            cls = ents.get(o)
+            if cls is None:
+                return None
+            pat.types.setdefault(sn, set()).add(cls)
+            continue
+        on = pat.nodes.setdefault(_node(o), len(pat.nodes))
+        pid = data.predicates.get(p)
+        if pid is None:
+            return None
+        pat.edges.add((sn, pid, on))
+    return pat
+
+
+def _restrictions(data: RDFGraph, pat: _Pattern) -> dict[int, np.ndarray] | None:
+    """The entities each constant or typed node may be, or None where one has none."""
+    restrict: dict[int, np.ndarray] = {}
+    for (kind, val), u in pat.nodes.items():
+        if kind == "const":
+            e = data.entities.get(val)
+            if e is None:
+                return None
+            restrict[u] = np.array([e], np.int64)
+    for u, classes in pat.types.items():
+        allowed = data.with_type_ids(classes)
+        if u in restrict:
+            allowed = np.intersect1d(restrict[u], allowed)
+        restrict[u] = allowed
+        if allowed.size == 0:
+            return None
+    return restrict
+
+
+def _components(pat: _Pattern) -> list[tuple[list[int], list[tuple[int, int, int]]]]:
+    """The connected parts of the pattern (union-find over its edges): each part's nodes and its edges, sorted."""
+    parent = list(range(len(pat.nodes)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, _, b in pat.edges:
+        parent[find(a)] = find(b)
+    comps: dict[int, list[int]] = {}
+    for u in range(len(pat.nodes)):
+        comps.setdefault(find(u), []).append(u)
+    return [(members, sorted(e for e in pat.edges if find(e[0]) == find(members[0]))) for members in comps.values()]
+
+
+def _component_rows(data: RDFGraph, members: list[int], edges: list[tuple[int, int, int]],
+                    restrict: dict[int, np.ndarray], search: tuple[Backend, int], cap: int | None) -> np.ndarray:
+    """The solutions of one connected part: a row of entity ids per solution, a column per member.  Each pattern
+    edge becomes a query vertex labelled by its predicate between its subject and object (a subdivided edge), so
+    one homomorphic match of the directed query graph is one solution."""
+    if not edges:
+        (u,) = members
+        return restrict[u].reshape(-1, 1)
+    backend, budget = search
+    local = {u: i for i, u in enumerate(members)}
+    k = len(members)
+    qe, ql, qv = [], [], [0] * k
+    for j, (a, pid, b) in enumerate(edges):
+        t = k + j
+        qe += [(local[a], t), (t, local[b])]
+        ql += [2 * pid, 2 * pid + 1]
+        qv.append(1 + pid)
+    qg = Graph.from_edges(np.asarray(qe, np.int64), n=k + len(edges), edge_labels=ql, vertex_labels=qv,
+                          directed=True)
+    res = {local[u]: r for u, r in restrict.items() if u in local}
+    opts = MatchOptions(induced=False, homomorphism=True)
+    chunks = list(engine.iter_matches(backend, data.graph(), qg, opts, budget=budget, restrict=res, limit=cap))
+    return np.concatenate(chunks)[:, :k] if chunks else np.zeros((0, k), np.int64)
+
+
 def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, limit: int | None = None,
              backend: str = "numpy", memory_budget: int | None = None) -> Result:
     """Evaluate a SELECT query over one BGP with SPARQL bag semantics (``DISTINCT`` when the query says so).
@@ -160,108 +255,41 @@ def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, li
     """
     q = parse_sparql(query) if isinstance(query, str) else query
     proj = q.projection
-    ents = data.entities
-    empty = Result(proj, np.zeros((0, len(proj)), np.int64), ents)
-    # ---- nodes, edges (distinct patterns), type constraints
-    nodes: dict[_Node, int] = {}
-    edges: set[tuple[int, int, int]] = set()
-    types: dict[int, set[int]] = {}
-    for s, p, o in q.patterns:
-        sn = nodes.setdefault(_node(s), len(nodes))
-        if data.fold_types and p == RDF_TYPE:
-            if isinstance(o, Var):
-                raise ValueError(f"with fold_types=True, rdf:type patterns need a constant class, not {o}; "
-                                 "read the data with fold_types=False for such queries")
-            cls = ents.get(o)
-            if cls is None:
-                return empty
-            types.setdefault(sn, set()).add(cls)
-            continue
-        on = nodes.setdefault(_node(o), len(nodes))
-        pid = data.predicates.get(p)
-        if pid is None:
-            return empty
-        edges.add((sn, pid, on))
-    # ---- per-node restriction
-    restrict: dict[int, np.ndarray] = {}
-    for (kind, val), u in nodes.items():
-        if kind == "const":
-            e = ents.get(val)
-            if e is None:
-                return empty
-            restrict[u] = np.array([e], np.int64)
-    for u, classes in types.items():
-        allowed = data.with_type_ids(classes)
-        if u in restrict:
-            allowed = np.intersect1d(restrict[u], allowed)
-        restrict[u] = allowed
-        if allowed.size == 0:
-            return empty
-    # ---- connected components (union-find over pattern edges)
-    parent = list(range(len(nodes)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, _, b in edges:
-        parent[find(a)] = find(b)
-    comps: dict[int, list[int]] = {}
-    for u in range(len(nodes)):
-        comps.setdefault(find(u), []).append(u)
+    empty = Result(proj, np.zeros((0, len(proj)), np.int64), data.entities)
+    pat = _pattern(data, q)
+    restrict = None if pat is None else _restrictions(data, pat)
+    if pat is None or restrict is None:
+        return empty
+    comps = _components(pat)
     be = get_backend(backend)
-    budget = default_budget(be, memory_budget)
-    opts = MatchOptions(induced=False, homomorphism=True)
     # With one part and no DISTINCT/isomorphic filter, the first offset+limit solutions are the answer: stop there.
     cap = None
     if len(comps) == 1 and not q.distinct and not isomorphic:
         caps = [q.offset + x for x in (q.limit, limit) if x is not None]
         cap = min(caps) if caps else None
-    parts: list[tuple[list[int], np.ndarray]] = []
-    for members in comps.values():
-        comp_edges = sorted(e for e in edges if find(e[0]) == find(members[0]))
-        if not comp_edges:
-            (u,) = members
-            parts.append((members, restrict[u].reshape(-1, 1)))
-            continue
-        local = {u: i for i, u in enumerate(members)}
-        k = len(members)
-        qe, ql, qv = [], [], [0] * k
-        for j, (a, pid, b) in enumerate(comp_edges):
-            t = k + j
-            qe += [(local[a], t), (t, local[b])]
-            ql += [2 * pid, 2 * pid + 1]
-            qv.append(1 + pid)
-        qg = Graph.from_edges(np.asarray(qe, np.int64), n=k + len(comp_edges), edge_labels=ql, vertex_labels=qv,
-                              directed=True)
-        res = {local[u]: r for u, r in restrict.items() if u in local}
-        chunks = list(engine.iter_matches(be, data.graph(), qg, opts, budget=budget, restrict=res, limit=cap))
-        rows = np.concatenate(chunks)[:, :k] if chunks else np.zeros((0, k), np.int64)
-        if rows.shape[0] == 0:
-            return empty
-        parts.append((members, rows))
-    # ---- cross product of the parts
+    # The cross product of the parts' solutions.
     order: list[int] = []
     table = np.zeros((1, 0), np.int64)
-    for members, rows in parts:
+    for members, edges in comps:
+        rows = _component_rows(data, members, edges, restrict, (be, default_budget(be, memory_budget)), cap)
+        if rows.shape[0] == 0:
+            return empty
         a, b = table.shape[0], rows.shape[0]
         table = np.concatenate([np.repeat(table, b, axis=0), np.tile(rows, (a, 1))], axis=1)
         order += members
     col = {u: i for i, u in enumerate(order)}
-    var_cols = [col[u] for (kind, _), u in nodes.items() if kind == "var"]
+    var_cols = [col[u] for (kind, _), u in pat.nodes.items() if kind == "var"]
     if isomorphic and len(var_cols) > 1:
         v = np.sort(table[:, var_cols], axis=1)
         table = table[np.all(v[:, 1:] != v[:, :-1], axis=1)]
-    out = table[:, [col[nodes[("var", name)]] for name in proj]]
+    out = table[:, [col[pat.nodes[("var", name)]] for name in proj]]
     if q.distinct and out.shape[0]:
         out = np.unique(out, axis=0)
     stop = None if q.limit is None else q.offset + q.limit
     out = out[q.offset:stop]
     if limit is not None:
         out = out[:limit]
-    return Result(proj, np.ascontiguousarray(out, dtype=np.int64), ents)
+    return Result(proj, np.ascontiguousarray(out, dtype=np.int64), data.entities)
 
 
 def sparql(data: RDFGraph | str | os.PathLike, query: str, **kwargs: Any) -> Result:

@@ -12,7 +12,8 @@ any SPARQL engine without inference gives the same answers.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 
 from distsm.rdf.ntriples import RDF_TYPE, iri, literal
 
@@ -52,101 +53,131 @@ def _entity(u: int, d: int, local: str) -> str:
     return iri(f"http://www.Department{d}.University{u}.edu/{local}")
 
 
+Triple = tuple[str, str, str]
+
+
+@dataclass
+class _Draw:
+    """The generator's random draws, in the order LUBM's shape makes them (one ``rng`` for the whole dataset)."""
+
+    rng: random.Random
+    scale: float
+    universities: int
+    degree_universities: int  # degrees may come from universities outside the generated set
+
+    def k(self, lo: int, hi: int) -> int:
+        """A head count: ``lo..hi`` times the scale, at least one."""
+        return max(1, round(self.rng.randint(lo, hi) * self.scale))
+
+    def some_univ(self) -> str:
+        return university_iri(self.rng.randrange(self.degree_universities))
+
+
+def _typed(s: str, cls: str) -> Iterator[Triple]:
+    for c in _SUPER[cls]:
+        yield s, RDF_TYPE, _ub(c)
+
+
 def generate(universities: int = 1, *, departments: int = 3, scale: float = 1.0, seed: int = 0
-             ) -> Iterator[tuple[str, str, str]]:
+             ) -> Iterator[Triple]:
     """Yield canonical ``(s, p, o)`` triples of a LUBM-shaped dataset.
 
     ``departments`` per university; ``scale`` multiplies the per-department head counts (LUBM's are about
     scale 3-4).  Deterministic for a given seed.
     """
-    rng = random.Random(seed)
-    n_extra_univ = max(universities, 5)  # degrees may come from universities outside the generated set
-
-    def typed(s: str, cls: str) -> Iterator[tuple[str, str, str]]:
-        for c in _SUPER[cls]:
-            yield s, RDF_TYPE, _ub(c)
-
-    def k(lo: int, hi: int) -> int:
-        return max(1, round(rng.randint(lo, hi) * scale))
-
-    def some_univ() -> str:
-        return university_iri(rng.randrange(n_extra_univ))
-
-    for u in range(n_extra_univ):
-        yield from typed(university_iri(u), "University")
+    draw = _Draw(random.Random(seed), scale, universities, max(universities, 5))
+    for u in range(draw.degree_universities):
+        yield from _typed(university_iri(u), "University")
     for u in range(universities):
-        univ = university_iri(u)
         for d in range(departments):
-            dept = department_iri(u, d)
-            yield from typed(dept, "Department")
-            yield dept, _ub("subOrganizationOf"), univ
-            yield dept, _ub("name"), literal(f"Department{d}")
-            courses = [_entity(u, d, f"Course{i}") for i in range(k(5, 8))]
-            gcourses = [_entity(u, d, f"GraduateCourse{i}") for i in range(k(3, 5))]
-            for c, name in [(c, c[c.rfind("/") + 1:-1]) for c in courses]:
-                yield from typed(c, "Course")
-                yield c, _ub("name"), literal(name)
-            for c, name in [(c, c[c.rfind("/") + 1:-1]) for c in gcourses]:
-                yield from typed(c, "GraduateCourse")
-                yield c, _ub("name"), literal(name)
-            for g in range(k(1, 3)):
-                grp = _entity(u, d, f"ResearchGroup{g}")
-                yield from typed(grp, "ResearchGroup")
-                yield grp, _ub("subOrganizationOf"), dept
-            faculty: list[str] = []
-            pubs = 0
-            ranks = [("FullProfessor", k(2, 3)), ("AssociateProfessor", k(2, 4)), ("AssistantProfessor", k(2, 3)),
-                     ("Lecturer", k(1, 2))]
-            teach_pool = list(courses + gcourses)
-            rng.shuffle(teach_pool)
-            for rank, count in ranks:
-                for i in range(count):
-                    f = _entity(u, d, f"{rank}{i}")
-                    faculty.append(f)
-                    yield from typed(f, rank)
-                    yield f, _ub("worksFor"), dept
-                    yield f, _ub("name"), literal(f"{rank}{i}")
-                    yield f, _ub("emailAddress"), literal(f"{rank}{i}@Department{d}.University{u}.edu")
-                    yield f, _ub("telephone"), literal(f"xxx-xxx-{rng.randrange(10000):04d}")
-                    yield f, _ub("undergraduateDegreeFrom"), some_univ()
-                    if rank != "Lecturer":
-                        yield f, _ub("mastersDegreeFrom"), some_univ()
-                        yield f, _ub("doctoralDegreeFrom"), some_univ()
-                    for _ in range(rng.randint(1, 2)):
-                        if teach_pool:
-                            yield f, _ub("teacherOf"), teach_pool.pop()
-                    for _ in range(rng.randint(1, 3)):
-                        p = _entity(u, d, f"Publication{pubs}")
-                        pubs += 1
-                        yield from typed(p, "Publication")
-                        yield p, _ub("name"), literal(f"Publication{pubs}")
-                        yield p, _ub("publicationAuthor"), f
-            chair = _entity(u, d, "FullProfessor0")
-            yield chair, RDF_TYPE, _ub("Chair")
-            yield chair, _ub("headOf"), dept
-            profs = [f for f in faculty if "Professor" in f]
-            for i in range(k(4, 7)):
-                s = _entity(u, d, f"GraduateStudent{i}")
-                yield from typed(s, "GraduateStudent")
-                yield s, _ub("memberOf"), dept
-                yield s, _ub("name"), literal(f"GraduateStudent{i}")
-                yield s, _ub("emailAddress"), literal(f"GraduateStudent{i}@Department{d}.University{u}.edu")
-                yield s, _ub("undergraduateDegreeFrom"), university_iri(rng.randrange(max(universities, 2)))
-                yield s, _ub("advisor"), rng.choice(profs)
-                taken = rng.sample(gcourses, min(len(gcourses), rng.randint(1, 3)))
-                for c in taken if i else sorted(set(taken) | {gcourses[0]}):
-                    yield s, _ub("takesCourse"), c
-                if rng.random() < 0.3:
-                    yield s, _ub("teachingAssistantOf"), rng.choice(courses)
-            for i in range(k(12, 20)):
-                s = _entity(u, d, f"UndergraduateStudent{i}")
-                yield from typed(s, "UndergraduateStudent")
-                yield s, _ub("memberOf"), dept
-                yield s, _ub("name"), literal(f"UndergraduateStudent{i}")
-                if rng.random() < 0.2:
-                    yield s, _ub("advisor"), rng.choice(profs)
-                for c in rng.sample(courses, min(len(courses), rng.randint(2, 4))):
-                    yield s, _ub("takesCourse"), c
+            yield from _department(draw, u, d)
+
+
+def _department(draw: _Draw, u: int, d: int) -> Iterator[Triple]:
+    """One department: its courses, research groups, faculty (with their publications) and students."""
+    dept = department_iri(u, d)
+    yield from _typed(dept, "Department")
+    yield dept, _ub("subOrganizationOf"), university_iri(u)
+    yield dept, _ub("name"), literal(f"Department{d}")
+    courses = [_entity(u, d, f"Course{i}") for i in range(draw.k(5, 8))]
+    gcourses = [_entity(u, d, f"GraduateCourse{i}") for i in range(draw.k(3, 5))]
+    for kind, group in (("Course", courses), ("GraduateCourse", gcourses)):
+        for c in group:
+            yield from _typed(c, kind)
+            yield c, _ub("name"), literal(c[c.rfind("/") + 1:-1])
+    for g in range(draw.k(1, 3)):
+        grp = _entity(u, d, f"ResearchGroup{g}")
+        yield from _typed(grp, "ResearchGroup")
+        yield grp, _ub("subOrganizationOf"), dept
+    faculty = yield from _faculty(draw, u, d, courses + gcourses)
+    chair = _entity(u, d, "FullProfessor0")
+    yield chair, RDF_TYPE, _ub("Chair")
+    yield chair, _ub("headOf"), dept
+    profs = [f for f in faculty if "Professor" in f]
+    yield from _students(draw, u, d, profs, courses, gcourses)
+
+
+def _faculty(draw: _Draw, u: int, d: int, teaching: list[str]) -> Generator[Triple, None, list[str]]:
+    """The department's faculty by rank, the courses they teach (from ``teaching``) and their publications;
+    returns the faculty."""
+    dept, rng = department_iri(u, d), draw.rng
+    faculty: list[str] = []
+    pubs = 0
+    ranks = [("FullProfessor", draw.k(2, 3)), ("AssociateProfessor", draw.k(2, 4)),
+             ("AssistantProfessor", draw.k(2, 3)), ("Lecturer", draw.k(1, 2))]
+    teach_pool = list(teaching)
+    rng.shuffle(teach_pool)
+    for rank, count in ranks:
+        for i in range(count):
+            f = _entity(u, d, f"{rank}{i}")
+            faculty.append(f)
+            yield from _typed(f, rank)
+            yield f, _ub("worksFor"), dept
+            yield f, _ub("name"), literal(f"{rank}{i}")
+            yield f, _ub("emailAddress"), literal(f"{rank}{i}@Department{d}.University{u}.edu")
+            yield f, _ub("telephone"), literal(f"xxx-xxx-{rng.randrange(10000):04d}")
+            yield f, _ub("undergraduateDegreeFrom"), draw.some_univ()
+            if rank != "Lecturer":
+                yield f, _ub("mastersDegreeFrom"), draw.some_univ()
+                yield f, _ub("doctoralDegreeFrom"), draw.some_univ()
+            for _ in range(rng.randint(1, 2)):
+                if teach_pool:
+                    yield f, _ub("teacherOf"), teach_pool.pop()
+            for _ in range(rng.randint(1, 3)):
+                p = _entity(u, d, f"Publication{pubs}")
+                pubs += 1
+                yield from _typed(p, "Publication")
+                yield p, _ub("name"), literal(f"Publication{pubs}")
+                yield p, _ub("publicationAuthor"), f
+    return faculty
+
+
+def _students(draw: _Draw, u: int, d: int, profs: list[str], courses: list[str],
+              gcourses: list[str]) -> Iterator[Triple]:
+    """The department's graduate students (advised by ``profs``, taking graduate courses) and undergraduates."""
+    dept, rng = department_iri(u, d), draw.rng
+    for i in range(draw.k(4, 7)):
+        s = _entity(u, d, f"GraduateStudent{i}")
+        yield from _typed(s, "GraduateStudent")
+        yield s, _ub("memberOf"), dept
+        yield s, _ub("name"), literal(f"GraduateStudent{i}")
+        yield s, _ub("emailAddress"), literal(f"GraduateStudent{i}@Department{d}.University{u}.edu")
+        yield s, _ub("undergraduateDegreeFrom"), university_iri(rng.randrange(max(draw.universities, 2)))
+        yield s, _ub("advisor"), rng.choice(profs)
+        taken = rng.sample(gcourses, min(len(gcourses), rng.randint(1, 3)))
+        for c in taken if i else sorted(set(taken) | {gcourses[0]}):
+            yield s, _ub("takesCourse"), c
+        if rng.random() < 0.3:
+            yield s, _ub("teachingAssistantOf"), rng.choice(courses)
+    for i in range(draw.k(12, 20)):
+        s = _entity(u, d, f"UndergraduateStudent{i}")
+        yield from _typed(s, "UndergraduateStudent")
+        yield s, _ub("memberOf"), dept
+        yield s, _ub("name"), literal(f"UndergraduateStudent{i}")
+        if rng.random() < 0.2:
+            yield s, _ub("advisor"), rng.choice(profs)
+        for c in rng.sample(courses, min(len(courses), rng.randint(2, 4))):
+            yield s, _ub("takesCourse"), c
 
 
 def write_ntriples(path: str, triples: Iterator[tuple[str, str, str]]) -> int:
