@@ -23,6 +23,7 @@ import math
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -234,25 +235,7 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
     split_work = max(opts.split_threshold, opts.split_work) if split is not None else None
     budgets = state.job_budget(budget)
 
-    asked = [-math.inf]  # when this group last asked the scheduler
-
-    def hand_off(later: list[int]) -> bool:
-        now = time.perf_counter()
-        if now - asked[0] < HAND_OFF_EVERY:
-            return False
-        asked[0] = now
-        if _thread_load()[1] == 0:
-            return False
-        from distributed import get_client
-
-        client = get_client()
-        for j in later:
-            how, why = queries[j].distribution
-            q = replace(queries[j], distribution=(how, f"{why}; handed by worker {state.worker} to a free worker"))
-            handed[j] = client.submit(wholes, name, [q], budget, key=f"distsm-wholes-{uuid.uuid4().hex}", pure=False,
-                                      priority=SPLIT_PRIORITY)
-        logger.info("worker %s hands %d queries of its group to free workers", state.worker, len(later))
-        return True
+    hand_off = _hand_off(name, state, queries, budget, handed)
 
     def taken(i: int, m: JobResult | QueryResult | None) -> JobResult | QueryResult | None:
         if isinstance(m, JobResult) and m.heavy is not None and m.heavy.search is not None:
@@ -280,6 +263,34 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
         submitted.clear()
         handed.clear()
         return [taken(i, _alone(state, q, budgets, control, split_work)) for i, q in enumerate(queries)]
+
+
+def _hand_off(name: str, state: WorkerSite, queries: list[QueryTask], budget: int | None,
+              handed: dict[int, Any]) -> Callable[[list[int]], bool]:
+    """The ``hand_off`` of :func:`_measured`'s group: asks the scheduler at most every :data:`HAND_OFF_EVERY`
+    seconds and, while worker threads are free and no task is queued, submits each later query as a group of its
+    own (into ``handed``)."""
+    asked = [-math.inf]  # when this group last asked the scheduler
+
+    def hand_off(later: list[int]) -> bool:
+        now = time.perf_counter()
+        if now - asked[0] < HAND_OFF_EVERY:
+            return False
+        asked[0] = now
+        if _thread_load()[1] == 0:
+            return False
+        from distributed import get_client
+
+        client = get_client()
+        for j in later:
+            how, why = queries[j].distribution
+            q = replace(queries[j], distribution=(how, f"{why}; handed by worker {state.worker} to a free worker"))
+            handed[j] = client.submit(wholes, name, [q], budget, key=f"distsm-wholes-{uuid.uuid4().hex}", pure=False,
+                                      priority=SPLIT_PRIORITY)
+        logger.info("worker %s hands %d queries of its group to free workers", state.worker, len(later))
+        return True
+
+    return hand_off
 
 
 def _alone(state: WorkerSite, query: QueryTask, budget: BudgetPlan, control: engine.Control,

@@ -22,7 +22,7 @@ ENTRY_POINTS = {"distsm/api.py count", "distsm/api.py match", "distsm/api.py ite
 KNOWN = {
     "kernels/engine.py walk",
     "kernels/query_plan.py build_plan", "distsm/matcher.py submit", "kernels/count_plan.py plan_count",
-    "kernels/batch.py join_counts", "cluster/tasks.py _measured", "kernels/cupy/join.py extend",
+    "kernels/batch.py join_counts", "kernels/cupy/join.py extend",
     "kernels/cupy/join.py _extend_tiered", "partition/store.py __init__", "distsm/formats/_common.py build_graph",
     "kernels/engine.py prepare", "kernels/counting.py count", "kernels/backend.py extend",
     "kernels/array_backend.py extend", "distsm/formats/registry.py register_format",
