@@ -383,32 +383,45 @@ class Lines(Protocol):
     def error(self, i: int, problem: str) -> GraphFormatError: ...
 
 
-def build_graph(recs: Records, *, n: int | None, src: np.ndarray, dst: np.ndarray, elab: np.ndarray | None,
-                vlab: np.ndarray | None, directed: bool, dedupe: bool, e_rows: np.ndarray,
-                v_rows: np.ndarray | None, header: int, node_ids: np.ndarray | None = None) -> Graph:
-    """:meth:`Graph.from_edges`, with a :class:`GraphError` re-raised as a :class:`GraphFormatError`.
+@dataclass(frozen=True)
+class Parsed:
+    """A graph as a reader parsed it, with the record each piece came from: edges ``src -> dst`` labelled ``elab``
+    (None: unlabelled), vertex labels ``vlab`` (None: unlabelled), the records ``e_rows[i]`` / ``v_rows[i]`` that
+    gave edge ``i`` / vertex ``i`` (``v_rows`` None: no vertex records), and ``header``, the record an error naming
+    neither is reported at."""
 
-    ``e_rows[i]`` / ``v_rows[i]`` are the records that gave edge ``i`` / vertex ``i``; an error naming no
-    edge or vertex is reported at record ``header``.
-    """
+    src: np.ndarray
+    dst: np.ndarray
+    e_rows: np.ndarray
+    header: int
+    elab: np.ndarray | None = None
+    vlab: np.ndarray | None = None
+    v_rows: np.ndarray | None = None
+
+
+def build_graph(recs: Records, parsed: Parsed, *, n: int | None, directed: bool, dedupe: bool,
+                node_ids: np.ndarray | None = None) -> Graph:
+    """:meth:`Graph.from_edges` of ``parsed``, with a :class:`GraphError` re-raised as a :class:`GraphFormatError`
+    at the record at fault (:func:`located`)."""
+    src, dst = parsed.src, parsed.dst
     try:
         return Graph.from_edges(np.column_stack((src, dst)) if src.size else np.zeros((0, 2), np.int64), n=n,
-                                edge_labels=elab, vertex_labels=vlab, directed=directed, dedupe=dedupe,
-                                node_ids=node_ids)
+                                edge_labels=parsed.elab, vertex_labels=parsed.vlab, directed=directed,
+                                dedupe=dedupe, node_ids=node_ids)
     except GraphError as exc:
-        raise located(recs, exc, src, dst, e_rows, v_rows, header, directed) from exc
+        raise located(recs, exc, parsed, directed) from exc
 
 
-def located(lines: Lines, exc: GraphError, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarray,
-            v_rows: np.ndarray | None, header: int, directed: bool) -> GraphFormatError:
-    """``exc`` as a :class:`GraphFormatError` at the line of the edge or vertex it names (see
-    :func:`build_graph`), a repeated edge also naming the line of its first copy."""
+def located(lines: Lines, exc: GraphError, parsed: Parsed, directed: bool) -> GraphFormatError:
+    """``exc`` as a :class:`GraphFormatError` at the line of the edge or vertex it names, a repeated edge also
+    naming the line of its first copy."""
     if exc.edge_index is not None:
         i = int(exc.edge_index)
-        return lines.error(int(e_rows[i]), exc.message + _first_seen(lines, src, dst, e_rows, i, directed))
-    if exc.vertex_index is not None and v_rows is not None:
-        return lines.error(int(v_rows[int(exc.vertex_index)]), exc.message)
-    return lines.error(header, exc.message)
+        return lines.error(int(parsed.e_rows[i]),
+                           exc.message + _first_seen(lines, parsed.src, parsed.dst, parsed.e_rows, i, directed))
+    if exc.vertex_index is not None and parsed.v_rows is not None:
+        return lines.error(int(parsed.v_rows[int(exc.vertex_index)]), exc.message)
+    return lines.error(parsed.header, exc.message)
 
 
 def _first_seen(lines: Lines, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarray, i: int,

@@ -34,6 +34,7 @@ from distsm.formats._common import (
     FieldSpec,
     PathLike,
     Records,
+    Parsed,
     build_graph,
     check_endpoints,
     check_fields,
@@ -222,8 +223,8 @@ def _build(recs: Records, marker: int, header: int, hi: int, *, directed: bool, 
                                          f"{max_el} declared by the header on line {hline}")
     if e_rows.size != m_decl and not dedupe:
         raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow")
-    g = build_graph(recs, n=n_decl, src=src, dst=dst, elab=elab, vlab=vlab, directed=directed, dedupe=dedupe,
-                    e_rows=e_rows, v_rows=v_rows, header=header)
+    g = build_graph(recs, Parsed(src, dst, e_rows, header, elab, vlab, v_rows), n=n_decl, directed=directed,
+                    dedupe=dedupe)
     if e_rows.size != m_decl and g.m != m_decl:
         raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow "
                                  f"({g.m} distinct edges)")

@@ -27,6 +27,7 @@ from distsm.formats._common import (
     FieldSpec,
     PathLike,
     Records,
+    Parsed,
     build_graph,
     check_endpoints,
     check_fields,
@@ -158,8 +159,8 @@ def _build(recs: Records, header: int, lo: int, hi: int, *, directed: bool, dedu
     check_endpoints(recs, e_rows, src, dst, n_decl, header, "the 't' header")
     if e_rows.size != m_decl and not dedupe:
         raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow")
-    g = build_graph(recs, n=n_decl, src=src, dst=dst, elab=recs.values[e_rows, 3], vlab=recs.values[v_rows, 2],
-                    directed=directed, dedupe=dedupe, e_rows=e_rows, v_rows=v_rows, header=header)
+    g = build_graph(recs, Parsed(src, dst, e_rows, header, recs.values[e_rows, 3], recs.values[v_rows, 2], v_rows),
+                    n=n_decl, directed=directed, dedupe=dedupe)
     if e_rows.size != m_decl and g.m != m_decl:
         raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow "
                                  f"({g.m} distinct edges)")

@@ -49,6 +49,7 @@ from distsm.formats._common import (
     fspath,
     is_int_token,
     lex,
+    Parsed,
     located,
     open_output,
     read_bytes,
@@ -96,7 +97,7 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
         g = edge_list_graph(dsrc, ddst, Reading(directed, dedupe, p, lambda i: f"on line {lines.line_of(i)}"),
                             n=int(original_ids.size), edge_labels=labels, vertex_labels=None, node_ids=original_ids)
     except GraphError as exc:
-        raise located(lines, exc, dsrc, ddst, np.arange(dsrc.size), None, 0, directed) from exc
+        raise located(lines, exc, Parsed(dsrc, ddst, np.arange(dsrc.size), 0), directed) from exc
     return g, original_ids
 
 
