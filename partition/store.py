@@ -36,6 +36,7 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,21 @@ def _part_dir(i: int) -> str:
     return f"parts/{i:05d}"
 
 
+@dataclass(frozen=True)
+class StoreFacts:
+    """What a store says of its partition and its graph (a saved store's manifest header): ``k`` parts by
+    ``method`` and ``seed`` with their ``stats``, and the graph's ``fingerprint``, ``n``, ``m`` and ``directed``."""
+
+    k: int
+    method: str
+    seed: int
+    stats: PartitionStats
+    fingerprint: str
+    n: int
+    m: int
+    directed: bool
+
+
 class PartitionStore:
     """A partition of one graph into ``k`` parts, in memory or backed by a directory.
 
@@ -72,12 +88,11 @@ class PartitionStore:
     ``reused`` (True when :func:`load_or_build` found it fresh on disk).
     """
 
-    def __init__(self, *, k: int, method: str, seed: int, stats: PartitionStats, fingerprint: str, n: int, m: int,
-                 directed: bool, graph: Graph | None = None, assignment: np.ndarray | None = None,
+    def __init__(self, facts: StoreFacts, *, graph: Graph | None = None, assignment: np.ndarray | None = None,
                  directory: Path | None = None, manifest: dict[str, Any] | None = None):
         # Private: use build() or open().
-        self.k, self.method, self.seed, self.stats = k, method, seed, stats
-        self.fingerprint, self.n, self.m, self.directed = fingerprint, n, m, directed
+        self.k, self.method, self.seed, self.stats = facts.k, facts.method, facts.seed, facts.stats
+        self.fingerprint, self.n, self.m, self.directed = facts.fingerprint, facts.n, facts.m, facts.directed
         self.graph = graph
         self.directory = directory
         self.reused = False
@@ -102,9 +117,9 @@ class PartitionStore:
         assignment = np.asarray(partition_vertices(graph, k, method=method, seed=seed), dtype=np.int32)
         seconds = time.perf_counter() - t0
         assignment.flags.writeable = False
-        return cls(k=k, method=method, seed=int(seed), stats=partition_stats(graph, assignment, k, seconds),
-                   fingerprint=graph_fingerprint(graph), n=graph.n, m=graph.m, directed=graph.directed, graph=graph,
-                   assignment=assignment)
+        facts = StoreFacts(k, method, int(seed), partition_stats(graph, assignment, k, seconds),
+                           graph_fingerprint(graph), graph.n, graph.m, graph.directed)
+        return cls(facts, graph=graph, assignment=assignment)
 
     @classmethod
     def open(cls, directory: str | os.PathLike, graph: Graph | None = None, k: int | None = None) -> PartitionStore:
@@ -128,10 +143,10 @@ class PartitionStore:
                                       f"distsm reads version {STORE_VERSION}")
         try:
             stored_k = int(manifest["k"])
-            store = cls(k=stored_k, method=str(manifest["method"]), seed=int(manifest["seed"]),
-                        stats=PartitionStats.from_dict(manifest["stats"]), fingerprint=str(manifest["fingerprint"]),
-                        n=int(manifest["n"]), m=int(manifest["m"]), directed=bool(manifest["directed"]),
-                        graph=graph, directory=d, manifest=manifest)
+            facts = StoreFacts(stored_k, str(manifest["method"]), int(manifest["seed"]),
+                               PartitionStats.from_dict(manifest["stats"]), str(manifest["fingerprint"]),
+                               int(manifest["n"]), int(manifest["m"]), bool(manifest["directed"]))
+            store = cls(facts, graph=graph, directory=d, manifest=manifest)
             files = dict(manifest["files"])
         except (KeyError, TypeError, ValueError) as e:
             raise StalePartitionError(f"{path} is incomplete or malformed: {e!r}") from e

@@ -23,7 +23,7 @@ KNOWN = {
     "kernels/engine.py walk",
     "kernels/query_plan.py build_plan", "distsm/matcher.py submit", "kernels/count_plan.py plan_count",
     "kernels/batch.py join_counts", "kernels/cupy/join.py extend",
-    "kernels/cupy/join.py _extend_tiered", "partition/store.py __init__",
+    "kernels/cupy/join.py _extend_tiered",
     "kernels/engine.py prepare", "kernels/counting.py count", "kernels/backend.py extend",
     "kernels/array_backend.py extend", "distsm/formats/registry.py register_format",
     "kernels/engine.py iter_matches", "kernels/ce_join.py walk_core", "distsm/request.py prepare",
