@@ -23,7 +23,6 @@ import math
 import time
 import traceback
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -36,7 +35,7 @@ from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.dfs import SearchShare
-from distsm.plan.execute import Job, run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs
+from distsm.plan.execute import HandOff, Job, run_job, run_search_slice, run_slice, run_whole_jobs, whole_query_jobs
 from distsm.plan.results import Heavy, JobResult, Listing, QueryResult, merge
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.split import SharedPlan
@@ -56,13 +55,13 @@ def load_part(name: str, part: int | None) -> dict[str, Any]:
     state = state_of(name)
     local = None if part is None else state.residency.part(part)
     adjacency = state.whole_graph()[0]
-    idx = adjacency if local is None else state.backend.index(local.graph)
+    part_bytes = 0 if local is None else int(state.backend.index(local.graph).nbytes)
     state.residency.prepare_refinement()
     state.cross_vertices()
     warm = state.warm()
     return {"part": part, "worker": state.worker, "vertices": 0 if local is None else local.graph.n,
             "edges": 0 if local is None else local.graph.m,
-            "bytes": 0 if local is None else int(idx.nbytes), "adjacency": state.mode, "device_budget": state.budget,
+            "bytes": part_bytes, "adjacency": state.mode, "device_budget": state.budget,
             "adjacency_bytes": resident_bytes(state.mode, adjacency),
             "shared_host_bytes": int(getattr(state.backend, "shared_host_bytes", 0)),
             "heap_temporaries": state.heap_temporaries, "warm_seconds": warm,
@@ -266,7 +265,7 @@ def _measured(name: str, state: WorkerSite, queries: list[QueryTask], budget: in
 
 
 def _hand_off(name: str, state: WorkerSite, queries: list[QueryTask], budget: int | None,
-              handed: dict[int, Any]) -> Callable[[list[int]], bool]:
+              handed: dict[int, Any]) -> HandOff:
     """The ``hand_off`` of :func:`_measured`'s group: asks the scheduler at most every :data:`HAND_OFF_EVERY`
     seconds and, while worker threads are free and no task is queued, submits each later query as a group of its
     own (into ``handed``)."""
