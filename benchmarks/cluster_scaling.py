@@ -14,7 +14,10 @@ per worker its adjacency mode and device budget.  The same batches are counted b
 on one device (no Dask), so the cluster's overhead is visible beside its 1-GPU time.  ``--out-of-core`` adds a run on
 the largest worker count with each worker's device budget at a third of the graph's index, its adjacency read in
 place from the shared host copy (``host``) or gathered per chunk (``gather``), with its time against the in-core run
-of the same count.  Counts must agree between all
+of the same count.  ``--budget-shares 0.6 0.33`` adds such a run per share, each worker's budget that share of the
+index: the graph fits the GPUs together but not one, or neither; each records its time over the in-core run on as
+many GPUs (``over_in_core``) and whether every worker's peak device bytes stayed within its budget
+(``within_budget``).  Counts must agree between all
 runs and the in-process baseline; speedup and efficiency are relative to the smallest count, per batch, on the
 queries that finished within ``--timeout`` in every run.  ``--cpu`` runs everything on CPU workers (a dry run).
 ``--report-dir DIR`` keeps, per run and batch, Dask's performance report (``{N}w-{budget}-{batch}.html``) and its
@@ -239,8 +242,11 @@ def summarize(runs: list[dict], names: list[str], batch: str, baseline: dict | N
                     | ({baseline["counts"][q]} if baseline else set())) == 1 for q in common)
     base = rows[0]
     summary = []
+    in_core = {r["gpus"]: b["batch_wall_s"] for r, b in zip(runs, rows) if r.get("budget_share") is None}
     for r, b in zip(runs, rows):
         speedup = base["batch_wall_s"] / b["batch_wall_s"] if b["batch_wall_s"] else None
+        peak = max(b["peak_device_bytes"].values(), default=0)
+        same = in_core.get(r["gpus"])
         stage = {s: round(sum(b["queries"][q]["seconds"].get(s, 0) for q in common), 4) for s in ("intra", "inter")}
         summary.append({"gpus": r["gpus"], "device_budget": r["device_budget"], "partitions": r["partitions"],
                         "batch_wall_s": b["batch_wall_s"], "finished": b["finished"],
@@ -249,8 +255,10 @@ def summarize(runs: list[dict], names: list[str], batch: str, baseline: dict | N
                         "efficiency": round(speedup * runs[0]["gpus"] / r["gpus"], 3) if speedup else None,
                         "distribution": b["distribution"], "intra_s": stage["intra"], "inter_s": stage["inter"],
                         "adjacency_read_gb": round(sum(b["queries"][q]["gathered_bytes"] for q in common) / 2**30, 3),
-                        "bytes_h2d": b["bytes_h2d"], "peak_device_mb": max(b["peak_device_bytes"].values(),
-                                                                           default=0) / 2**20,
+                        "bytes_h2d": b["bytes_h2d"], "peak_device_mb": peak / 2**20,
+                        "budget_share": r.get("budget_share"),
+                        "over_in_core": round(b["batch_wall_s"] / same, 3) if same else None,
+                        "within_budget": None if r["device_budget"] is None else peak <= r["device_budget"],
                         "adjacency": sorted({w["adjacency"] for w in r["worker_memory"].values()}),
                         "slowest_slice_s": max((b["queries"][q]["seconds"].get("inter_slice_max", 0)
                                                 for q in common), default=0)})
@@ -389,6 +397,10 @@ def main(argv=None):
     p.add_argument("--out-of-core", choices=["host", "gather"], default=None,
                    help="add a run on the most workers with a device budget of a third of the graph's index, "
                         "reading the adjacency this way")
+    p.add_argument("--budget-shares", type=float, nargs="+", default=[], metavar="S",
+                   help="add a run on the most workers per share S, each worker's device budget S times the "
+                        "graph's index (0.6: the graph fits the GPUs together, not one; 0.33: it fits neither), "
+                        "the adjacency read as --out-of-core says (default: as the site decides)")
     p.add_argument("--store-dir", default=None,
                    help="keep the partition stores here and reuse them across runs (default: temporary)")
     p.add_argument("--no-in-process", action="store_true", help="skip the in-process 1-device baseline")
@@ -444,17 +456,19 @@ def main(argv=None):
         baseline = in_process(data, batches, args, known)
         print("in process, 1 device: " + ", ".join(f"{k} {v['batch_wall_s']:.2f}s" for k, v in baseline.items()),
               file=sys.stderr, flush=True)
-    plan = [(n, args.device_budget, args.adjacency) for n in args.gpus]
-    if args.out_of_core:
-        plan.append((max(args.gpus), None, args.out_of_core))
+    plan: list[tuple[int, int | None, float | None, str]] = [(n, args.device_budget, None, args.adjacency)
+                                                              for n in args.gpus]
+    shares = args.budget_shares or ([1 / 3] if args.out_of_core else [])
+    plan += [(max(args.gpus), None, share, args.out_of_core or "auto") for share in shares]
     runs: list[dict] = []
-    for i, (n, budget, adjacency) in enumerate(plan):
-        if i == len(args.gpus):
-            # A third of the index the in-core runs loaded (the estimate, an upper bound, when none did).
+    for n, budget, share, adjacency in plan:
+        if share is not None:
+            # A share of the index the in-core runs loaded (the estimate, an upper bound, when none did).
             loaded = [w["adjacency_bytes"] for r in runs for w in r["worker_memory"].values()
                       if w["adjacency"] == "device"]
-            budget = max(max(loaded, default=index_bytes) // 3, 1)
+            budget = max(int(max(loaded, default=index_bytes) * share), 1)
         runs.append(one_run(data, batches, n, args, budget, adjacency))
+        runs[-1]["budget_share"] = share
         r = runs[-1]
         print(f"{n} worker(s), budget {budget}: " + "; ".join(
             f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}, "
@@ -474,13 +488,15 @@ def main(argv=None):
                                               "batches": report, "complete": len(runs) == len(plan),
                                               "in_process": baseline, "runs": runs}, args.out)
     print(f"{'batch':>6} {'gpus':>4} {'budget':>10} {'fin':>4} {'wall s':>8} {'1proc s':>8} {'speedup':>7} "
-          f"{'eff':>5} {'whole':>5} {'sliced':>6} {'h2d MB':>8} {'peak MB':>8} {'adjacency':>10} {'slice s':>8}")
+          f"{'eff':>5} {'whole':>5} {'sliced':>6} {'h2d MB':>8} {'peak MB':>8} {'adjacency':>10} {'slice s':>8} "
+          f"{'/in core':>8} {'in budget':>9}")
     for name, rep in report.items():
         for s in rep["summary"]:
             print(f"{name:>6} {s['gpus']:4d} {s['device_budget'] or 0:10d} {s['finished']:4d} {s['batch_wall_s']:8.2f} "
                   f"{s['in_process_1gpu_s'] or 0:8.2f} {s['speedup'] or 0:7.2f} {s['efficiency'] or 0:5.2f} "
                   f"{s['distribution']['whole']:5d} {s['distribution']['sliced']:6d} {s['bytes_h2d'] / 2**20:8.1f} "
-                  f"{s['peak_device_mb']:8.1f} {','.join(s['adjacency']):>10} {s['slowest_slice_s']:8.2f}")
+                  f"{s['peak_device_mb']:8.1f} {','.join(s['adjacency']):>10} {s['slowest_slice_s']:8.2f} "
+                  f"{s['over_in_core'] or 0:8.2f} {str(s['within_budget']):>9}")
     ok = all(rep["common_queries"] and rep["counts_agree"] for rep in report.values())
     print(f"counts agree across runs and the in-process baseline: {ok}; wrote {path}")
     if not ok or any(r["distinct_workers"] != min(r["partitions"], r["workers"]) for r in runs):

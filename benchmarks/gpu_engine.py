@@ -41,37 +41,31 @@ from distsm.config import options
 from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import join_entry_bytes
 from distsm.kernels.cupy.index import PCSR_LOAD
+from distsm.kernels.cupy.pool import watch
 from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
 from distsm.kernels.query_plan import MatchOptions
 
 
 # ------------------------------------------------------------------------------------------------ helpers
 class PeakTracker:
-    """Allocator wrapping CuPy's default pool that records the high-water mark of ``used_bytes``."""
+    """The process's pool watch (:func:`distsm.kernels.cupy.pool.watch`) as a context that starts a new peak."""
 
     def __init__(self, cupy: Any):
-        self.cupy = cupy
-        self.pool = cupy.get_default_memory_pool()
-        self.peak = self.pool.used_bytes()
+        self.watch = watch(cupy)
 
-    def malloc(self, size: int) -> Any:
-        mem = self.pool.malloc(size)
-        used = self.pool.used_bytes()
-        if used > self.peak:
-            self.peak = used
-        return mem
+    @property
+    def peak(self) -> int:
+        return self.watch.peak
 
     def reset(self) -> int:
-        self.peak = self.pool.used_bytes()
-        return self.peak
+        return self.watch.reset()
 
     def __enter__(self) -> PeakTracker:
-        self.cupy.cuda.set_allocator(self.malloc)
         self.reset()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.cupy.cuda.set_allocator(self.pool.malloc)
+        pass
 
 
 def pct(values: list[float], q: float) -> float | None:

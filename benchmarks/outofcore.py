@@ -35,30 +35,13 @@ from benchmarks import common, meta
 from benchmarks.generators import query_set
 from distsm import Semantics
 from distsm.kernels import cuda_device_count, engine, get_backend
+from distsm.kernels.cupy.pool import watch
 from distsm.kernels.index import build_index, estimate_index_bytes
 from distsm.kernels.query_plan import MatchOptions
 from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan.distribution import Directions
 from distsm.vocabulary import PARTITION_METHODS
-
-
-class PoolPeak:
-    """Peak bytes in use in CuPy's default pool (an allocator hook; reset between measurements)."""
-
-    def __init__(self, cupy: Any):
-        self.cupy = cupy
-        self.pool = cupy.get_default_memory_pool()
-        self.peak = 0
-        cupy.cuda.set_allocator(self._malloc)
-
-    def _malloc(self, size: int) -> Any:
-        mem = self.pool.malloc(size)
-        self.peak = max(self.peak, self.pool.used_bytes())
-        return mem
-
-    def reset(self) -> None:
-        self.peak = self.pool.used_bytes()
 
 
 def _time(fn: Any, cupy: Any) -> tuple[Any, float]:
@@ -141,7 +124,7 @@ def main(argv=None):
     if cuda_device_count():
         import cupy
     backend = get_backend("cupy" if cupy is not None else "numpy")
-    peak = PoolPeak(cupy) if cupy is not None else None
+    peak = watch(cupy) if cupy is not None else None
 
     data, graph = common.rmat_from(args)
     budget = int(args.budget_mb * (1 << 20))

@@ -53,12 +53,12 @@ def load_part(name: str, part: int | None) -> dict[str, Any]:
     (:meth:`WorkerSite.warm`)."""
     t = time.perf_counter()
     state = state_of(name)
+    warm = state.warm()  # first: its peak device bytes are not the site's, which start with the loads
     local = None if part is None else state.residency.part(part)
     adjacency = state.whole_graph()[0]
     part_bytes = 0 if local is None else int(state.backend.index(local.graph).nbytes)
     state.residency.prepare_refinement()
     state.cross_vertices()
-    warm = state.warm()
     return {"part": part, "worker": state.worker, "vertices": 0 if local is None else local.graph.n,
             "edges": 0 if local is None else local.graph.m,
             "bytes": part_bytes, "adjacency": state.mode, "device_budget": state.budget,

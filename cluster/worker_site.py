@@ -76,13 +76,17 @@ class WorkerSite(WorkerPlugin):
 
     def warm(self) -> float:
         """Warm this worker's process once (:func:`~distsm.warm.warm_process`; GPU workers, while
-        ``distsm.cluster.warm-workers``): the seconds it took, 0 when it had nothing to do."""
+        ``distsm.cluster.warm-workers``): the seconds it took, 0 when it had nothing to do.  The warm-up's small
+        graph and its pool blocks are gone when it returns, so the site's peak device bytes start after it."""
         with self._warm_lock:
             if self.warm_seconds is None:
                 from distsm.warm import warm_process
 
                 warm = self.backend.on_device and cluster_options().warm_workers
                 self.warm_seconds = warm_process(cast(BackendName, self.backend.name)) if warm else 0.0
+                if warm:
+                    release_device_memory(self.backend)
+                    self.backend.reset_peak()
             return self.warm_seconds
 
     def teardown(self, worker: Any) -> None:
@@ -92,6 +96,7 @@ class WorkerSite(WorkerPlugin):
         self.plans = PlanCache()
         gc.collect()  # device arrays held in reference cycles go back to the pool before the pool is emptied
         release_device_memory(self.backend)
+        self.backend.reset_peak()  # once this matcher's arrays are gone: the next one on this process starts afresh
 
     @property
     def mode(self) -> str:

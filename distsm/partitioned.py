@@ -62,6 +62,7 @@ class PartitionedMatcher:
 
         how = partitions if isinstance(partitions, Partitioning) else Partitioning(partitions)
         t = time.perf_counter()
+        backend.reset_peak()  # the site's peak device bytes count from here (its store, loads and joins)
         self.data = data
         self.backend = backend
         self.partitioning = how

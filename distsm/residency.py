@@ -308,13 +308,14 @@ class Residency:
         return self.part_bytes_h2d + (0 if gathered is None else gathered.stats.bytes_h2d)
 
     def device_bytes(self) -> int:
-        """Peak device bytes as far as the backend knows them: on CuPy the memory pool's total (the pool keeps the
-        blocks it ever held until it is emptied, so its total is its high-water mark); on the CPU the bytes a
+        """Peak device bytes as far as the backend knows them: on a device the most its process had in use
+        since its matcher started (:meth:`~distsm.kernels.backend.Backend.peak_bytes`); on the CPU the bytes a
         device would hold: the whole graph's resident bytes (:func:`resident_bytes`), the most part indexes held
         at once, and the largest gathered piece with the cached high-degree rows."""
+        peak = self.backend.peak_bytes()
+        if peak is not None:
+            return peak
         index, _, gathered = self.whole_graph()
-        if self.backend.name == "cupy":
-            return int(self.backend.xp.get_default_memory_pool().total_bytes())
         pieces = 0 if gathered is None else gathered.stats.peak_piece_bytes + gathered.cache_bytes
         return resident_bytes(self.mode, index) + self.peak_part_bytes + pieces
 

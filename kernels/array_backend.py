@@ -16,7 +16,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels import dfs_host
-from distsm.kernels.budget import default_cpu_budget
+from distsm.kernels.budget import BudgetPlan, default_cpu_budget
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
@@ -109,8 +109,13 @@ class ArrayBackend:
         return self
 
     def release_memory(self) -> None:
-        """Hand cached free device memory back to the device (after a cancelled join, or when a worker's cache is
-        torn down); the CPU keeps none."""
+        """Hand cached free device memory back (after a cancelled join, or a worker's teardown); the CPU keeps none."""
+
+    def peak_bytes(self) -> int | None:
+        """Device bytes in use at most since :meth:`reset_peak`; None on the CPU (callers estimate them)."""
+        return None
+
+    def reset_peak(self) -> None: ...
 
     def available_bytes(self) -> int:
         """Bytes this backend's memory could give a worker now: half the host's physical memory (CPU workers
@@ -127,24 +132,21 @@ class ArrayBackend:
     # ------------------------------------------------------------------ filter
     def candidates(self, idx: DataIndex, query: Graph, *, homomorphism: bool,
                    restrict: Mapping[int, Allowed] | None = None) -> list[Any]:
-        """Candidate vertex arrays (sorted data ids) of each query vertex.
-
-        ``v`` is a candidate of ``u`` iff labels agree, ``v``'s signature covers ``u``'s and (unless
-        ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]`` further limits ``u`` to the given data vertices
-        (an array, or a ``range`` of ids).
-        """
+        """Candidate vertex arrays (sorted data ids) of each query vertex: ``v`` is a candidate of ``u`` iff labels
+        agree, ``v``'s signature covers ``u``'s and (unless ``homomorphism``) ``deg(v) >= deg(u)``.  ``restrict[u]``
+        further limits ``u`` to the given data vertices (an array, or a ``range`` of ids)."""
         out = list(self.candidates_of(idx, [query], homomorphism=homomorphism)[0])
         for u, allowed in (restrict or {}).items():
             # The filter tests each vertex on its own, so restricting its output equals filtering a restricted pool.
             out[u] = restricted(self.xp, out[u], allowed)
         return out
 
-    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
-                      homomorphism: bool) -> list[CandidateSets]:
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool,
+                      room: int | None = None) -> list[CandidateSets]:
         """:meth:`candidates` of several queries in one pass (a batch's filter), each query's as one
-        :class:`~distsm.kernels.candidate_sets.CandidateSets`
-        (:func:`~distsm.kernels.candidate_filter.candidates_of`)."""
-        return candidate_filter.candidates_of(self, idx, queries, homomorphism)
+        :class:`~distsm.kernels.candidate_sets.CandidateSets`, in runs whose temporaries hold at most ``room``
+        bytes (:func:`~distsm.kernels.candidate_filter.candidates_of`)."""
+        return candidate_filter.candidates_of(self, idx, queries, homomorphism, room)
 
     def bitset(self, idx: DataIndex, members: Any) -> Any:
         """The set ``members`` of data vertices as :func:`member` tests it: a bool mask over the data vertices on
@@ -287,13 +289,14 @@ class ArrayBackend:
                 return Descent(nq, None if count_only else out, survivors, None, levels)
             table = out
 
-    def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int]) -> list[int | None]:
+    def count_prepared(self, prepared: Sequence[PreparedQuery], allowance: Sequence[int],
+                       budget: int | BudgetPlan) -> list[int | None]:
         """Counts of several prepared queries (prepared.PreparedQuery, all on one DataIndex) by their general join,
         together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
         backend's batch buffers), which the caller then counts alone.
 
         Here one level-synchronous join over a table whose rows carry their query
-        (:func:`distsm.kernels.batch.join_counts`): a fixed number of array calls per level for the whole batch."""
+        (:func:`distsm.kernels.batch.join_counts`), whose groups the caller fits to ``budget``."""
         from distsm.kernels.batch import join_counts  # batch builds on the engine, which builds on this module
 
         return join_counts(self, prepared, allowance)

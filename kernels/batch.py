@@ -347,7 +347,8 @@ def count_light(backend: Backend, index: DataIndex, batch: LightBatch, budget: i
     if not queries:
         return out
     cands = candidates if candidates is not None else \
-        backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism)
+        backend.candidates_of(index, queries, homomorphism=batch.options.homomorphism,
+                              room=BudgetPlan.of(budget).filter_bytes())
     bitset = partial(backend.bitset, index)
     live = []
     for k, c in enumerate(cands):
@@ -363,7 +364,7 @@ def count_light(backend: Backend, index: DataIndex, batch: LightBatch, budget: i
     if cut is not None:
         # Round one: the whole batch at once, each allowance cut so that together they fit the budget.  A query
         # past its cut allowance (not its own) tries again in round two.
-        _run(backend, [(k, p, a) for (k, p), a in zip(plans, cut)], out, control)
+        _run(backend, [(k, p, a) for (k, p), a in zip(plans, cut)], out, budget, control)
         plans = [(k, p) for (k, p), a in zip(plans, cut) if out[k] is None and a < allow[k]]
     # Round two: full allowances, in groups that fit the budget.
     group: list[tuple[int, PreparedQuery, int]] = []
@@ -373,11 +374,11 @@ def count_light(backend: Backend, index: DataIndex, batch: LightBatch, budget: i
         if need > limit:
             continue
         if held + need > limit:
-            _run(backend, group, out, control)
+            _run(backend, group, out, budget, control)
             group, held = [], 0
         group.append((k, p, allow[k]))
         held += need
-    _run(backend, group, out, control)
+    _run(backend, group, out, budget, control)
     return out
 
 
@@ -404,12 +405,12 @@ def need_bytes(prepared: PreparedQuery, allowance: int) -> int:
 
 
 def _run(backend: Backend, group: list[tuple[int, PreparedQuery, int]], out: list[int | None],
-         control: Control | None) -> None:
+         budget: int | BudgetPlan, control: Control | None) -> None:
     """Count ``group`` (``(position, prepared query, allowance)``) together into ``out``."""
     if not group:
         return
     if control is not None:
         control.check()
-    found = backend.count_prepared([p for _, p, _ in group], [a for _, _, a in group])
+    found = backend.count_prepared([p for _, p, _ in group], [a for _, _, a in group], budget)
     for (k, _, _), value in zip(group, found):
         out[k] = value

@@ -43,6 +43,16 @@ MAX_WALKS = 1024
 #: A chunk never shrinks below this many output entries, whatever the budget (keeps tiny budgets finite).
 MIN_CHUNK_ENTRIES = 64
 
+#: A batch's candidate filter holds at most this share of its side's budget in one launch's bitsets, and a batched
+#: count's scratch tables (one pair per block) at most this share: the rest is the joins'.
+FILTER_SHARE = 1 / 4
+BATCH_SCRATCH_SHARE = 1 / 4
+
+#: A split index (:mod:`~distsm.kernels.split_runs`) is built while its own arrays take at most this many bytes
+#: and at most :data:`SPLIT_SHARE` of the budget of the join that first asks for it; it stays as long as its index.
+SPLIT_BYTES = 1 << 30
+SPLIT_SHARE = 1 / 8
+
 #: The smallest budget :meth:`BudgetPlan.listing` gives: chunks small enough to answer at once, big enough to keep
 #: the per-chunk overhead low.
 MIN_LISTING_BUDGET = 32 << 20
@@ -142,6 +152,18 @@ class BudgetPlan:
         """The :class:`Parts` left once an index of ``index_bytes`` is resident (at least an eighth)."""
         side = self.side(on_host)
         return Parts(max(side - index_bytes, side // 8))
+
+    def filter_bytes(self, on_host: bool = False) -> int:
+        """Bytes one launch of a batch's candidate filter may hold (:data:`FILTER_SHARE` of a side)."""
+        return max(int(self.side(on_host) * FILTER_SHARE), 1)
+
+    def batch_scratch(self) -> int:
+        """Bytes the scratch tables of one batched-count launch may hold on the device (:data:`BATCH_SCRATCH_SHARE`)."""
+        return max(int(self.total * BATCH_SCRATCH_SHARE), 1)
+
+    def split_room(self) -> int:
+        """Bytes a split index's own arrays may take (:data:`SPLIT_BYTES`, :data:`SPLIT_SHARE`)."""
+        return int(min(SPLIT_BYTES, self.total * SPLIT_SHARE))
 
     def listing(self, limit: int, columns: int) -> int:
         """The budget for listing the first ``limit`` rows of a ``columns``-vertex query: the join runs depth first

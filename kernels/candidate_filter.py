@@ -20,14 +20,19 @@ from distsm.kernels.vertex_sets import label_pools
 #: one pass over 200 small R-MAT queries' pools (tens of millions of entries) took twice as long as filtering the
 #: queries one at a time, its temporaries out of every cache.
 FILTER_CHUNK_ENTRIES = 1 << 22
+#: Bytes one tested pool entry may hold while it is filtered: its position and owner (int64 each), the repeated
+#: signature word, the masks, and the kept copies.
+FILTER_ENTRY_BYTES = 48
 
 
 def candidates_of(backend: Backend, idx: DataIndex, queries: Sequence[Graph],
-                  homomorphism: bool) -> list[CandidateSets]:
+                  homomorphism: bool, room: int | None = None) -> list[CandidateSets]:
     """The candidates of every vertex of several queries in one pass (a batch's filter), each query's as one
     :class:`~distsm.kernels.candidate_sets.CandidateSets` in ``backend``'s memory: the vertices of every query are
     filtered as those of one disjoint union, whose signatures are each vertex's own.  ``v`` is a candidate of ``u``
-    iff labels agree, ``v``'s signature covers ``u``'s and (unless ``homomorphism``) ``deg(v) >= deg(u)``."""
+    iff labels agree, ``v``'s signature covers ``u``'s and (unless ``homomorphism``) ``deg(v) >= deg(u)``.
+    Several queries are filtered in runs of at most :data:`FILTER_CHUNK_ENTRIES` pool entries, fewer where their
+    temporaries (:data:`FILTER_ENTRY_BYTES` each) would pass ``room`` bytes."""
     xp = backend.xp
     if len(queries) == 1:
         [q] = queries
@@ -52,8 +57,9 @@ def candidates_of(backend: Backend, idx: DataIndex, queries: Sequence[Graph],
     bounds = backend.to_host(xp.searchsorted(pools.keys, xp.asarray(np.concatenate([base, least + 1]))))
     lo = bounds[:nq]
     sizes = np.maximum(bounds[nq:] - lo, 0)
-    if len(queries) > 1 and int(sizes.sum()) > FILTER_CHUNK_ENTRIES:
-        return _in_chunks(backend, idx, queries, sizes, homomorphism)
+    run = FILTER_CHUNK_ENTRIES if room is None else max(1, min(FILTER_CHUNK_ENTRIES, room // FILTER_ENTRY_BYTES))
+    if len(queries) > 1 and int(sizes.sum()) > run:
+        return _in_chunks(backend, idx, queries, sizes, homomorphism, run)
     owner = np.arange(nq).repeat(sizes)
     pos = np.arange(owner.shape[0], dtype=np.int64) + (lo - (sizes.cumsum() - sizes)).repeat(sizes)
     dpos, downer = xp.asarray(pos), xp.asarray(owner)
@@ -80,12 +86,11 @@ def candidates_of(backend: Backend, idx: DataIndex, queries: Sequence[Graph],
     return out
 
 def _in_chunks(backend: Backend, idx: DataIndex, queries: Sequence[Graph], sizes: np.ndarray,
-               homomorphism: bool) -> list[CandidateSets]:
+               homomorphism: bool, run: int) -> list[CandidateSets]:
     """:func:`candidates_of` of ``queries`` (whose vertices' pools hold ``sizes`` data vertices) in runs of
-    queries whose pools hold about :data:`FILTER_CHUNK_ENTRIES` vertices together."""
+    queries whose pools hold about ``run`` vertices together (a query alone where its own pool is larger)."""
     per_query = np.add.reduceat(sizes, np.cumsum([0] + [q.n for q in queries[:-1]]))
-    cuts = np.searchsorted(np.cumsum(per_query), np.arange(1, 1 + int(per_query.sum()) // FILTER_CHUNK_ENTRIES)
-                           * FILTER_CHUNK_ENTRIES, side="right")
+    cuts = np.searchsorted(np.cumsum(per_query), np.arange(1, 1 + int(per_query.sum()) // run) * run, side="right")
     bounds = [0, *np.unique(np.clip(cuts, 1, len(queries) - 1)).tolist(), len(queries)]
     return [c for a, b in zip(bounds[:-1], bounds[1:]) if b > a
-            for c in backend.candidates_of(idx, queries[a:b], homomorphism=homomorphism)]
+            for c in backend.candidates_of(idx, queries[a:b], homomorphism=homomorphism, room=run * FILTER_ENTRY_BYTES)]

@@ -154,7 +154,7 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
     (:class:`Watch`).
     """
     if adjacency is None:
-        prepared = split_runs.split(backend, prepared, watch.trial is not None)
+        prepared = split_runs.split(backend, prepared, budget, watch.trial is not None)
     plan, idx = prepared.plan, prepared.index
     if plan.needs_partition != (spanning is not None):
         raise ValueError("a spanning search needs both a spanning plan and the partition assignment")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from distsm.kernels.backend import Backend
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import labelled_runs
 from distsm.kernels.index import DataIndex
 from distsm import caches
@@ -52,21 +53,16 @@ class SplitIndex:
         return dataclasses.replace(plan, steps=tuple(steps))
 
 
-#: A split index is built while its own arrays (entry keys, and per run its key, bounds and hash slots) take at
-#: most this many bytes, and at most :data:`SPLIT_SHARE` of the memory its backend has free, on top of the
-#: regrouped adjacency it shares; past either the join reads whole runs.  It stays as long as its index: joins get
-#: what is left.
-SPLIT_BYTES = 1 << 30
-SPLIT_SHARE = 1 / 8
-
 #: Cached for an index whose split was weighed and refused, so that no join weighs it again.
 _REFUSED = False
 
 
-def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
+def split_index(backend: Backend, idx: DataIndex, budget: int | BudgetPlan) -> SplitIndex | None:
     """The :class:`SplitIndex` of ``idx`` on ``backend`` (built once per index), or None: one vertex label, no
     edges, an adjacency read over a bus (its point is to stay out of device memory), or a regrouping or split
-    index over its byte bounds (``LABELLED_RUNS_BYTES``, :data:`SPLIT_BYTES`, :data:`SPLIT_SHARE`)."""
+    index over its byte bounds (``LABELLED_RUNS_BYTES``; its own arrays within
+    :meth:`~distsm.kernels.budget.BudgetPlan.split_room` of ``budget``, the budget of the first join that asks:
+    it is weighed once per index, and stays while its index does, on top of the regrouped adjacency it shares)."""
     # Keyed by the index as this backend holds it: a host index a device adopted is its own key on the host.
     own = backend.adopt_index(idx)
     cached = _SPLIT.get(own)
@@ -81,7 +77,7 @@ def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
     lengths = runs.offsets[1:] - runs.offsets[:-1]
     keys = xp.flatnonzero(lengths)  # (v * L + e) * S + l == v * (L * S) + (e * S + l): the split run keys
     extra = 8 * int(runs.nbr.shape[0]) + 40 * int(keys.shape[0])
-    if extra > min(SPLIT_BYTES, backend.available_bytes() * SPLIT_SHARE):
+    if extra > BudgetPlan.of(budget).split_room():
         _SPLIT.put(own, _REFUSED)
         return None
     run_start = runs.offsets[keys]
@@ -94,9 +90,9 @@ def split_index(backend: Backend, idx: DataIndex) -> SplitIndex | None:
     return _SPLIT.put(own, SplitIndex(backend.adopt_index(DataIndex(**fields)), runs.labels))
 
 
-def split(backend: Backend, prepared: PreparedQuery, trial: bool = False) -> PreparedQuery:
-    """``prepared`` joined over its index's :class:`SplitIndex` where there is one and its query's vertex labels
-    are known, else ``prepared`` itself.
+def split(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, trial: bool = False) -> PreparedQuery:
+    """``prepared`` joined over its index's :class:`SplitIndex` (weighed against the join's ``budget``) where
+    there is one and its query's vertex labels are known, else ``prepared`` itself.
 
     A ``trial`` on the host reads whole runs: its allowance counts entries read, and on the CPU an entry of a
     split run costs several of a whole one (it nearly always passes the candidate test, so the checks and the
@@ -104,7 +100,7 @@ def split(backend: Backend, prepared: PreparedQuery, trial: bool = False) -> Pre
     5.1 ms before stopping).  On a device entries are read in parallel and a trial's time is its reads and
     launches."""
     on = bool(prepared.vertex_labels) and (backend.on_device or not trial)
-    found = split_index(backend, prepared.index) if on else None
+    found = split_index(backend, prepared.index, budget) if on else None
     if found is None:
         return prepared
     return dataclasses.replace(prepared, index=found.index, plan=found.plan(prepared.plan, prepared.vertex_labels))

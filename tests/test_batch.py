@@ -112,9 +112,9 @@ def test_a_budget_bounds_every_join_of_the_batch_and_skips_what_fits_nowhere():
     calls: list[tuple[int, int]] = []  # (queries, bytes they may hold) of every joint count
     real = ArrayBackend.count_prepared
 
-    def spy(self, ps, allow):
+    def spy(self, ps, allow, budget):
         calls.append((len(ps), sum(batch.need_bytes(p, a) for p, a in zip(ps, allow))))
-        return real(self, ps, allow)
+        return real(self, ps, allow, budget)
 
     with patch.object(ArrayBackend, "count_prepared", spy):
         # Room for everything: one join with every allowance whole.
@@ -236,6 +236,14 @@ def test_a_batch_filter_in_chunks_equals_one_query_at_a_time(monkeypatch, seed):
     queries = [random_connected_query(rng, data, int(rng.integers(2, 6)), 0.3, 2, 1) for _ in range(12)]
     idx = NUMPY.index(data)
     alone = [[list(c) for c in NUMPY.candidates_of(idx, [q], homomorphism=False)[0]] for q in queries]
+    # Runs cut by the caller's room ...
+    runs: list = []
+    monkeypatch.setattr(NUMPY, "candidates_of", _recorded(NUMPY.candidates_of, runs))
+    by_room = NUMPY.candidates_of(idx, queries, homomorphism=False, room=16 * candidate_filter.FILTER_ENTRY_BYTES)
+    assert [[list(c) for c in sets] for sets in by_room] == alone
+    assert len(runs) > 2  # the call itself and at least two runs
+    monkeypatch.undo()
+    # ... and by the fixed run length.
     monkeypatch.setattr(candidate_filter, "FILTER_CHUNK_ENTRIES", 16)
     chunked = NUMPY.candidates_of(idx, queries, homomorphism=False)
     assert [[list(c) for c in sets] for sets in chunked] == alone
@@ -267,13 +275,13 @@ def test_the_batch_rejects_spanning_searches_and_mixed_indexes():
     pb = engine.prepare(NUMPY, b, q, MatchOptions())
     assert pa is not None and pb is not None
     with pytest.raises(ValueError, match="one index"):
-        NUMPY.count_prepared([pa, pb], [100, 100])
+        NUMPY.count_prepared([pa, pb], [100, 100], 1 << 30)
     with pytest.raises(ValueError, match="one allowance"):
-        NUMPY.count_prepared([pa], [])
+        NUMPY.count_prepared([pa], [], 1 << 30)
     spanning = engine.prepare(NUMPY, a, q, MatchOptions(), prime_edge=0)
     assert spanning is not None
     with pytest.raises(ValueError, match="spanning"):
-        NUMPY.count_prepared([spanning], [100])
+        NUMPY.count_prepared([spanning], [100], 1 << 30)
 
 
 @pytest.mark.gpu
@@ -298,7 +306,9 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
         live = [k for k, p in enumerate(prepared) if p is not None]
         want = [expected[k] for k in live]
         ps, allow = [prepared[k] for k in live], [allowance[k] for k in live]
-        for found in (ArrayBackend.count_prepared(backend, ps, allow), backend.count_prepared(ps, allow)):
+        budget = 1 << 30
+        for found in (ArrayBackend.count_prepared(backend, ps, allow, budget),
+                      backend.count_prepared(ps, allow, budget)):
             # A backend may leave more queries to the per-query path (its buffers), never answer differently.
             assert all(f is None or f == w for f, w in zip(found, want))
             if backend is NUMPY:

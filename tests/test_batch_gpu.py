@@ -45,6 +45,7 @@ CHECKS = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 REF = NumpyBackend()
 #: An allowance no query of these tests reaches.
 UNLIMITED = 1 << 62
+BUDGET = 4 << 30  # device bytes the batch launches may size their scratch tables from
 SEMANTICS = ("plain", "induced", "homomorphism", "unique", "less-than")
 
 
@@ -139,7 +140,7 @@ def test_count_prepared_matches_numpy_and_refuses_exactly_what_does_not_fit(gpu,
     live = [(c, q) for c, q in zip(cases, prepared) if q is not None]
     allow = [UNLIMITED if allowances == "unlimited" else int(rng.choice([0, 1, 10, 100, 1000, UNLIMITED]))
              for _ in live]
-    got = gpu.count_prepared([q for _, q in live], allow)
+    got = gpu.count_prepared([q for _, q in live], allow, BUDGET)
     assert len(got) == len(live)
     for ((query, opts, less_than), q), a, g in zip(live, allow, got):
         if _fits(gpu, data, q, a, rows):
@@ -168,7 +169,7 @@ def test_batches_on_larger_graphs_hold_many_rows(gpu, seed, directed, vl, k):
     cases = _random_cases(rng, data, k, vl, 2, 5)
     prepared = _prepare_all(gpu, data, cases)
     live = [(c, q) for c, q in zip(cases, prepared) if q is not None]
-    got = gpu.count_prepared([q for _, q in live], [UNLIMITED] * len(live))
+    got = gpu.count_prepared([q for _, q in live], [UNLIMITED] * len(live), BUDGET)
     rows = gpu.options.small_limit
     for ((query, opts, less_than), q), g in zip(live, got):
         if g is None:
@@ -187,14 +188,14 @@ def test_count_prepared_refuses_mixed_indexes_and_spanning_plans(gpu):
     pb = engine.prepare(gpu, b, query, MatchOptions())
     assert pa is not None and pb is not None
     with pytest.raises(ValueError, match="one data index"):
-        gpu.count_prepared([pa, pb], [UNLIMITED, UNLIMITED])
+        gpu.count_prepared([pa, pb], [UNLIMITED, UNLIMITED], BUDGET)
     with pytest.raises(ValueError, match="allowances"):
-        gpu.count_prepared([pa], [])
+        gpu.count_prepared([pa], [], BUDGET)
     spanning = engine.prepare(gpu, a, query, MatchOptions(), spanning_only=True)
     assert spanning is not None and spanning.plan.needs_partition
     with pytest.raises(ValueError, match="partition"):
-        gpu.count_prepared([spanning], [UNLIMITED])
-    assert gpu.count_prepared([], []) == []
+        gpu.count_prepared([spanning], [UNLIMITED], BUDGET)
+    assert gpu.count_prepared([], [], BUDGET) == []
 
 
 # ---------------------------------------------------------------------------------------------------- candidates_of
@@ -310,7 +311,7 @@ def test_hprd_200_as_one_batch_match_published_counts(gpu):
     many = gpu.candidates_of(idx, [queries[k] for k in names], homomorphism=False)
     prepared = [engine.prepare(gpu, idx, queries[k], MatchOptions(), candidates=c) for k, c in zip(names, many)]
     assert all(p is not None for p in prepared)
-    got = gpu.count_prepared(prepared, [UNLIMITED] * len(prepared))
+    got = gpu.count_prepared(prepared, [UNLIMITED] * len(prepared), BUDGET)
     rows = gpu.options.small_limit
     for name, p, g in zip(names, prepared, got):
         if g is None:
@@ -319,7 +320,7 @@ def test_hprd_200_as_one_batch_match_published_counts(gpu):
         assert g == expected[name], name
     # each query within its allowance: as many refused as would read more than it
     allow = [int(rng) for rng in np.random.default_rng(0).integers(0, 20000, len(prepared))]
-    limited = gpu.count_prepared(prepared, allow)
+    limited = gpu.count_prepared(prepared, allow, BUDGET)
     for name, p, a, g in zip(names, prepared, allow, limited):
         assert (g is not None) == _fits(gpu, data, p, a, rows), name
         assert g is None or g == expected[name], name

@@ -636,6 +636,44 @@ def test_gpu_workers_warm_their_process_when_they_load(tmp_path):
     assert len(warmed) == workers and all(len(set(s)) == 1 and s[0] > 0 for s in warmed.values()), warmed
 
 
+@pytest.mark.gpu
+def test_gpu_workers_peak_device_bytes_stay_within_their_budget(tmp_path):
+    """Each worker's peak device bytes (all its process had in use in CuPy's pool: index, parts, filters, joins and
+    the kernels' scratch) stay within its device budget, on a batch whose joins hold more than that budget when
+    the workers have the whole device; the counts equal the CPU backend's either way."""
+    from distributed import Client
+
+    from distsm.cluster import local
+    from distsm.kernels.index import build_index
+
+    rng = np.random.default_rng(11)
+    g = nx.gnm_random_graph(40000, 600000, seed=3)
+    nx.set_node_attributes(g, {u: int(x) for u, x in zip(g, rng.integers(0, 4, g.number_of_nodes()))}, "label")
+    data = distsm.Graph.from_networkx(g)
+    queries = []
+    for i, shape in enumerate([nx.path_graph(4), nx.cycle_graph(4), nx.star_graph(3), nx.complete_graph(3)]):
+        nx.set_node_attributes(shape, {u: (u + i) % 4 for u in shape}, "label")
+        queries.append(distsm.Graph.from_networkx(shape))
+    want = [distsm.count(data, q, backend="numpy") for q in queries]
+    assert min(want) > 0
+    budget = build_index(data, np).nbytes // 3
+    lc = local(gpus="all", dashboard_address=None)
+    peaks = {}
+    try:
+        with Client(lc) as client:
+            for name, device_budget in (("whole device", None), ("budget", budget)):
+                with distsm.Matcher(data, cluster=client, backend="cupy", device_budget=device_budget,
+                                    partitions=Partitioning(directory=tmp_path / name)) as m:
+                    results = m.submit(queries).results()
+                    assert [r.count for r in results] == want, name
+                    peaks[name] = {w: max(r.peak_device_bytes.get(w, 0) for r in results)
+                                   for r0 in results for w in r0.peak_device_bytes}
+    finally:
+        lc.close()
+    assert peaks["budget"] and all(0 < b <= budget for b in peaks["budget"].values()), (budget, peaks)
+    assert max(peaks["whole device"].values()) > budget, (budget, peaks)
+
+
 def test_cpu_workers_skip_the_process_warm_up(hprd_matcher):
     assert all(r["warm_seconds"] == 0 for r in hprd_matcher.load_report)
 

@@ -15,6 +15,7 @@ from distsm.kernels.placement import Trial
 from distsm.kernels.query_plan import MatchOptions
 
 NUMPY = NumpyBackend()
+BIG = 1 << 30  # a budget with room for every split index here
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +32,12 @@ def test_split_runs_hold_each_vertex_s_neighbours_of_one_vertex_label(seed, n, p
     rng = np.random.default_rng(seed)
     data = random_graph(rng, n, p, vl, el, directed)
     idx = NUMPY.index(data)
-    found = split_runs.split_index(NUMPY, idx)
+    found = split_runs.split_index(NUMPY, idx, BIG)
     labels = np.asarray(data.vertex_labels)
     if len(set(labels.tolist())) < 2 or data.m == 0:
         assert found is None  # nothing to split
         return
-    assert found is not None and split_runs.split_index(NUMPY, idx) is found  # built once per index
+    assert found is not None and split_runs.split_index(NUMPY, idx, BIG) is found  # built once per index
     split = found.index
     assert np.all(np.diff(split.entry_keys) > 0)  # one binary search answers membership
     for v in range(n):
@@ -60,7 +61,7 @@ def _general(data, query, split: bool, trial: Trial | None = None) -> tuple[int,
     original = split_runs.split_index
     try:
         if not split:
-            split_runs.split_index = lambda backend, idx: None
+            split_runs.split_index = lambda backend, idx, budget: None
         total = sum(int(c) for c in engine.walk(NUMPY, prepared, 1 << 24, True, watch=Watch(stats, trial=trial)))
     finally:
         split_runs.split_index = original
@@ -104,9 +105,9 @@ def test_a_host_trial_reads_whole_runs_and_a_host_join_split_ones():
     query = random_graph(rng, 3, 1.0, 3, 1, False)
     prepared = engine.prepare(NUMPY, data, query, MatchOptions())
     assert prepared is not None
-    assert split_runs.split(NUMPY, prepared, trial=True) is prepared
-    joined = split_runs.split(NUMPY, prepared)
-    found = split_runs.split_index(NUMPY, prepared.index)
+    assert split_runs.split(NUMPY, prepared, BIG, trial=True) is prepared
+    joined = split_runs.split(NUMPY, prepared, BIG)
+    found = split_runs.split_index(NUMPY, prepared.index, BIG)
     assert found is not None and joined.index is found.index
     labels = query.vertex_labels.tolist()
     for step, moved in zip(prepared.plan.steps, joined.plan.steps):
@@ -115,24 +116,23 @@ def test_a_host_trial_reads_whole_runs_and_a_host_join_split_ones():
         assert moved.checks == tuple((c, found.label(e, own)) for c, e in step.checks)
 
 
-def test_a_split_over_its_share_of_free_memory_is_refused_once_and_joins_read_whole_runs(monkeypatch):
+def test_a_split_over_its_share_of_the_budget_is_refused_once_and_joins_read_whole_runs():
     rng = np.random.default_rng(7)
     data = random_graph(rng, 60, 0.15, 4, 1, False)
     idx = NUMPY.index(data)
-    weighed = []
     backend = NumpyBackend()
-    monkeypatch.setattr(backend, "available_bytes", lambda: weighed.append(1) or 64)
-    assert split_runs.split_index(backend, idx) is None
-    assert split_runs.split_index(backend, idx) is None and len(weighed) == 1  # refused once, not weighed again
+    assert split_runs.split_index(backend, idx, 64) is None
+    # Refused once, not weighed again: a later join with room for it reads whole runs too.
+    assert split_runs.split_index(backend, idx, BIG) is None
     query = random_graph(rng, 3, 1.0, 4, 1, False)
     prepared = engine.prepare(backend, idx, query, MatchOptions())
-    assert prepared is not None and split_runs.split(backend, prepared) is prepared
+    assert prepared is not None and split_runs.split(backend, prepared, BIG) is prepared
 
 
 def test_an_unlabelled_graph_has_no_split_index():
     rng = np.random.default_rng(1)
     data = random_graph(rng, 30, 0.2, 1, 2, True)
-    assert split_runs.split_index(NUMPY, NUMPY.index(data)) is None
+    assert split_runs.split_index(NUMPY, NUMPY.index(data), BIG) is None
 
 
 @pytest.mark.gpu
@@ -143,11 +143,11 @@ def test_split_runs_on_cupy_are_numpy_s_and_count_alike(gpu, el, directed):
     rng = np.random.default_rng(11 + el)
     data = random_graph(rng, 300, 0.03, 6, el, directed)
     host_index = NUMPY.index(data)
-    adopted = split_runs.split_index(gpu, host_index)  # a host index the device adopts splits on the device ...
-    host = split_runs.split_index(NUMPY, host_index)  # ... and stays the host's own on the host
+    adopted = split_runs.split_index(gpu, host_index, BIG)  # a host index the device adopts splits on the device ...
+    host = split_runs.split_index(NUMPY, host_index, BIG)  # ... and stays the host's own on the host
     assert adopted is not None and host is not None and isinstance(host.index.nbr, np.ndarray)
     assert not isinstance(adopted.index.nbr, np.ndarray)
-    dev = split_runs.split_index(gpu, gpu.index(data))
+    dev = split_runs.split_index(gpu, gpu.index(data), BIG)
     assert dev is not None and host.labels == dev.labels
     for name in ("nbr", "run_keys", "run_start", "run_end", "entry_keys"):
         np.testing.assert_array_equal(gpu.to_host(getattr(dev.index, name)), getattr(host.index, name))

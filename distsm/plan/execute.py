@@ -321,7 +321,8 @@ def _light_counts(site: Site, queries: list[Graph], sem: Semantics, budget: int 
     mine = [queries[k] for k in picked]
     if not mine:
         return out
-    cands = site.backend.candidates_of(index, mine, homomorphism=sem.homomorphism)
+    cands = site.backend.candidates_of(index, mine, homomorphism=sem.homomorphism,
+                                       room=BudgetPlan.of(budget).filter_bytes())
     # A query that takes the depth-first search goes to its own job at once, as in process: the joint trial's
     # allowance would be spent on a join the search replaces.
     placement = Placement.of(site.backend, index, site.host_index())

@@ -6,6 +6,7 @@ One module per concern, each a layer of :class:`CupyBackend`:
 * :mod:`.launch`: the constants shared with ``join.cu`` (passed as ``-D`` options), one typed description per
   kernel, the compiled module and launches with named arguments.
 * :mod:`.staging`: page-locked host slots that the single-block kernels read and write in place (zero copy).
+* :mod:`.pool`: the most device bytes the process had in use (a watch on CuPy's pool), which budgets bound.
 * :mod:`.base`: the state every layer shares: options (``distsm.gpu.*``), launcher, weak caches, budget.
 * :mod:`.index`: :class:`GpuIndex`, the device index with its PCSR-style hash of (vertex, effective label) ->
   run (open addressing, 16 eight-byte slots = one 128-byte group per lookup), built on the GPU when the graph

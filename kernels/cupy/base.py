@@ -13,6 +13,7 @@ from distsm.kernels.array_backend import NUMPY, ArrayBackend
 from distsm.kernels.backend import Backend
 from distsm.kernels.cupy import array_ops
 from distsm.kernels.cupy.launch import Launcher
+from distsm.kernels.cupy.pool import watch
 from distsm.kernels.cupy.staging import Staging
 from distsm.kernels.index import DataIndex, index_to
 from distsm import caches
@@ -46,6 +47,7 @@ class DeviceBase(ArrayBackend):
         self._budget_cache: tuple[float, int] | None = None
         self._foreign = caches.owned(self, "cupy adopted indexes", "index built elsewhere -> its GpuIndex")
         self._staging: Staging | None = None
+        self._peak = watch(cupy)
         self._descents = caches.owned(self, "cupy descents",
                                       "plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))")
 
@@ -94,6 +96,14 @@ class DeviceBase(ArrayBackend):
         """Hand the device and pinned memory pools' free blocks back to the driver."""
         self.xp.get_default_memory_pool().free_all_blocks()
         self.xp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def peak_bytes(self) -> int | None:
+        """The most bytes this process had in use in CuPy's pool since :meth:`reset_peak`
+        (:class:`~distsm.kernels.cupy.pool.PoolPeak`)."""
+        return self._peak.peak
+
+    def reset_peak(self) -> None:
+        self._peak.reset()
 
     def available_bytes(self) -> int:
         """The device memory free now (workers sharing a GPU see what the others left)."""

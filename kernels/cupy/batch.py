@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.join import JoinOps, program_words
@@ -15,14 +16,13 @@ from distsm.kernels.cupy.launch import BATCH_BLOCK, BATCH_HEAD, DESCEND_BATCH
 #: Blocks of BATCH_BLOCK threads one SM can hold (2048 threads on Hopper): a larger grid only waits for free SMs,
 #: where each block would hold its own scratch tables; a block takes queries until none is left.
 BATCH_BLOCKS_PER_SM = 2048 // BATCH_BLOCK
-#: The scratch tables of a batch take at most this share of the memory budget (fewer blocks then run the batch).
-BATCH_SCRATCH_SHARE = 4
 
 
 class BatchOps(JoinOps):
     """:meth:`count_prepared`: the fused descent (:mod:`.descent`) of many queries in one launch."""
 
-    def count_prepared(self, prepared: Sequence[Any], allowance: Sequence[int]) -> list[int | None]:
+    def count_prepared(self, prepared: Sequence[Any], allowance: Sequence[int],
+                       budget: int | BudgetPlan) -> list[int | None]:
         """Counts of several prepared queries (``prepared.PreparedQuery``, all on one data index) by their general
         join, together; None for a query whose join would read more than ``allowance[i]`` adjacency entries or
         outgrow the batch's scratch tables (``distsm.gpu.small-limit`` rows a level, so also a first level of more
@@ -33,7 +33,9 @@ class BatchOps(JoinOps):
         levels (workload, extension with in-order compaction, the last level only counted), so a count is the
         number of complete rows, as ``walk(count_only=True)`` gives.  The queries' headers, level tables, step
         programs and bitset addresses travel in one upload and the results come back in one copy.  Plans that
-        filter by partition (spanning searches) are refused with ValueError: they need the partition."""
+        filter by partition (spanning searches) are refused with ValueError: they need the partition.  The scratch
+        tables of the launch's blocks fit :meth:`~distsm.kernels.budget.BudgetPlan.batch_scratch` of ``budget``
+        (fewer blocks run the batch where they would not)."""
         if len(prepared) != len(allowance):
             raise ValueError(f"{len(prepared)} prepared queries but {len(allowance)} allowances")
         out: list[int | None] = [None] * len(prepared)
@@ -68,7 +70,7 @@ class BatchOps(JoinOps):
             return out
         head, progs_at = _pack(runs, tables, addrs, desc, desc_at, res_at)
         nq_max = max(nq for _, nq, _ in runs)
-        grid = self._batch_grid(len(runs), rows, nq_max)
+        grid = self._batch_grid(len(runs), rows, nq_max, BudgetPlan.of(budget).batch_scratch())
         xp = self.xp
         gidx = self.as_gpu_index(idx)
         res = xp.empty(res_at[-1], dtype=xp.int64)
@@ -83,11 +85,11 @@ class BatchOps(JoinOps):
                 out[i] = int(host[at + 1])
         return out
 
-    def _batch_grid(self, queries: int, rows: int, nq_max: int) -> int:
-        """Blocks of a batch launch: one per query, at most the resident blocks, and no more than the memory budget's
-        share holds scratch tables for (at least one)."""
+    def _batch_grid(self, queries: int, rows: int, nq_max: int, scratch: int) -> int:
+        """Blocks of a batch launch: one per query, at most the resident blocks, and no more than ``scratch`` bytes
+        hold scratch tables for (at least one)."""
         per_block = 2 * rows * (4 * nq_max + 8)
-        fit = self.default_budget() // BATCH_SCRATCH_SHARE // max(per_block, 1)
+        fit = scratch // max(per_block, 1)
         return int(max(1, min(queries, BATCH_BLOCKS_PER_SM * self._sm_count(), fit)))
 
 

@@ -65,27 +65,28 @@ class FilterOps(IndexOps):
             del flags, scan
         return CandidateSets(out, self.to_host(seg_counts).tolist(), words)
 
-    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *,
-                      homomorphism: bool) -> list[CandidateSets]:
+    def candidates_of(self, idx: DataIndex, queries: Sequence[Graph], *, homomorphism: bool,
+                      room: int | None = None) -> list[CandidateSets]:
         """:meth:`candidates` of every query (no restriction), the same arrays, each query's as one
         :class:`~distsm.kernels.candidate_sets.CandidateSets` with its bitsets as ``rows``; the filters of queries
         whose label pools hold at most ``distsm.gpu.small-limit`` vertices run in one launch (``filter_batch``: a
         block per query), with one upload of their query signatures and pools and one copy of the candidate counts
-        back.  Launches are split so that the bitsets of one take at most a quarter of the memory budget."""
+        back.  Launches are split so that the bitsets of one take at most ``room`` bytes
+        (:meth:`~distsm.kernels.budget.BudgetPlan.filter_bytes` of the caller's budget; None: one launch)."""
         if not queries:
             return []
         idx = self.as_gpu_index(idx)
         infos = query_info(idx, queries, homomorphism)
         out: list[CandidateSets | None] = []   # None: filtered by a batched launch below
         groups: list[list[int]] = [[]]
-        held, room = 0, max(self.default_budget() // 4, 1)
+        held, limit = 0, room if room is not None else float("inf")
         bitset_bytes = 4 * ((idx.n + 31) // 32)
         for i, (query, (_, items)) in enumerate(zip(queries, infos)):
             if items == 0 or items > self.options.small_limit:
                 out.append(self._filter_one(idx, query, infos[i], homomorphism))
             else:
                 out.append(None)
-                if groups[-1] and held + bitset_bytes * query.n > room:
+                if groups[-1] and held + bitset_bytes * query.n > limit:
                     groups.append([])
                     held = 0
                 groups[-1].append(i)
