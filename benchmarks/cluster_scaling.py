@@ -200,7 +200,9 @@ def one_run(data, batches: dict[str, tuple[list, list[str]]], n: int, args: argp
             print(f"closing the {n}-worker cluster: {e!r} (ignored)", file=sys.stderr, flush=True)
     return {"gpus": n, "workers": m.n_workers, "partitions": m.k, "placement": placed, "worker_memory": workers,
             "device_budget": device_budget, "distinct_workers": len(set(placed.values())),
-            "setup_s": round(setup_s, 3), "cross_edges": m.cross_edge_count, "batches": runs}
+            "setup_s": round(setup_s, 3), "partition_s": round(m.partition_seconds, 3),
+            "load_s": [round(r["seconds"], 3) for r in m.load_report], "cross_edges": m.cross_edge_count,
+            "batches": runs}
 
 
 def in_process(data, batches: dict[str, tuple[list, list[str]]], args: argparse.Namespace,
@@ -470,7 +472,8 @@ def main(argv=None):
         runs.append(one_run(data, batches, n, args, budget, adjacency))
         runs[-1]["budget_share"] = share
         r = runs[-1]
-        print(f"{n} worker(s), budget {budget}: " + "; ".join(
+        print(f"{n} worker(s), budget {budget}: {r['partitions']} parts, setup {r['setup_s']:.1f} s (partition "
+              f"{r['partition_s']:.1f} s, loads {r['load_s']}); " + "; ".join(
             f"{k} {b['finished']}/{len(batches[k][0])} in {b['batch_wall_s']:.2f}s {b['distribution']}, "
             f"worker CPU s {b['worker_cpu_s']}, tasks computed {b['task_compute_s']} s"
             for k, b in r["batches"].items()), file=sys.stderr, flush=True)

@@ -36,16 +36,11 @@ class BatchOps(JoinOps):
         filter by partition (spanning searches) are refused with ValueError: they need the partition.  The scratch
         tables of the launch's blocks fit :meth:`~distsm.kernels.budget.BudgetPlan.batch_scratch` of ``budget``
         (fewer blocks run the batch where they would not)."""
-        if len(prepared) != len(allowance):
-            raise ValueError(f"{len(prepared)} prepared queries but {len(allowance)} allowances")
+        _check_batch(prepared, allowance)
         out: list[int | None] = [None] * len(prepared)
         if not prepared:
             return out
         idx = prepared[0].index
-        if any(p.index is not idx for p in prepared):
-            raise ValueError("count_prepared counts queries prepared on one data index")
-        if any(p.plan.needs_partition for p in prepared):
-            raise ValueError("a spanning plan needs the partition: count it with walk")
         rows = self.options.small_limit
         runs: list[tuple[int, int, int]] = []
         tables, addrs, desc_at, res_at = [], [], [], [0]
@@ -91,6 +86,16 @@ class BatchOps(JoinOps):
         per_block = 2 * rows * (4 * nq_max + 8)
         fit = scratch // max(per_block, 1)
         return int(max(1, min(queries, BATCH_BLOCKS_PER_SM * self._sm_count(), fit)))
+
+
+def _check_batch(prepared: Sequence[Any], allowance: Sequence[int]) -> None:
+    """ValueError unless ``prepared`` has one allowance each, all on one index, and none is a spanning plan."""
+    if len(prepared) != len(allowance):
+        raise ValueError(f"{len(prepared)} prepared queries but {len(allowance)} allowances")
+    if any(p.index is not prepared[0].index for p in prepared):
+        raise ValueError("count_prepared counts queries prepared on one data index")
+    if any(p.plan.needs_partition for p in prepared):
+        raise ValueError("a spanning plan needs the partition: count it with walk")
 
 
 def _bitset_addresses(prepared: Any) -> list[int]:
