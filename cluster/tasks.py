@@ -375,7 +375,8 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
     (``measured.heavy``; a count that takes the general join: :func:`_submit_shared` splits the others) is split
     into about ``split`` slices of the global join run over the cluster (see :func:`wholes`).  Those slices plan
     themselves and repeat part of each other's work (measured up to 7 times more), so the query is split only when
-    no other task waits for a worker thread, and counted whole here otherwise."""
+    no other task waits for a worker thread, and counted whole here otherwise, by the stages that found it heavy
+    (``heavy.resume``: its trial and plan are not run again)."""
     from distributed import get_client
 
     heavy = measured.heavy
@@ -383,9 +384,11 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
         return merged(query, [measured])
     assert split is not None  # only a split_work finds a query heavy
     waiting = _thread_load()[0]
-    if waiting:
-        [work] = whole_query_jobs()
-        counted = run_job(state, work, query.graph, query.sem, state.job_budget(budget), control=control)
+    if waiting and heavy.resume is not None:
+        t = time.perf_counter()
+        count = heavy.resume()
+        counted = replace(measured, count=count, seconds=time.perf_counter() - t, heavy=None,
+                          device_bytes=state.device_bytes())
         why = (f"{query.distribution[1]}; heavy ({heavy.reason}) but counted whole by worker {state.worker}: "
                f"{waiting} other tasks waited for a worker thread")
         return merged(replace(query, distribution=("whole", why)), [measured, counted])

@@ -8,6 +8,7 @@ edge labels, directed graphs, homomorphisms and tiny memory budgets.
 """
 
 import itertools
+from unittest.mock import patch
 
 import hprd
 
@@ -777,6 +778,11 @@ def test_split_work_finds_only_heavy_plans_heavy():
         assert whole(data, query, sem, 1 << 26) == expected
         unbuildable = whole(data, query, sem, 64, split_work=float("inf"))
         assert isinstance(unbuildable, Heavy) and "candidate-edge index" in unbuildable.reason
+        # Kept whole after all, it counts from the stages that found it heavy: no trial or plan again.
+        assert unbuildable.resume is not None
+        with patch.object(Count, "light", side_effect=AssertionError("trial run again")), \
+                patch.object(Count, "plan", side_effect=AssertionError("planned again")):
+            assert unbuildable.resume() == expected
     # A query that finishes in its trial join is never split.
     edge = Graph.from_edges([(0, 1)], n=2, vertex_labels=[0, 0])
     assert whole(data, edge, sem, 1 << 26, split_work=0.0) == 2 * data.m

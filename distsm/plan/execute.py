@@ -167,7 +167,7 @@ def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: S
         return stages.run(stages.plan())
     planned = stages.plan()
     if split_work is not None and planned.general:
-        return Heavy(planned.reason)
+        return Heavy(planned.reason, resume=lambda: stages.run(planned))
     # A plan bound for a device is judged by its NumPy-equivalent work: on 2 x H200 the 50M-edge R-MAT batches
     # split counts of 0.03-0.12 s at split-work itself, and their slices added up to 2-4 times their whole count.
     if split_work is not None and planned.plan is not None and planned.host_cost >= split_work:

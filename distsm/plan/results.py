@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 import traceback as tb
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +135,9 @@ class Heavy:
     shared: SharedPlan | None = None
     #: a count that takes the depth-first search: the ranges of its tasks the cluster counts apart
     search: SearchShare | None = None
+    #: a count that takes the general join: its count from the stages that found it heavy, where its worker keeps
+    #: it whole after all (its trial and plan are not run again)
+    resume: Callable[[], int] | None = None
 
 
 def concat_rows(chunks: Iterable[np.ndarray], columns: int) -> np.ndarray:
