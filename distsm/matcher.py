@@ -19,6 +19,7 @@ are ``distsm-{load,intra,inter,merge}-…`` so the dashboard's Task Stream and P
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 import shutil
 import tempfile
@@ -51,6 +52,7 @@ from distsm.residency import partitions_for_budget
 from distsm.semantics import Semantics
 from distsm.vocabulary import BACKENDS, BackendName, Distribution, Strategy
 
+logger = logging.getLogger(__name__)
 _batches = itertools.count(1)
 
 
@@ -138,8 +140,12 @@ class Matcher:
             if self.n_workers == 0:
                 raise ClusterError("the cluster has no workers")
             t = time.perf_counter()
+            logger.info("partitioning %d vertices and %d edges for %d workers (%s)", self.data.n, self.data.m,
+                        self.n_workers, how.method)
             self.store = self._partition(data, how)
             self.partition_seconds = time.perf_counter() - t
+            logger.info("partition store of %d parts ready in %.1f s: %s", self.store.k, self.partition_seconds,
+                        self.store.directory)
             assert self.store.directory is not None  # a store built in its directory
             self.store_dir = os.fspath(self.store.directory)
             self.k = int(self.store.k)
@@ -264,10 +270,17 @@ class Matcher:
         futs = [self.client.submit(tasks.load_part, self._state, p, key=f"distsm-load-{_token()}",
                                    workers=[addr], allow_other_workers=False, pure=False)
                 for p, addr in [*addrs.items(), *((None, a) for a in spare)]]
-        from distributed import wait
+        from distributed import as_completed
 
+        t = time.perf_counter()
         try:
-            wait(futs, timeout=self.load_timeout)
+            # Each load is reported as it ends: at tens of millions of edges a load takes seconds.
+            for done, fut in enumerate(as_completed(futs, timeout=self.load_timeout), 1):
+                if fut.status == "finished":
+                    r = fut.result()
+                    logger.info("loaded %s on worker %s (%d of %d, %.1f s)",
+                                "the whole graph" if r["part"] is None else f"part {r['part']}", r["worker"], done,
+                                len(futs), time.perf_counter() - t)
         except TimeoutError as e:
             self.client.cancel(futs)
             raise ClusterError(f"loading the partitions did not finish within {self.load_timeout}s") from e

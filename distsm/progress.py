@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import time
@@ -130,3 +131,28 @@ class Running:
         if current is None:
             return None
         return f"running: {current[0]} {time.perf_counter() - current[1]:.1f}s"
+
+
+@contextmanager
+def logged_steps(name: str, *, enabled: bool | None = None, stream: TextIO | None = None) -> Iterator[None]:
+    """Print logger ``name``'s INFO messages (the steps of a long set-up: partitioning, each part's load) to
+    ``stream`` (stderr) while the block runs, when ``enabled`` (default: the stream is a terminal)."""
+    stream = stream if stream is not None else sys.stderr
+    if enabled is None:
+        enabled = hasattr(stream, "isatty") and stream.isatty()
+    if not enabled:
+        yield
+        return
+    log = logging.getLogger(name)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setLevel(logging.INFO)
+    level = log.level
+    log.addHandler(handler)
+    if not log.isEnabledFor(logging.INFO):
+        log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)

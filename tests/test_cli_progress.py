@@ -8,7 +8,7 @@ from hprd import DATA, query_path
 
 from distsm.cli import count_command
 from distsm.cli import main
-from distsm.progress import ProgressBar, Running
+from distsm.progress import ProgressBar, Running, logged_steps
 
 NAMES = ["query_dense_16_1", "query_dense_16_2", "query_dense_16_3"]
 
@@ -54,6 +54,22 @@ def test_cluster_progress_reports_done_of_total(capsys, tmp_path):
                  "127.0.0.1:0"]) == 0
     out, err = capsys.readouterr()
     assert "3/3" in err and len(out.splitlines()) == 3
+    # The cluster's set-up shows its steps before the first query: the partition store, then each load.
+    assert "partitioning " in err and "partition store of 1 parts ready" in err and "loaded part 0 on worker" in err
+    assert err.index("partitioning ") < err.index("loaded part 0") < err.index("0/3")
+
+
+def test_logged_steps_print_a_logger_s_info_lines_only_while_enabled():
+    import logging
+
+    log = logging.getLogger("distsm.test-steps")
+    for enabled in (True, False):
+        stream = io.StringIO()
+        with logged_steps("distsm.test-steps", enabled=enabled, stream=stream):
+            log.info("step %d", 1)
+        log.info("after the block")
+        assert stream.getvalue() == ("step 1\n" if enabled else "")
+    assert not log.handlers and log.level == logging.NOTSET
 
 
 def test_cluster_status_text_names_the_slowest_running_query():

@@ -20,7 +20,7 @@ from distsm.cli.errors import CommandError, UsageError
 from distsm.cli.inputs import check_query, load_queries, read_data
 from distsm.cli.parser import reading_options
 from distsm.graph import Graph
-from distsm.progress import ProgressBar, Running
+from distsm.progress import ProgressBar, Running, logged_steps
 from distsm.semantics import Semantics
 
 
@@ -188,8 +188,10 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
     how = Partitioning(args.partitions or "auto", args.partition_method, adjacency=args.adjacency, directory=store)
     t0 = time.perf_counter()
     try:
-        with Matcher(data, cluster=client or local, partitions=how, backend=args.backend,
-                     memory_budget=args.memory_budget) as m:
+        with logged_steps("distsm.matcher", enabled=args.progress):
+            m = Matcher(data, cluster=client or local, partitions=how, backend=args.backend,
+                        memory_budget=args.memory_budget)
+        with m:
             for name, path, q in queries:
                 check_query(path, name, q, m.data)
             print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
