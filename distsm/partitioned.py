@@ -92,7 +92,7 @@ class PartitionedMatcher:
         return int(self.store.k)
 
     @property
-    def adjacency(self) -> str:
+    def mode(self) -> str:
         """The adjacency mode (``"auto"`` resolved once the whole graph is first read)."""
         self.residency.whole_graph()
         return self.residency.mode
@@ -104,7 +104,7 @@ class PartitionedMatcher:
 
     @property
     def sites(self) -> Sites:
-        return Sites(1, gather=self.adjacency == "gather")
+        return Sites(1, gather=self.mode == "gather")
 
     def plan(self, query: Graph, sem: Semantics, directions: Directions = DEFAULT_DIRECTIONS) -> InterPartitionPlan:
         """The inter-partition plan (the directions' ``strategy`` overrides the cost model's choice and their

@@ -35,6 +35,7 @@ class JobResult:
     gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
     bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
     device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
+    adjacency: str | None = None  # where the site read the whole graph's adjacency (its Residency's mode)
     heavy: Heavy | None = None   # a whole query found too heavy to count alone (then count is 0), and why
     #: a slice of a unique count: ``count`` is embeddings, and the query's matches are the sum over its slices
     #: divided by this (``|Aut(Q)|``; see :mod:`distsm.plan.split`)
@@ -76,6 +77,8 @@ class QueryResult:
     bytes_h2d: int = 0
     workers: list[str] = field(default_factory=list)
     peak_device_bytes: dict[str, int] = field(default_factory=dict)
+    #: per worker, where it read the whole graph's adjacency (``"device"``, ``"host"``, ``"gather"``)
+    adjacency: dict[str, str] = field(default_factory=dict)
     distribution: str | None = None
     distribution_reason: str = ""
     error: str | None = None
@@ -89,6 +92,18 @@ class QueryResult:
     @property
     def strategy(self) -> Strategy | None:
         return None if self.plan is None else self.plan.strategy
+
+    @property
+    def regime(self) -> str | None:
+        """Where the graph lived while the query ran, in words (None where no job reported it)."""
+        modes = set(self.adjacency.values())
+        if not modes:
+            return None
+        if modes == {"device"}:
+            return "in core: the whole graph's index on each device"
+        ways = {"host": "read in place from host memory", "gather": "gathered per table chunk into device memory"}
+        return ("out of core: each device holds the per-vertex arrays and the parts it searches, the adjacency "
+                + " or ".join(ways[m] for m in sorted(modes - {"device"})))
 
     @property
     def runs(self) -> str | None:
@@ -108,7 +123,8 @@ class QueryResult:
         if self.ok:
             out.update(strategy=None if self.strategy is None else self.strategy.value, runs=self.runs,
                        intra=None if self.intra is None else sum(self.intra), inter=self.inter,
-                       partitions=self.partitions, distribution=self.distribution, bytes_h2d=self.bytes_h2d,
+                       partitions=self.partitions, distribution=self.distribution, regime=self.regime,
+                       bytes_h2d=self.bytes_h2d, gathered_bytes=self.gathered_bytes,
                        peak_device_bytes=max(self.peak_device_bytes.values(), default=0))
         else:
             out["error"] = self.error
@@ -173,6 +189,8 @@ def merge(query: str, sem: Semantics, plan: InterPartitionPlan, k: int, results:
                          bytes_h2d=sum(p.bytes_h2d for p in results), workers=sorted({p.worker for p in results}))
     for p in results:
         result.peak_device_bytes[p.worker] = max(result.peak_device_bytes.get(p.worker, 0), p.device_bytes)
+        if p.adjacency is not None:
+            result.adjacency[p.worker] = p.adjacency
     if intra:
         result.intra = [p.count for p in intra]
         result.inter = sum(p.count for p in inter)

@@ -49,6 +49,10 @@ class Site(Protocol):
     def device_bytes(self) -> int:
         """Peak device bytes this site has held so far (as far as its backend knows them)."""
 
+    @property
+    def mode(self) -> str:
+        """Where the site reads the whole graph's adjacency: ``"device"`` (in core), ``"host"`` or ``"gather"``."""
+
 
 #: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares (and split
 #: plans' indexes) it keeps.
