@@ -22,6 +22,7 @@ from distsm.kernels.budget import BudgetPlan, default_budget
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex
 from distsm.plan.execute import release_device_memory
+from distsm.plan.results import AdjacencyChoice
 from distsm.plan.site import PlanCache
 from distsm.plan.slices import Slice, global_slices
 from distsm.residency import Residency, default_device_budget
@@ -137,6 +138,9 @@ class WorkerSite(WorkerPlugin):
 
     def device_bytes(self) -> int:
         return self.residency.device_bytes()
+
+    def adjacency_choice(self) -> AdjacencyChoice:
+        return self.residency.choice()
 
 
 def state_of(name: str) -> WorkerSite:

@@ -25,7 +25,7 @@ from distsm.kernels.index import DataIndex
 from distsm.partition.spec import Partitioning
 from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, decide, shaped, whole_plan
 from distsm.plan.execute import Job, job_rows, jobs, run_job, run_whole_jobs, whole_query_jobs
-from distsm.plan.results import QueryResult, merge
+from distsm.plan.results import AdjacencyChoice, QueryResult, merge
 from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
@@ -145,6 +145,9 @@ class PartitionedMatcher:
 
     def device_bytes(self) -> int:
         return self.residency.device_bytes()
+
+    def adjacency_choice(self) -> AdjacencyChoice:
+        return self.residency.choice()
 
     def release(self) -> None:
         """Release the parts held on the device (they are loaded again when next searched)."""

@@ -26,6 +26,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.candidate_edges import labelled_runs
 from distsm.kernels.gather import HostAdjacency
 from distsm.kernels.index import DataIndex, estimate_core_bytes, estimate_index_bytes, memory_mapped
+from distsm.plan.results import AdjacencyChoice
 from distsm.vocabulary import check_adjacency
 
 logger = logging.getLogger(__name__)
@@ -72,6 +73,17 @@ def resolve_adjacency(adjacency: str, budget: int | None, index_bytes: int, n: i
                          f"({core} bytes for {n} vertices) that out-of-core search keeps on the device; "
                          f"raise it above {core} bytes")
     return adjacency
+
+
+def adjacency_reason(asked: str, mode: str, budget: int | None, index_bytes: int) -> str:
+    """Why :func:`resolve_adjacency` gave ``mode`` for adjacency ``asked``, a device ``budget`` and a whole-graph
+    index of ``index_bytes``, in words."""
+    if asked != "auto":
+        return f"adjacency {asked!r} was asked for"
+    if budget is None:
+        return "no device budget: the whole graph's index stays on the device"
+    fits = "fits in" if mode == "device" else "is more than"
+    return f"the whole graph's index ({index_bytes} bytes) {fits} half the device budget ({budget} bytes)"
 
 
 def graph_index_bytes(data: Graph) -> int:
@@ -155,6 +167,7 @@ class Residency:
         self.part_bytes_h2d = 0   # out of core: bytes of part indexes loaded onto the device so far
         self.peak_part_bytes = 0  # most bytes of part indexes resident at once
         self.mode = adjacency  # resolved by whole_graph()
+        self.mode_reason = ""
 
     @property
     def out_of_core(self) -> bool:
@@ -185,6 +198,7 @@ class Residency:
         # "auto" weighs the index's real size; a mode the caller named needs no index read to be checked.
         size = int(self.mapped_index().nbytes) if self.adjacency == "auto" else 0
         self.mode = resolve_adjacency(self.adjacency, self.budget, size, n)
+        self.mode_reason = adjacency_reason(self.adjacency, self.mode, self.budget, size)
         logger.info("site %s reads the whole graph's adjacency in mode %r (device budget %s)", self.site, self.mode,
                     self.budget)
         assignment = self.store.assignment
@@ -301,6 +315,11 @@ class Residency:
             for local, _ in self._parts.values():
                 self.backend.release(local.graph)
             self._parts.clear()
+
+    def choice(self) -> AdjacencyChoice:
+        """Where this site reads the whole graph's adjacency, and why (decided by its first read)."""
+        self.whole_graph()
+        return AdjacencyChoice(self.mode, self.mode_reason)
 
     def moved_bytes(self) -> int:
         """Bytes copied host to device so far: part indexes out of core, and gathered adjacency."""

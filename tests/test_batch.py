@@ -186,7 +186,7 @@ def test_a_devices_batch_leaves_its_leftovers_their_own_trial(monkeypatch, on_de
     from distsm.plan import execute
 
     site = SimpleNamespace(backend=SimpleNamespace(on_device=on_device), worker="w", moved_bytes=lambda: 0,
-                           device_bytes=lambda: 0, mode="device")
+                           device_bytes=lambda: 0, adjacency_choice=lambda: None)
     jobs = []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 7])
     monkeypatch.setattr(execute, "run_job", lambda site, job, *args, **kwargs: jobs.append(job) or "alone")
@@ -204,7 +204,7 @@ def test_a_batch_hands_off_the_queries_left_after_the_next_one_when_asked(monkey
     from distsm.plan import execute
 
     site = SimpleNamespace(backend=SimpleNamespace(on_device=False), worker="w", moved_bytes=lambda: 0,
-                           device_bytes=lambda: 0, mode="device")
+                           device_bytes=lambda: 0, adjacency_choice=lambda: None)
     queries = [Graph.from_edges([(0, 1)], n=2, vertex_labels=[k, k]) for k in range(4)]
     counted, asked = [], []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 5, None, None])

@@ -200,3 +200,23 @@ def test_count_batch_api():
         check_split(r, 3)
         assert r.semantics == Semantics() and r.ok
     assert distsm.count_batch(DATA, [], partitions=3) == []
+
+
+def test_a_result_says_its_regime_and_why():
+    from distsm.plan.results import AdjacencyChoice, QueryResult
+    from distsm.residency import adjacency_reason, resolve_adjacency
+
+    for budget, mode in ((4000, "device"), (1000, "host")):
+        assert resolve_adjacency("auto", budget, 2000, 10) == mode
+    assert adjacency_reason("auto", "device", 4000, 2000) == \
+        "the whole graph's index (2000 bytes) fits in half the device budget (4000 bytes)"
+    assert adjacency_reason("auto", "host", 1000, 2000) == \
+        "the whole graph's index (2000 bytes) is more than half the device budget (1000 bytes)"
+    assert adjacency_reason("auto", "device", None, 2000).startswith("no device budget")
+    assert adjacency_reason("gather", "gather", 1000, 0) == "adjacency 'gather' was asked for"
+    r = QueryResult("q", adjacency={"a": AdjacencyChoice("host", "why a"), "b": AdjacencyChoice("host", "why b")})
+    assert r.regime == ("out of core: each device holds the per-vertex arrays and the parts it searches, the "
+                        "adjacency read in place from host memory (why a; why b)")
+    assert QueryResult("q").regime is None
+    assert QueryResult("q", adjacency={"a": AdjacencyChoice("device")}).regime == \
+        "in core: the whole graph's index on each device"

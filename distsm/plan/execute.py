@@ -231,7 +231,8 @@ def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | Bu
         found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
         count, heavy = (0, found) if isinstance(found, Heavy) else (found, None)
     return JobResult(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
-                 4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(), site.mode, heavy)
+                     4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(),
+                     site.adjacency_choice(), heavy)
 
 
 def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
@@ -245,8 +246,8 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
     setup = time.perf_counter() - t
     count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
-                     device_bytes=site.device_bytes(), adjacency=site.mode, automorphisms=shared.automorphisms,
-                     setup_seconds=setup)
+                     device_bytes=site.device_bytes(), adjacency=site.adjacency_choice(),
+                     automorphisms=shared.automorphisms, setup_seconds=setup)
 
 
 def run_search_slice(site: Site, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
@@ -262,7 +263,7 @@ def run_search_slice(site: Site, tasks: tuple[int, int], query: Graph, sem: Sema
     assert search is not None  # a forced search is chosen or raises
     count = stages.run_search(search, tasks)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
-                     device_bytes=site.device_bytes(), adjacency=site.mode)
+                     device_bytes=site.device_bytes(), adjacency=site.adjacency_choice())
 
 
 def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int | BudgetPlan, *,
@@ -304,7 +305,7 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
             yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
         else:
             yield JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
-                            device_bytes=site.device_bytes(), adjacency=site.mode)
+                            device_bytes=site.device_bytes(), adjacency=site.adjacency_choice())
             moved = 0  # the batch's copies are charged once
 
 

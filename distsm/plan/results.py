@@ -21,6 +21,15 @@ from distsm.semantics import Semantics
 STATUSES = ("ok", "timeout", "cancelled", "error")
 
 
+@dataclass(frozen=True)
+class AdjacencyChoice:
+    """Where a site reads the whole graph's adjacency (``mode``: ``"device"``, ``"host"`` or ``"gather"``; see
+    :class:`~distsm.residency.Residency`) and why (``reason``, in words)."""
+
+    mode: str
+    reason: str = ""
+
+
 @dataclass
 class JobResult:
     """What one :class:`Job` found: a count (or the rows it listed) and its cost."""
@@ -35,7 +44,7 @@ class JobResult:
     gathered_bytes: int = 0      # adjacency read by spanning searches (4 bytes per entry scanned)
     bytes_h2d: int = 0           # out of core: part indexes and gathered adjacency copied to the device
     device_bytes: int = 0        # the site's peak device bytes after the job (as far as its backend knows them)
-    adjacency: str | None = None  # where the site read the whole graph's adjacency (its Residency's mode)
+    adjacency: AdjacencyChoice | None = None  # where the site read the whole graph's adjacency, and why
     heavy: Heavy | None = None   # a whole query found too heavy to count alone (then count is 0), and why
     #: a slice of a unique count: ``count`` is embeddings, and the query's matches are the sum over its slices
     #: divided by this (``|Aut(Q)|``; see :mod:`distsm.plan.split`)
@@ -77,8 +86,8 @@ class QueryResult:
     bytes_h2d: int = 0
     workers: list[str] = field(default_factory=list)
     peak_device_bytes: dict[str, int] = field(default_factory=dict)
-    #: per worker, where it read the whole graph's adjacency (``"device"``, ``"host"``, ``"gather"``)
-    adjacency: dict[str, str] = field(default_factory=dict)
+    #: per worker, where it read the whole graph's adjacency and why
+    adjacency: dict[str, AdjacencyChoice] = field(default_factory=dict)
     distribution: str | None = None
     distribution_reason: str = ""
     error: str | None = None
@@ -95,15 +104,18 @@ class QueryResult:
 
     @property
     def regime(self) -> str | None:
-        """Where the graph lived while the query ran, in words (None where no job reported it)."""
-        modes = set(self.adjacency.values())
+        """Where the graph lived while the query ran and why, in words (None where no job reported it)."""
+        modes = {c.mode for c in self.adjacency.values()}
         if not modes:
             return None
+        why = "; ".join(sorted({c.reason for c in self.adjacency.values() if c.reason}))
         if modes == {"device"}:
-            return "in core: the whole graph's index on each device"
-        ways = {"host": "read in place from host memory", "gather": "gathered per table chunk into device memory"}
-        return ("out of core: each device holds the per-vertex arrays and the parts it searches, the adjacency "
-                + " or ".join(ways[m] for m in sorted(modes - {"device"})))
+            where = "in core: the whole graph's index on each device"
+        else:
+            ways = {"host": "read in place from host memory", "gather": "gathered per table chunk into device memory"}
+            where = ("out of core: each device holds the per-vertex arrays and the parts it searches, the adjacency "
+                     + " or ".join(ways[m] for m in sorted(modes - {"device"})))
+        return f"{where} ({why})" if why else where
 
     @property
     def runs(self) -> str | None:

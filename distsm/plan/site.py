@@ -16,6 +16,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.counting import Count, PlannedCount
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup
+from distsm.plan.results import AdjacencyChoice
 from distsm.plan.search import Search, prepare_search
 from distsm.plan.split import SharedPlan
 from distsm.semantics import Semantics
@@ -49,9 +50,8 @@ class Site(Protocol):
     def device_bytes(self) -> int:
         """Peak device bytes this site has held so far (as far as its backend knows them)."""
 
-    @property
-    def mode(self) -> str:
-        """Where the site reads the whole graph's adjacency: ``"device"`` (in core), ``"host"`` or ``"gather"``."""
+    def adjacency_choice(self) -> AdjacencyChoice:
+        """Where the site reads the whole graph's adjacency, and why."""
 
 
 #: Queries whose filters and planned searches a :class:`PlanCache` keeps, and counts whose slices' shares (and split
