@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, cast
 
 import numpy as np
@@ -19,18 +17,15 @@ from distsm.config import cluster_options
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan, default_budget
-from distsm.kernels.gather import HostAdjacency
-from distsm.kernels.index import DataIndex
 from distsm.plan.execute import release_device_memory
-from distsm.plan.results import AdjacencyChoice
 from distsm.plan.site import PlanCache
 from distsm.plan.slices import Slice, global_slices
-from distsm.residency import Residency, default_device_budget
+from distsm.residency import Residency, ResidentSite, default_device_budget
 from distsm.semantics import Semantics
 from distsm.vocabulary import BackendName
 
 
-class WorkerSite(WorkerPlugin):
+class WorkerSite(ResidentSite, WorkerPlugin):
     """One matcher's cache on one worker (a ``distributed`` worker plugin), and the :class:`~distsm.plan.site.Site`
     its jobs run on.
 
@@ -112,13 +107,6 @@ class WorkerSite(WorkerPlugin):
         return BudgetPlan(device, default_budget(self.backend.host(), budget))
 
     # ------------------------------------------------------------------ Site
-    @contextmanager
-    def part(self, i: int) -> Iterator[Any]:
-        yield self.residency.part(i)
-
-    def host_index(self) -> DataIndex | None:
-        return self.residency.host_index()
-
     def slices(self, query: Graph, sem: Semantics, count: int) -> list[Slice]:
         """About ``count`` slices of ``query``'s global join, cut here as the client cuts the queries it slices
         (:func:`~distsm.plan.slices.global_slices`, on the host over the memory-mapped index)."""
@@ -127,20 +115,9 @@ class WorkerSite(WorkerPlugin):
         return global_slices(numpy, host, query, sem, numpy.candidates(host, query, homomorphism=sem.homomorphism),
                              count)
 
-    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
-        return self.residency.whole_graph()
-
     def cross_vertices(self) -> np.ndarray:
         return self.store.cross_vertices()
 
-    def moved_bytes(self) -> int:
-        return self.residency.moved_bytes()
-
-    def device_bytes(self) -> int:
-        return self.residency.device_bytes()
-
-    def adjacency_choice(self) -> AdjacencyChoice:
-        return self.residency.choice()
 
 
 def state_of(name: str) -> WorkerSite:

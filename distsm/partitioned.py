@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -21,21 +20,20 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels import engine
 from distsm.kernels.backend import Backend
-from distsm.kernels.index import DataIndex
 from distsm.partition.spec import Partitioning
 from distsm.plan.distribution import DEFAULT_DIRECTIONS, Decision, Directions, Sites, decide, shaped, whole_plan
 from distsm.plan.execute import Job, job_rows, jobs, run_job, run_whole_jobs, whole_query_jobs
-from distsm.plan.results import AdjacencyChoice, QueryResult, merge
+from distsm.plan.results import QueryResult, merge
 from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
-from distsm.residency import Residency, partitions_for_budget
+from distsm.residency import Residency, ResidentSite, partitions_for_budget
 from distsm.semantics import Semantics
 
 logger = logging.getLogger(__name__)
 
 
-class PartitionedMatcher:
+class PartitionedMatcher(ResidentSite):
     """Partitioned search over one data graph in this process (the reference for the Dask layer).
 
     Args:
@@ -126,28 +124,8 @@ class PartitionedMatcher:
         return jobs(plan, self.k, self.cross_edge_count) if decision.how == "sliced" else whole_query_jobs()
 
     # ------------------------------------------------------------------ the Site of distsm.plan.execute
-    @contextmanager
-    def part(self, i: int) -> Iterator[Any]:
-        """Part ``i`` for its intra-partition search (see :meth:`~distsm.residency.Residency.part`)."""
-        yield self.residency.part(i)
-
-    def whole_graph(self) -> tuple[DataIndex, Any, Any]:
-        return self.residency.whole_graph()
-
-    def host_index(self) -> DataIndex | None:
-        return self.residency.host_index()
-
     def cross_vertices(self) -> np.ndarray:
         return self._cross
-
-    def moved_bytes(self) -> int:
-        return self.residency.moved_bytes()
-
-    def device_bytes(self) -> int:
-        return self.residency.device_bytes()
-
-    def adjacency_choice(self) -> AdjacencyChoice:
-        return self.residency.choice()
 
     def release(self) -> None:
         """Release the parts held on the device (they are loaded again when next searched)."""

@@ -14,7 +14,8 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -352,3 +353,31 @@ def _in_memory(index: DataIndex) -> DataIndex:
     copies: dict[str, Any] = {f.name: np.array(v) for f in dataclasses.fields(index)
                               if memory_mapped(v := getattr(index, f.name))}
     return dataclasses.replace(index, **copies)
+
+
+class ResidentSite:
+    """What a :class:`~distsm.plan.site.Site` answers from its :class:`Residency`, for both executors (this
+    process's :class:`~distsm.partitioned.PartitionedMatcher` and each worker's
+    :class:`~distsm.cluster.worker_site.WorkerSite`)."""
+
+    residency: Residency
+
+    @contextmanager
+    def part(self, i: int) -> Iterator[Any]:
+        """Part ``i`` for its intra-partition search (see :meth:`Residency.part`)."""
+        yield self.residency.part(i)
+
+    def whole_graph(self) -> tuple[DataIndex, Any, HostAdjacency | None]:
+        return self.residency.whole_graph()
+
+    def host_index(self) -> DataIndex | None:
+        return self.residency.host_index()
+
+    def moved_bytes(self) -> int:
+        return self.residency.moved_bytes()
+
+    def device_bytes(self) -> int:
+        return self.residency.device_bytes()
+
+    def adjacency_choice(self) -> AdjacencyChoice:
+        return self.residency.choice()
