@@ -167,8 +167,12 @@ def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selec
     # Where the data graph has one vertex label (the query's: it has candidates), no level tests labels; where its
     # ranked runs are split by neighbour label, each level reads its own label's runs.
     order, prog, automorphisms = planned(query, breaking, len(idx.vertices_by_label) == 1, slots_of(idx))
-    shortcut = next((name for name, how in SHORTCUTS.items() if how.applies(query, idx.num_labels)), None)
-    return Search(order, prog, automorphisms, unique, selectivity, shortcut)
+    return Search(order, prog, automorphisms, unique, selectivity, shortcut_of(query, idx))
+
+
+def shortcut_of(query: Graph, idx: DataIndex) -> str | None:
+    """The name of the :data:`SHORTCUTS` entry that counts ``query`` on the graph of ``idx``, if any."""
+    return next((name for name, how in SHORTCUTS.items() if how.applies(query, idx.num_labels)), None)
 
 
 def count(backend: Backend, idx: DataIndex, search: Search, budget: int, control: Control | None = None,

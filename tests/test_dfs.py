@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import distsm
 from distsm import Graph
-from distsm.kernels import NUMPY, counting, dfs_host
+from distsm.kernels import NUMPY, counting, dfs, dfs_host
 from distsm.kernels.dfs_plan import closure, program, renumbered, search_order, supported
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
@@ -191,6 +191,20 @@ def test_auto_keeps_the_joins_on_the_host_and_labelled_graphs_off_the_search():
                                                                         symmetry(pattern("triangle"),
                                                                                  Semantics(unique=True))), 1 << 20)
     assert stages.search() is None
+
+
+@pytest.mark.parametrize("name", ["4-cycle", "5-path"])
+def test_auto_takes_a_shortcut_on_the_host_and_counts_what_networkx_finds(name):
+    # A shortcut's closed form reads wedges and triangles only: unlike the host's search tables it beats the joins
+    # on a CPU, so the host takes it unasked.
+    rng = np.random.default_rng(11)
+    data = random_graph(rng, 28, 0.3, 1, 1, False)
+    query = pattern(name)
+    report = distsm.explain(data, query, unique=True, backend="numpy")
+    assert report.path == "dfs", report.reason
+    assert any(shortcut in report.reason for shortcut in dfs.SHORTCUTS), report.reason
+    want = len(networkx_matches(data, query)) // automorphism_count(query)
+    assert distsm.count(data, query, unique=True, backend="numpy") == want
 
 
 def test_stars_stay_with_the_joins_unless_forced():
