@@ -18,12 +18,16 @@ a triangle or a wedge, where the search would walk every path (over 44 s on the 
 ``benchmarks/motifs.py`` on an H200).
 
 With a vertex label every term is taken in the subgraph its vertices induce.  Tasks are those of the wedges (the
-label's ranks, ascending); a range of them takes the ``W`` terms of its middles, the triangles of its lowest
-vertices and the 4-cycles of its highest, so that ranges add up to the whole (each part's numerator is even).
+label's ranks, ascending); a range of them takes the ``W`` terms of its middles and the 4-cycles of its highest
+vertices, and the triangles of the lowest vertices in the range of ranks that holds the same share of the
+triangles' work as the range holds of the wedges' (:class:`_Terms`), so that ranges add up to the whole (each
+part's numerator is even) and each range's share of both passes follows the share of work it was cut for.  A
+range's part is then no count of its own and may be negative; only the whole is.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,8 +44,40 @@ from distsm.kernels.records import Control
 #: Bytes per gathered entry while ``W`` is summed (its row, neighbour, value and running sums).
 ENTRY_BYTES = 40
 
-_TERMS = caches.cache("5-path terms", "RankedGraph, label -> (tasks, degrees less one, triangle program, its task "
-                                     "ends)")
+#: Tasks per block of the running triangle work that matches a range of wedge tasks with its triangles' ranks,
+#: kept on the host at one entry a block.  The wedges' running work is kept whole: a few tasks (the hubs' ranks)
+#: hold most of it.
+WORK_BLOCK = 16
+
+_TERMS = caches.cache("5-path terms", "RankedGraph, label -> _Terms (tasks, degrees less one, triangle program, "
+                                     "its task ends, block sums of both works)")
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """What every range of one graph and label shares: the tasks (``verts``, ranks of the label), each rank's
+    degree less one (``weights``), the ``triangle`` program and its running task count per task (``ends``), the
+    running wedge work before each task, then the whole (``wedge_work``), and the running triangle work before
+    each block of :data:`WORK_BLOCK` tasks, then the whole (``triangle_work``), both on the host (float64)."""
+
+    verts: Any
+    weights: Any
+    triangle: DfsProgram
+    ends: Any
+    wedge_work: np.ndarray
+    triangle_work: np.ndarray
+
+    def triangle_task(self, at: int) -> int:
+        """The first triangle task of a range of wedge tasks that starts at ``at`` (0 to the number of tasks): the
+        start of the block of ranks whose running triangle work first reaches the share of the wedges' work
+        done before ``at``.  Non-decreasing in ``at``, 0 at 0 and every triangle task at the end."""
+        n = int(self.verts.shape[0])
+        if at >= n:
+            return int(self.ends[n - 1]) if n else 0
+        share = self.wedge_work[at] / self.wedge_work[-1]
+        block = int(np.searchsorted(self.triangle_work, share * self.triangle_work[-1], side="left"))
+        rank = min(block * WORK_BLOCK, n)
+        return int(self.ends[rank - 1]) if rank else 0
 
 
 def applies(query: Graph, edge_labels: int) -> bool:
@@ -65,19 +101,19 @@ def applies(query: Graph, edge_labels: int) -> bool:
 def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Control | None = None,
           task_range: tuple[int, int] | None = None) -> int:
     """The number of 5-vertex paths (each once) whose vertices have label ``label`` (-1: any) on ``g``, holding at
-    most about ``budget`` bytes at a time; ``task_range`` restricts it to a range of the wedges' tasks (see the
-    module docstring); ``control`` may cancel between parts."""
-    verts, weights, triangle, ends = _terms(backend, g, label)
-    lo, hi = task_range if task_range is not None else (0, int(verts.shape[0]))
-    walks = _walks(backend, g, label, weights, verts[lo:hi], budget)
+    most about ``budget`` bytes at a time; ``task_range`` restricts it to a range of the wedges' tasks, whose part
+    the parts of the other ranges complete (see the module docstring); ``control`` may cancel between parts."""
+    terms = _terms(backend, g, label)
+    lo, hi = task_range if task_range is not None else (0, int(terms.verts.shape[0]))
+    walks = _walks(backend, g, label, terms.weights, terms.verts[lo:hi], budget)
     if control is not None:
         control.check()
-    tasks = (int(ends[lo - 1]) if lo else 0, int(ends[hi - 1]) if hi else 0)
-    triangles = backend.dfs_count(g, triangle, budget, control, tasks)
-    weighed = backend.dfs_weigh(g, triangle, weights, budget, tasks)
+    tasks = (terms.triangle_task(lo), terms.triangle_task(hi))
+    triangles = backend.dfs_count(g, terms.triangle, budget, control, tasks)
+    weighed = backend.dfs_weigh(g, terms.triangle, terms.weights, budget, tasks)
     cycles = wedges.count(backend, g, label, budget, control, (lo, hi))
     twice = walks - 4 * weighed - 8 * cycles + 6 * triangles
-    assert twice % 2 == 0 and twice >= 0, twice
+    assert twice % 2 == 0 and (twice >= 0 or task_range is not None), twice
     return twice // 2
 
 
@@ -87,18 +123,33 @@ def task_work(backend: Backend, g: RankedGraph, label: int) -> Any:
     return wedges.task_work(backend, g, label)
 
 
-def _terms(backend: Backend, g: RankedGraph, label: int) -> tuple[Any, Any, DfsProgram, Any]:
-    """The tasks (ranks of ``label``), each rank's degree less one (at least 0), the triangle program and its
-    tasks' running count per rank of ``label``: kept per ranked graph and label, since a cluster counts a query in
-    dozens of task ranges and each would rebuild them over the whole graph."""
-    def compute() -> tuple[Any, Any, DfsProgram, Any]:
+def _terms(backend: Backend, g: RankedGraph, label: int) -> _Terms:
+    """The :class:`_Terms` of ``g`` and ``label``: kept per ranked graph and label, since a cluster counts a query
+    in dozens of task ranges and each would rebuild them over the whole graph.  A task's triangle work is the
+    square of its run above itself, which the triangle count reads (and the weights again)."""
+    def compute() -> _Terms:
         xp = backend.xp
         triangle = _triangle(g, label)
         weights = xp.maximum(_degrees(backend, g, label) - 1, 0)
-        return wedges.tasks(xp, g, label), weights, triangle, task_runs(xp, g, triangle).ends
+        verts = wedges.tasks(xp, g, label)
+        run = _runs(g, label, verts)
+        above = (g.ptr[run + 1] - g.up[run]).astype(xp.float64)
+        return _Terms(verts, weights, triangle, task_runs(xp, g, triangle).ends,
+                      _running(backend, wedges.task_work(backend, g, label), 1),
+                      _running(backend, 1.0 + above * above, WORK_BLOCK))
 
-    found: tuple[Any, Any, DfsProgram, Any] = _TERMS.get_or(g, compute, label)
+    found: _Terms = _TERMS.get_or(g, compute, label)
     return found
+
+
+def _running(backend: Backend, work: Any, block: int) -> np.ndarray:
+    """The running sums of ``work`` (float64) before each block of ``block`` entries, then the whole, on the
+    host."""
+    xp = backend.xp
+    running = xp.cumsum(work)
+    ends = xp.arange(block - 1, int(work.shape[0]) - 1, block)
+    total = float(running[-1]) if work.shape[0] else 0.0
+    return np.concatenate(([0.0], backend.to_host(running[ends]), [total]))
 
 
 def _runs(g: RankedGraph, label: int, v: Any) -> Any:
