@@ -62,7 +62,8 @@ class EngineOptions:
     host_chunk_bytes: int
     #: measured arc selectivity (kernels/dfs.py) from which a count takes the depth-first set-intersection search
     dfs_selectivity: float = 0.15
-    #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests)
+    #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests); a
+    #: shortcut's closed form (4-cycles, 5-paths) is taken unasked either way
     dfs_host: bool = False
 
     def __post_init__(self) -> None:
