@@ -591,7 +591,8 @@ def _others(found: dict[str, list], lines: list[str]) -> None:
 
 
 SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe_shared,
-            "cluster_scaling": _cluster_scaling, "cluster_regimes": _cluster_scaling, "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
+            "cluster_scaling": _cluster_scaling, "cluster_regimes": _cluster_scaling,
+            "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
             "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
