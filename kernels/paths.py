@@ -50,7 +50,7 @@ ENTRY_BYTES = 40
 WORK_BLOCK = 16
 
 _TERMS = caches.cache("5-path terms", "RankedGraph, label -> _Terms (tasks, degrees less one, triangle program, "
-                                     "its task ends, block sums of both works)")
+                                     "its task ends, running wedge work per task and triangle work per block)")
 
 
 @dataclass(frozen=True)
