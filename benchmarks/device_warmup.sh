@@ -11,6 +11,10 @@
 # 3. large graph after the warm-up (SKIP_RMAT=1: not): a fresh process builds an R-MAT of 2**RMAT_SCALE vertices
 #    (default 22) and RMAT_EDGES edges (16M), 256 labels, and counts 16 queries of 8-12 vertices twice each (the
 #    heavy batch of benchmarks/cluster_scaling.py); large graphs take paths and array sizes the suites never do.
+# WARMUP=0: no warm-up command at all (what a user gets who never heard of it): one empty cache for every step, the
+#    first fresh process's counts are the cold start, and each later step counts the files it adds (0 when the
+#    engine's kernels come precompiled, kernels/cuda_modules.py); a motifs step counts each pattern of
+#    benchmarks/motifs.py twice on a one-label R-MAT of 2**MOTIF_SCALE vertices (default 18, 2M edges).
 # $OUT/warmup.json holds every figure with the machine and commit; the table is printed last.
 . "$(dirname "$0")/device_install.sh"
 HEAVY=${HEAVY:-"Q_13 Q_8 Q_14"}
@@ -76,39 +80,74 @@ for name, q in zip(names, graphs):
 PY
   )
 }
+motif_firsts() {  # a fresh process counts every pattern of benchmarks/motifs.py on a one-label R-MAT twice
+  (cd "$WORK" && ln -sfn "$OLDPWD/benchmarks" benchmarks && python3 - "${MOTIF_SCALE:-18}" "${MOTIF_EDGES:-2000000}" <<'PY'
+import json, sys, time
+import distsm
+from benchmarks.generators import rmat_graph
+from benchmarks.motifs import PATTERNS, pattern_graph
+scale, edges = int(sys.argv[1]), int(sys.argv[2])
+data = rmat_graph(scale=scale, edges=edges, vertex_labels=1, edge_labels=1, seed=7)
+for name in PATTERNS:
+    times, counts = [], []
+    for _ in range(2):
+        t = time.perf_counter()
+        counts.append(distsm.count(data, pattern_graph(name), backend="cupy"))
+        times.append(time.perf_counter() - t)
+    assert counts[0] == counts[1]
+    print(json.dumps({"step": "motifs", "query": name, "count": counts[0], "first_s": round(times[0], 4),
+                      "second_s": round(times[1], 4)}))
+PY
+  )
+}
 new_kernels() {  # new_kernels DIR MARKER [STEP]: one JSON line naming CuPy's kernels in cache files newer than MARKER
   find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "cupy_[a-z_0-9]+" | sort -u \
     | python3 -c "import json, sys; print(json.dumps({'step': sys.argv[1], 'names': sys.stdin.read().split()}))" \
       "${3:-kernels compiled after warmup}"
 }
+export CUPY_CACHE_SAVE_CUDA_SOURCE=1  # new_kernels names what was compiled
+AFTER=$([ "${WARMUP:-1}" = 1 ] && echo "after warmup" || echo "without warmup")
+FIRST=$([ "${WARMUP:-1}" = 1 ] && echo warmed || echo fresh)
 {
-  if [ "${SKIP_COLD:-0}" != 1 ]; then  # SKIP_COLD=1: only the warm-up and what it leaves out
+  if [ "${WARMUP:-1}" = 1 ] && [ "${SKIP_COLD:-0}" != 1 ]; then  # SKIP_COLD=1: only the warm-up and what it leaves out
     export CUPY_CACHE_DIR="$WORK/cold-cache"
     firsts cold
     echo "{\"step\": \"cold\", \"kernel_files\": $(files "$CUPY_CACHE_DIR")}"
   fi
   export CUPY_CACHE_DIR="$WORK/warm-cache"
-  (cd "$WORK" && python3 -m distsm warmup --json >"$WORK/warmup.log" 2>"$WORK/warmup.err") || cat "$WORK/warmup.err" >&2
-  python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({'step': 'warmup', 'seconds': round(r['seconds'], 2), 'kernel_files': r['compiled']}))" "$WORK/warmup.log"
+  mkdir -p "$CUPY_CACHE_DIR"
+  if [ "${WARMUP:-1}" = 1 ]; then
+    (cd "$WORK" && python3 -m distsm warmup --json >"$WORK/warmup.log" 2>"$WORK/warmup.err") || cat "$WORK/warmup.err" >&2
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(json.dumps({'step': 'warmup', 'seconds': round(r['seconds'], 2), 'kernel_files': r['compiled']}))" "$WORK/warmup.log"
+  fi
   before=$(files "$CUPY_CACHE_DIR")
-  firsts warmed profile
-  echo "{\"step\": \"warmed\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+  touch "$WORK/marker"
+  firsts "$FIRST" profile
+  echo "{\"step\": \"$FIRST\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+  new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the heavy queries' process"
   before=$(files "$CUPY_CACHE_DIR")
   touch "$WORK/marker"
   (cd "$WORK" && ln -sf "$OLDPWD/benchmarks" . && timeout "${SUITE_TIMEOUT:-300}" python3 -m benchmarks run peers \
-     --suites gmatch-test hprd --backend cupy --max-seconds 20 --startup-seconds 100 --gmatch-test "$GMATCH_TEST" \
+     --suites ${SUITES:-gmatch-test hprd} ${SUITE_ARGS:-} --backend cupy --max-seconds 20 --startup-seconds 100 --gmatch-test "$GMATCH_TEST" \
      --out "$WORK/suites.json" >"$WORK/suites.log" 2>&1) || tail -n 5 "$WORK/suites.log" >&2
-  echo "{\"step\": \"suites after warmup\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+  echo "{\"step\": \"suites $AFTER\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
   new_kernels "$CUPY_CACHE_DIR" "$WORK/marker"
   if [ "${SKIP_RMAT:-0}" != 1 ]; then
     before=$(files "$CUPY_CACHE_DIR")
     touch "$WORK/marker"
     rmat_firsts
-    echo "{\"step\": \"rmat after warmup\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+    echo "{\"step\": \"rmat $AFTER\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
     new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the rmat step"
   fi
+  if [ "${SKIP_MOTIFS:-0}" != 1 ]; then
+    before=$(files "$CUPY_CACHE_DIR")
+    touch "$WORK/marker"
+    motif_firsts
+    echo "{\"step\": \"motifs\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+    new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the motifs step"
+  fi
 } | tee "$WORK/steps.jsonl"
-python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "${COMMIT:-unknown}" "HEAVY='$HEAVY' bash benchmarks/device_warmup.sh" <<'PY'
+python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "${COMMIT:-unknown}" "WARMUP=${WARMUP:-1} HEAVY='$HEAVY' bash benchmarks/device_warmup.sh" <<'PY'
 import json, platform, subprocess, sys, time
 steps = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
 gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)

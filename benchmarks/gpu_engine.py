@@ -42,7 +42,8 @@ from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import join_entry_bytes
 from distsm.kernels.cupy.index import PCSR_LOAD
 from distsm.kernels.cupy.pool import watch
-from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
+from distsm.kernels.cuda_modules import PCSR_SLOTS
+from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP
 from distsm.kernels.query_plan import MatchOptions
 
 

@@ -1,7 +1,9 @@
 """Compile ahead everything a count launches on the GPU, so no query of a new process pays NVRTC's compile time.
 
-CuPy compiles each kernel the first time a process launches it (``join.cu`` by NVRTC, and every element-wise,
-reduction and scan kernel per dtype) and keeps the result in its on-disk kernel cache (``CUPY_CACHE_DIR``, by
+The engine's own modules (``join.cu``, ``trailing.cu``, ``dfs.cu``) come compiled with the package where it was
+built with ``nvcc`` (:mod:`distsm.kernels.cuda_modules`); CuPy compiles its own element-wise, reduction and scan
+kernels per dtype the first time a process launches each (and the engine's modules where no fatbin matches), and
+keeps the result in its on-disk kernel cache (``CUPY_CACHE_DIR``, by
 default ``~/.cupy/kernel_cache``); a later process loads it from there in milliseconds.  On a fresh machine,
 container or CI job that cache is empty, and the first heavy queries pay the compile time (seconds each).
 :func:`warmup` (``distsm warmup`` on the command line) fills it once: it runs a fixed set of small counts that

@@ -32,12 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.cuda_modules import DFS_HEAD_WORDS, DFS_LEVEL_WORDS, DFS_MAX_LEVELS
 from distsm.kernels.order import query_adjacency
 
 #: Query vertices a search takes at most (its kernel keeps a fixed per-warp stack of this depth).
-MAX_LEVELS = 10
-HEAD_WORDS = 4
-LEVEL_WORDS = 7 + MAX_LEVELS
+MAX_LEVELS = DFS_MAX_LEVELS
+HEAD_WORDS = DFS_HEAD_WORDS
+LEVEL_WORDS = DFS_LEVEL_WORDS
 
 Pairs = tuple[tuple[int, int], ...]
 

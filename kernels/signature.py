@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from distsm.kernels.array_ops import bincount
+from distsm.kernels.cuda_modules import SIG_WORDS
 
-SIG_WORDS = 4
 BUCKETS_PER_WORD = 16
 _HASH_MUL = 0x9E3779B1
 #: Graphs with at most this many (vertex, bucket) cells (queries) count them in a dense table; larger ones sort

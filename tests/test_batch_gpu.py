@@ -36,7 +36,7 @@ from distsm.kernels.vertex_sets import member
 from distsm.kernels.cupy.batch import _pack
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.filter import query_info
-from distsm.kernels.cupy.launch import BATCH_HEAD, PROG_MAX
+from distsm.kernels.cuda_modules import BATCH_HEAD, PROG_MAX
 from distsm.kernels.query_plan import MatchOptions
 from distsm.plan.automorphism import stabilizer_chain
 

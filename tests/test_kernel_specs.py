@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from distsm.kernels.cupy import launch
-from distsm.kernels.cupy.launch import DEFINES, KERNELS, Kernel, KernelArgumentError
+from distsm.kernels.cuda_modules import DFS_MODULE, JOIN_MODULE
+from distsm.kernels.cupy.launch import KERNELS, Kernel, KernelArgumentError
 
 C_TYPES = {"int": np.int32, "long long": np.int64, "unsigned int": np.uint32, "unsigned long long": np.uint64,
            "unsigned char": np.uint8, "double": np.float64}
@@ -20,7 +21,7 @@ C_TYPES = {"int": np.int32, "long long": np.int64, "unsigned int": np.uint32, "u
 
 def _signatures() -> dict[str, list[tuple[str, type, bool]]]:
     """Every ``extern "C" __global__`` kernel of join.cu: its (name, dtype, is pointer) arguments in order."""
-    src = launch.KERNEL_PATH.read_text()
+    src = JOIN_MODULE.path.read_text()
     macro = re.search(r"#define DSM_PROBE_ARGS (.*?)(?<!\\)\n", src, re.S)
     assert macro is not None
     probe = macro.group(1).replace("\\\n", " ")
@@ -45,8 +46,8 @@ def test_every_kernel_is_described_in_signature_order():
 
 
 def test_shared_constants_are_not_defined_in_cuda():
-    src = launch.KERNEL_PATH.read_text()
-    for name in DEFINES:
+    src = JOIN_MODULE.path.read_text()
+    for name, _ in JOIN_MODULE.defines:
         assert not re.search(rf"#define\s+{name}\b", src), name
         assert f"defined({name})" in src, f"join.cu does not guard the definition of {name}"
 
@@ -78,7 +79,7 @@ def test_pack_rejects_a_scalar_out_of_range():
 
 
 def test_dfs_kernels_are_described_in_signature_order():
-    src = launch.DFS_PATH.read_text()
+    src = DFS_MODULE.path.read_text()
     types = {"int": np.int32, "i64": np.int64, "u64": np.uint64, "unsigned": np.uint32}
     macro = re.search(r"#define DFS_COUNT_ARGS (.*?)(?<!\\)\n", src, re.S)
     assert macro is not None
@@ -94,5 +95,5 @@ def test_dfs_kernels_are_described_in_signature_order():
     assert sorted(found) == sorted(launch.DFS_KERNELS)
     for name, kernel in launch.DFS_KERNELS.items():
         assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
-    for name in launch.DFS_DEFINES:
+    for name, _ in DFS_MODULE.defines:
         assert not re.search(rf"#define\s+{name}\b", src), name

@@ -27,6 +27,7 @@ from distsm.kernels import candidate_edges, counting, get_backend
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.ce_join import extension_set, fused_program, walk_core
 from distsm.kernels.count_plan import plan_count
+from distsm.kernels.cuda_modules import TRAILING_MODULE
 from distsm.kernels.cupy import launch
 from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import MatchOptions
@@ -38,7 +39,7 @@ C_TYPES = {"int": np.int32, "long long": np.int64, "double": np.float64}
 
 
 def test_the_kernel_is_described_in_signature_order_and_its_constants_come_from_python():
-    src = launch.TRAILING_PATH.read_text()
+    src = TRAILING_MODULE.path.read_text()
     found = {}
     for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\(\w+\)\s*)?(\w+)\((.*?)\)\s*\{', src,
                          re.S):
@@ -50,8 +51,8 @@ def test_the_kernel_is_described_in_signature_order_and_its_constants_come_from_
     assert sorted(found) == sorted(launch.TRAILING_KERNELS)
     for name, kernel in launch.TRAILING_KERNELS.items():
         assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
-        assert kernel.module is launch.TRAILING_MODULE
-    for name in launch.TRAILING_DEFINES:
+        assert kernel.module is TRAILING_MODULE
+    for name, _ in TRAILING_MODULE.defines:
         assert not re.search(rf"#define\s+{name}\b", src) and f"defined({name})" in src, name
 
 

@@ -1,10 +1,10 @@
 """The GPU backend: the :class:`~distsm.kernels.array_backend.ArrayBackend` interface on CuPy, with the hot path
-as RawModule kernels (``kernels/cuda/join.cu``, compiled by NVRTC on first use).
+as RawModule kernels (``kernels/cuda/*.cu``, loaded from the fatbins the build compiled ahead,
+:mod:`distsm.kernels.cuda_modules`; compiled by NVRTC on first use where there are none).
 
 One module per concern, each a layer of :class:`CupyBackend`:
 
-* :mod:`.launch`: the constants shared with ``join.cu`` (passed as ``-D`` options), one typed description per
-  kernel, the compiled module and launches with named arguments.
+* :mod:`.launch`: one typed description per kernel, the loaded modules and launches with named arguments.
 * :mod:`.staging`: page-locked host slots that the single-block kernels read and write in place (zero copy).
 * :mod:`.pool`: the most device bytes the process had in use (a watch on CuPy's pool), which budgets bound.
 * :mod:`.base`: the state every layer shares: options (``distsm.gpu.*``), launcher, weak caches, budget.

@@ -11,7 +11,8 @@ from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.join import JoinOps, program_words
-from distsm.kernels.cupy.launch import BATCH_BLOCK, BATCH_HEAD, DESCEND_BATCH
+from distsm.kernels.cuda_modules import BATCH_BLOCK, BATCH_HEAD
+from distsm.kernels.cupy.launch import DESCEND_BATCH
 
 #: Blocks of BATCH_BLOCK threads one SM can hold (2048 threads on Hopper): a larger grid only waits for free SMs,
 #: where each block would hold its own scratch tables; a block takes queries until none is left.

@@ -8,7 +8,8 @@ import numpy as np
 
 from distsm.kernels.records import Descent
 from distsm.kernels.cupy.join import JoinOps, program_words
-from distsm.kernels.cupy.launch import DESCEND_SMALL, PROG_MAX
+from distsm.kernels.cuda_modules import PROG_MAX
+from distsm.kernels.cupy.launch import DESCEND_SMALL
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import QueryPlan
 

@@ -20,8 +20,8 @@ import numpy as np
 from distsm import caches
 from distsm.kernels import dfs_host
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import (CLIQUE_COUNT, DFS_BLOCK, DFS_COUNT, DFS_TASK_RANGE, DFS_TASKS, MAX_GRID,
-                                       Kernel)
+from distsm.kernels.cuda_modules import DFS_BLOCK, DFS_TASK_RANGE, MAX_GRID
+from distsm.kernels.cupy.launch import CLIQUE_COUNT, DFS_COUNT, DFS_TASKS, Kernel
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.records import Control

@@ -12,8 +12,9 @@ from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.records import Allowed
 from distsm.kernels.cupy.index import IndexOps
-from distsm.kernels.cupy.launch import (BATCH_BLOCK, BITSET_ROWS, BITSET_SET, FILTER_BATCH, FILTER_FLAGS,
-                                        FILTER_HEAD, FILTER_SCATTER, FILTER_SMALL)
+from distsm.kernels.cuda_modules import BATCH_BLOCK, FILTER_HEAD
+from distsm.kernels.cupy.launch import (BITSET_ROWS, BITSET_SET, FILTER_BATCH, FILTER_FLAGS, FILTER_SCATTER,
+                                        FILTER_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.signature import signatures
 

@@ -13,7 +13,8 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP, PCSR_SLOTS
+from distsm.kernels.cuda_modules import PCSR_SLOTS
+from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP
 from distsm.kernels.array_backend import INDEXES, NUMPY
 from distsm.kernels.index import DataIndex, index_to, memory_mapped
 

@@ -10,9 +10,9 @@ import numpy as np
 
 from distsm.kernels.array_ops import bincount, count_true
 from distsm.kernels.cupy.index import IndexOps
-from distsm.kernels.cupy.launch import (BLOCK, EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL, EXTEND_TIERED, EXTEND_WRITE,
-                                        EXTEND_WRITE_ITEMS, MAX_GRID, PROG_MAX, TIER_CHECKS, TIER_COLS,
-                                        WORKLOAD_COUNTS, WORKLOAD_DELTA, WORKLOAD_SMALL)
+from distsm.kernels.cuda_modules import BLOCK, MAX_GRID, PROG_MAX, TIER_CHECKS, TIER_COLS
+from distsm.kernels.cupy.launch import (EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL, EXTEND_TIERED, EXTEND_WRITE,
+                                        EXTEND_WRITE_ITEMS, WORKLOAD_COUNTS, WORKLOAD_DELTA, WORKLOAD_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
 

@@ -1,7 +1,7 @@
-"""Kernel launches: the constants shared with ``join.cu``, one typed description per kernel, the compiled module.
+"""Kernel launches: one typed description per kernel of the CUDA modules, and the loaded modules.
 
-The constants below are the only definition of the sizes both sides use: :data:`DEFINES` passes them to NVRTC as
-``-D`` options and ``join.cu`` refuses to compile without them.  Each kernel is described once
+The sizes both sides use are defined in :mod:`distsm.kernels.cuda_modules`, with the modules' compile options and
+their fatbins compiled ahead.  Each kernel is described once
 (:class:`Kernel`: argument names and types in the order of its signature in ``join.cu``, checked against the
 source by ``tests/test_kernel_specs.py``); a launch passes named values, and a missing, extra or mistyped one
 raises :class:`KernelArgumentError` in Python instead of reaching the GPU as a misplaced pointer.
@@ -11,41 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from distsm.kernels import dfs_plan as _dfs_plan
-from distsm.kernels.signature import SIG_WORDS
+from distsm.kernels.cuda_modules import (BLOCK, EMPTY_SLOT_BITS, JOIN_MODULE, MAX_GRID, SMALL_BLOCK, TRAILING_MODULE,
+                                         DFS_MODULE, Module)
 
-KERNEL_PATH = Path(__file__).resolve().parent.parent / "cuda" / "join.cu"
-BLOCK = 256            # threads per block of the grid-stride kernels (and of extend_tiered's groups)
-SMALL_BLOCK = 1024     # threads of the fused single-block kernels
-MAX_GRID = 65535
-PCSR_SLOTS = 16        # 8-byte slots per 128-byte group
-EMPTY_SLOT = np.uint64(0xFFFFFFFFFFFFFFFF)
-TIER_COLS = 64         # larger steps stay entry-parallel (extend_tiered keeps a row in shared memory)
-TIER_CHECKS = 32
-PROG_MAX = 2048        # program words the single-block kernels keep in shared memory
-BATCH_HEAD = 7         # int64 words of a query's header in descend_batch
-FILTER_HEAD = 5        # int64 words of a query's header in filter_batch
-BATCH_BLOCK = 1024     # threads of a block of the batched kernels (one query per block; measured best of 128-1024)
-
-#: ``-D`` definitions of the constants ``join.cu`` shares with Python.
-DEFINES: dict[str, str] = {
-    "DSM_PCSR_SLOTS": str(PCSR_SLOTS),
-    "DSM_EMPTY_SLOT": f"{int(EMPTY_SLOT):#x}ull",
-    "DSM_SIG_WORDS": str(SIG_WORDS),
-    "DSM_PROG_MAX": str(PROG_MAX),
-    "DSM_TIER_COLS": str(TIER_COLS),
-    "DSM_TIER_CHECKS": str(TIER_CHECKS),
-    "DSM_BLOCK": str(BLOCK),
-    "DSM_BATCH_HEAD": str(BATCH_HEAD),
-    "DSM_FILTER_HEAD": str(FILTER_HEAD),
-}
-#: NVRTC options of ``join.cu`` (nvcc takes the same ``-D`` flags for a compile check).
-COMPILE_OPTIONS: tuple[str, ...] = ("--std=c++17", *(f"-D{k}={v}" for k, v in DEFINES.items()))
+EMPTY_SLOT = np.uint64(EMPTY_SLOT_BITS)
 
 
 class KernelArgumentError(TypeError):
@@ -66,18 +39,6 @@ def _p(name: str, dtype: type[np.generic]) -> Arg:
 
 
 _i32, _i64, _u32, _u64 = np.int32, np.int64, np.uint32, np.uint64
-
-
-@dataclass(frozen=True)
-class Module:
-    """A CUDA source file and its NVRTC options."""
-
-    path: Path
-    options: tuple[str, ...]
-
-
-#: ``join.cu``, the module of every kernel not described otherwise.
-JOIN_MODULE = Module(KERNEL_PATH, COMPILE_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -198,8 +159,28 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *HISTOGRAM.values(), *WEIGHTED_HISTOGRAM.values())}
 
 
+def load_module(module: Module, kernel: str) -> Any:
+    """``module`` as a ``cupy.RawModule`` (``kernel`` one of its kernels, loaded to check it): from its fatbin where
+    one was built for its source and options with code this GPU runs, else compiled by NVRTC (and kept in CuPy's
+    kernel cache)."""
+    import cupy
+
+    fatbin = module.fatbin()
+    if fatbin.exists():
+        raw = cupy.RawModule(path=str(fatbin))
+        try:
+            raw.get_function(kernel)
+            return raw
+        except cupy.cuda.driver.CUDADriverError:
+            pass  # built for other architectures (DISTSM_CUDA_ARCHS)
+    return cupy.RawModule(code=module.path.read_text(), options=module.options)
+
+
 class Launcher:
-    """Modules compiled by NVRTC on first use, and launches of their kernels with named arguments."""
+    """Modules loaded on first use, and launches of their kernels with named arguments.
+
+    A module loads from its fatbin compiled ahead (:meth:`Module.fatbin`) where the package was built with one
+    matching its source and options, and is compiled by NVRTC otherwise."""
 
     def __init__(self) -> None:
         self._modules: dict[Module, Any] = {}
@@ -210,10 +191,7 @@ class Launcher:
         if f is None:
             module = self._modules.get(kernel.module)
             if module is None:
-                import cupy
-
-                module = cupy.RawModule(code=kernel.module.path.read_text(), options=kernel.module.options)
-                self._modules[kernel.module] = module
+                module = self._modules[kernel.module] = load_module(kernel.module, kernel.name)
             f = module.get_function(kernel.name)
             self._functions[kernel.name] = f
         return f
@@ -232,21 +210,6 @@ class Launcher:
 
 
 # ------------------------------------------------------------------ trailing.cu (the fused trailing count)
-TRAILING_PATH = KERNEL_PATH.with_name("trailing.cu")
-TRAILING_BLOCK = 256       # threads per block: a thread per core row, the block's rows a contiguous range
-TRAILING_BLOCKS = 8192     # blocks at most: the granularity at which an int64 overflow is recounted exactly
-TRAILING_MAX_LINKS = 32    # links of all trailing vertices together (each row keeps its runs' bounds)
-TRAILING_MAX_GROUP = 5     # vertices of one label group (a histogram of 2^5 membership masks per row)
-TRAILING_PROG_MAX = 2048   # program words in shared memory
-
-#: ``-D`` definitions of the constants ``trailing.cu`` shares with Python.
-TRAILING_DEFINES: dict[str, str] = {
-    "DSM_TR_BLOCK": str(TRAILING_BLOCK),
-    "DSM_TR_MAX_LINKS": str(TRAILING_MAX_LINKS),
-    "DSM_TR_MAX_GROUP": str(TRAILING_MAX_GROUP),
-    "DSM_TR_PROG_MAX": str(TRAILING_PROG_MAX),
-}
-TRAILING_MODULE = Module(TRAILING_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in TRAILING_DEFINES.items())))
 TRAILING_COUNT = Kernel("trailing_count", (
     _p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32), Arg("nrows", _i64),
     Arg("rows_per_block", _i64), _p("prog", _i32), _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64),
@@ -265,27 +228,6 @@ TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EX
 
 
 # ------------------------------------------------------------------ dfs.cu (the depth-first set-intersection search)
-DFS_PATH = KERNEL_PATH.with_name("dfs.cu")
-DFS_BLOCK = 256            # threads per block: 8 warps, each its own task at a time
-DFS_GRAB = 32              # tasks a warp takes per atomic and loads a lane each (at most 32)
-DFS_TRIM = 64              # runs longer than this are cut to a level's bounds by binary search, shorter ones read whole
-DFS_MIN_BLOCKS = 6         # blocks per multiprocessor it must fit (__launch_bounds__): 40 registers, some
-                           # spilled, beat 64 (4 blocks) on every motif of benchmarks/motifs.py on an H200
-DFS_LANE_RUN = 16          # a triangle task whose shorter run is no longer than this is searched by one lane
-DFS_TASK_RANGE = 1 << 21  # tasks per launch: a cancelled count stops after the range in flight
-
-#: ``-D`` definitions of the constants ``dfs.cu`` shares with Python (the program's layout: kernels/dfs_plan.py).
-DFS_DEFINES: dict[str, str] = {
-    "DSM_DFS_MAX_LEVELS": str(_dfs_plan.MAX_LEVELS),
-    "DSM_DFS_HEAD_WORDS": str(_dfs_plan.HEAD_WORDS),
-    "DSM_DFS_LEVEL_WORDS": str(_dfs_plan.LEVEL_WORDS),
-    "DSM_DFS_BLOCK": str(DFS_BLOCK),
-    "DSM_DFS_GRAB": str(DFS_GRAB),
-    "DSM_DFS_TRIM": str(DFS_TRIM),
-    "DSM_DFS_MIN_BLOCKS": str(DFS_MIN_BLOCKS),
-    "DSM_DFS_LANE_RUN": str(DFS_LANE_RUN),
-}
-DFS_MODULE = Module(DFS_PATH, ("--std=c++17", *(f"-D{k}={v}" for k, v in DFS_DEFINES.items())))
 DFS_TASKS = Kernel("dfs_tasks", (_p("prog", _i32), _p("verts", _i32), Arg("nv", _i64), _p("ptr", _i64),
                                  _p("up", _i64), Arg("L", _i32), _p("start", _i64), _p("count", _i64)), DFS_MODULE)
 #: The arguments of DFS_COUNT_ARGS (dfs.cu), shared by the search kernels: the program, the ranked graph, the tasks

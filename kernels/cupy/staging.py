@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.cupy.launch import PROG_MAX, STAGING_ECHO, Launcher
+from distsm.kernels.cuda_modules import PROG_MAX
+from distsm.kernels.cupy.launch import STAGING_ECHO, Launcher
 
 
 class Staging:

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cupy.base import DeviceBase
-from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, MAX_GRID, TRAILING_BLOCK,
-                                        TRAILING_BLOCKS, TRAILING_COUNT, TRAILING_MAX_GROUP, TRAILING_MAX_LINKS,
-                                        TRAILING_PROG_MAX)
+from distsm.kernels.cuda_modules import (MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_MAX_GROUP,
+                                         TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
+from distsm.kernels.cupy.launch import CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, TRAILING_COUNT
 from distsm import caches
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
