@@ -6,7 +6,8 @@
 
 Draws dense (average degree >= 3) random-walk queries of each size from the data graph
 (:func:`benchmarks.generators.query_set`), counts each with distsm under ``--cap`` seconds, and keeps the first
-``--per-size`` whose count lies in ``[--min-count, --max-count]``, and the first ``--keep-capped`` whose count did
+``--per-size`` whose count lies in ``[--min-count, --max-count]`` (or, with ``--per-decade K``, the first ``K`` of
+each decade of counts in that range), and the first ``--keep-capped`` whose count did
 not finish within the cap (heavier still for distsm: the peers' counts and the reference path settle them).  The
 kept queries are written to ``DIR/<size>/heavy_<size>_<i>.graph`` with ``DIR/manifest.json`` (data graph, and per
 query its file, size, edges, the selecting count and seconds; files inside ``DIR`` are named relative to it, so the
@@ -26,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +66,10 @@ def relabelled(data: Any, classes: int) -> Any:
                                    vertex_labels=rank[labels] % classes, directed=data.directed)
 
 
+def _decade(count: int | None) -> int:
+    return -1 if not count else int(math.floor(math.log10(count)))
+
+
 def select(args: argparse.Namespace) -> dict[str, Any]:
     """Draw, count and keep the queries (see the module docstring); returns the manifest and every candidate."""
     import distsm
@@ -82,11 +89,13 @@ def select(args: argparse.Namespace) -> dict[str, Any]:
         found = capped = 0
         candidates = [q for kind, q in query_set(data, args.candidates, size, args.seed + size, kinds=("dense",))
                       if kind == "dense"]
+        decades: Counter[int] = Counter()
         for i, q in enumerate(candidates):
-            if found == args.per_size and capped == args.keep_capped:
+            if not args.per_decade and found == args.per_size and capped == args.keep_capped:
                 break
             count, seconds = _count(data, q, args.backend, args.cap)
-            in_range = count is not None and args.min_count <= count <= args.max_count and found < args.per_size
+            in_range = count is not None and args.min_count <= count <= args.max_count and (
+                decades[_decade(count)] < args.per_decade if args.per_decade else found < args.per_size)
             beyond = count is None and capped < args.keep_capped
             chosen = in_range or beyond
             drawn.append({"size": size, "candidate": i, "edges": q.m, "count": count, "seconds": round(seconds, 4),
@@ -99,6 +108,7 @@ def select(args: argparse.Namespace) -> dict[str, Any]:
                 kept.append({"name": path.stem, "path": str(path.relative_to(out)), "size": size, "edges": q.m,
                              "count": count, "seconds": round(seconds, 4)})
                 found, capped = found + in_range, capped + beyond
+                decades[_decade(count)] += in_range
                 _write_manifest(args, kept)  # a run cut short keeps what it chose
     return {"manifest": _write_manifest(args, kept), "drawn": drawn}
 
@@ -108,9 +118,9 @@ def _write_manifest(args: argparse.Namespace, kept: list[dict[str, Any]]) -> dic
     data = Path(args.data)
     manifest = {"data": str(data.relative_to(out)) if data.is_relative_to(out) else str(data.resolve()),
                 "queries": kept,
-                "selection": {k: getattr(args, k) for k in ("sizes", "per_size", "keep_capped", "candidates",
-                                                              "min_count", "max_count", "cap", "seed", "backend",
-                                                              "relabel")}}
+                "selection": {k: getattr(args, k) for k in ("sizes", "per_size", "per_decade", "keep_capped",
+                                                              "candidates", "min_count", "max_count", "cap", "seed",
+                                                              "backend", "relabel")}}
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest
 
@@ -121,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dir", required=True, help="where the kept queries and manifest.json are written")
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32])
     p.add_argument("--per-size", type=int, default=4)
+    p.add_argument("--per-decade", type=int, default=0,
+                   help="keep this many per size and decade of the count instead of --per-size (0: --per-size)")
     p.add_argument("--keep-capped", type=int, default=0, help="candidates past the cap kept per size")
     p.add_argument("--candidates", type=int, default=30, help="queries drawn per size at most")
     p.add_argument("--min-count", type=float, default=1e9)

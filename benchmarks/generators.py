@@ -88,6 +88,46 @@ def rmat_graph(scale: int = 20, edges: int = 16_000_000, vertex_labels: int = 16
                             vertex_labels=zipf_labels(rng, n, vertex_labels, alpha), directed=directed)
 
 
+def clustered_graph(n: int, avg_degree: float, labels: int, *, seed: int = 0, closure: float = 0.4,
+                    gamma: float = 2.5, alpha: float = 1.0) -> Graph:
+    """An undirected graph of ``n`` vertices and about ``n * avg_degree / 2`` edges with power-law degrees and
+    triangles, Zipf vertex labels in ``0..labels-1``: a Chung-Lu graph (expected degrees ``~ rank ** (-1 / (gamma
+    - 1))``) holds ``1 - closure`` of the edges, and the rest close wedges (an edge ``v-a``, then ``a`` joined to
+    another neighbour of ``v``), so dense random-walk queries find dense neighbourhoods as in real networks."""
+    rng = np.random.default_rng(seed)
+    weights = np.arange(1, n + 1, dtype=np.float64) ** (-1.0 / (gamma - 1.0))
+    cdf = np.cumsum(weights) / weights.sum()
+    m = int(n * avg_degree / 2)
+
+    def draw(count: int) -> np.ndarray:
+        return np.minimum(np.searchsorted(cdf, rng.random(count)), n - 1).astype(np.int64)
+
+    def unique_pairs(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        keep = s != t
+        lo, hi = np.minimum(s[keep], t[keep]), np.maximum(s[keep], t[keep])
+        return _sorted_unique(lo * n + hi)
+
+    keys = unique_pairs(draw(int(m * (1 - closure))), draw(int(m * (1 - closure))))
+    for _ in range(4):
+        want = m - keys.shape[0]
+        if want <= 0:
+            break
+        s, t = keys // n, keys % n
+        heads, tails = np.concatenate([s, t]), np.concatenate([t, s])
+        order = np.argsort(heads, kind="stable")
+        heads, tails = heads[order], tails[order]
+        start = np.searchsorted(heads, np.arange(n))
+        degree = np.bincount(heads, minlength=n)
+        pick = rng.integers(0, heads.shape[0], want)           # an edge v-a, v its head
+        v, a = heads[pick], tails[pick]
+        b = tails[start[v] + (rng.random(want) * degree[v]).astype(np.int64)]  # another neighbour of v
+        keys = _sorted_unique(np.concatenate([keys, unique_pairs(a, b)]))
+    perm = rng.permutation(n).astype(np.int64)
+    src, dst = perm[keys // n], perm[keys % n]
+    return Graph.from_edges(np.stack([np.minimum(src, dst), np.maximum(src, dst)], 1), n=n,
+                            vertex_labels=zipf_labels(rng, n, labels, alpha))
+
+
 def _induced_edges(data: Graph, verts: list[int]) -> list[tuple[int, int, int]]:
     """Edges ``(i, j, label)`` (query ids) of ``data`` among ``verts``, each once, in data direction."""
     index = {v: i for i, v in enumerate(verts)}

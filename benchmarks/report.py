@@ -583,6 +583,21 @@ def _motifs(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""] + ([f"Note: {r['note']}", ""] if r.get("note") else [])
 
 
+def _trial_placement(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Light joins on the host and on the GPU: the host trial's allowance", "", _where(name, r), ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        fits = [("all", r["fit"])] + [(k[4:], v) for k, v in sorted(r.items()) if k.startswith("fit:")]
+        lines += _table(["queries of", "kept", "best allowance per vertex", "rule s", "no host trial s",
+                         "faster side s", "rule / faster (geometric mean)"],
+                        [[who, f["queries"], f.get("trial_host_entries", "-"),
+                          round(f["rule"]["rule_s"], 4) if "rule" in f else "-",
+                          round(f["rule"]["device_s"], 4) if "rule" in f else "-",
+                          round(f["rule"]["best_s"], 4) if "rule" in f else "-",
+                          round(f["rule"]["geomean_over_best"], 3) if "rule" in f else "-"] for who, f in fits])
+        lines += [""]
+
+
 def _others(found: dict[str, list], lines: list[str]) -> None:
     """Results of kinds without a section of their own: where, how and the note."""
     for kind, entries in sorted(found.items()):
@@ -599,13 +614,13 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "device_trailing": _device_trailing, "index_memory": _index_memory,
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
             "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy,
-            "motifs": _motifs}
+            "motifs": _motifs, "trial_placement": _trial_placement}
 
 
 #: The questions the report answers, in order, each by the benchmarks that measure it.
 QUESTIONS = (
     ("Against the peers on one GPU: HPRD, gMatch's suite, the dense suites",
-     ("peers", "device_compare", "dense_heavy", "plan_share", "gpu_engine", "batch_gpu")),
+     ("peers", "device_compare", "dense_heavy", "plan_share", "trial_placement", "gpu_engine", "batch_gpu")),
     ("Few labels at scale: motif counts against G2Miner, on one GPU and several", ("motifs",)),
     ("Scaling over workers and GPUs", ("cluster_scaling", "one_worker", "contention")),
     ("Beyond one GPU: out of core, memory per worker", ("cluster_regimes", "outofcore", "index_memory", "allocator")),

@@ -56,6 +56,9 @@ class EngineOptions:
     #: allowance per adjacency entry that refinement would scan, for a trial on the host and on a device
     trial_ratio_host: float
     trial_ratio_device: float
+    #: adjacency entries per query vertex a device backend's first trial on its host may read: about what the host
+    #: reads in the time the device's join of a light query takes (benchmarks/trial_placement.py measures both)
+    trial_host_entries: int
     #: adjacency entries above which a device backend refines candidates on the device instead of the host
     device_refine: int
     #: bytes one chunk of a core join or trailing count on the host may hold
@@ -69,7 +72,8 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:
             raise ValueError(f"distsm.engine.host-chunk-bytes must be >= 1, got {self.host_chunk_bytes!r}")
-        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "device_refine", "dfs_selectivity"):
+        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "trial_host_entries", "device_refine",
+                     "dfs_selectivity"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

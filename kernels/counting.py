@@ -335,6 +335,7 @@ class Count:
         self.clock.lap("join")
         if self.explain is not None:
             self.explain.path, self.explain.order = "general", prepared.plan.order
+            self.explain.join_runner, self.explain.join_entries = runner.name, stats.get("gathered", 0)
             self.explain.actual = [stats.get(f"level{i}") for i in range(query.n)]
         return total
 

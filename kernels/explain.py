@@ -11,16 +11,19 @@ class Explanation:
 
     ``path`` is ``"general"`` (every level joined, the last counted by probing), ``"trailing"`` (a core joined,
     then the trailing vertices counted from set sizes) or ``"filter"`` (a query vertex kept no candidate: no
-    match); ``reason`` says why.  ``trials`` lists the trial general joins that were stopped, as ``(backend,
-    allowance, entries read)``.  ``order`` is the join order (core first), ``estimated`` and ``actual`` the
-    partial matches per level (None where that level was counted, not joined).  ``placement`` lists the
-    host-or-device choices of a device backend with their reasons (:mod:`distsm.kernels.placement`).  ``seconds``
-    splits the time by stage.
+    match); ``reason`` says why. ``trials`` lists the trial general joins that were stopped, as ``(backend,
+    allowance, entries read)``; ``join_runner`` and ``join_entries`` name the backend of the general join that
+    counted (on the general path) and the adjacency entries it read. ``order`` is the join order (core first),
+    ``estimated`` and ``actual`` the partial matches per level (None where that level was counted, not joined).
+    ``placement`` lists the host-or-device choices of a device backend with their reasons
+    (:mod:`distsm.kernels.placement`). ``seconds`` splits the time by stage.
     """
 
     path: str = "general"
     reason: str = ""
     trials: list[tuple[str, int, int]] = field(default_factory=list)
+    join_runner: str = ""
+    join_entries: int = 0
     order: tuple[int, ...] = ()
     trailing: tuple[int, ...] = ()
     estimated: list[float] = field(default_factory=list)
@@ -42,6 +45,8 @@ class Explanation:
         lines = [f"path: {self.path} ({self.reason})" if self.reason else f"path: {self.path}"]
         for backend, allowance, read in self.trials:
             lines.append(f"trial general join on {backend}: stopped after {read} entries (allowance {allowance})")
+        if self.join_runner:
+            lines.append(f"general join on {self.join_runner}: {self.join_entries} adjacency entries read")
         if self.count is not None:
             lines.append(f"count: {self.count}")
         if self.refined_candidates:

@@ -156,7 +156,7 @@ class Placement:
         else:
             trials = [Trial(device, least, opts.trial_ratio_device, scan)]
             if self.twin and scan() <= least:
-                trials.insert(0, Trial(host, least, 0.0, scan))
+                trials.insert(0, Trial(host, opts.trial_host_entries * query_vertices, 0.0, scan))
         return [t for t in trials if t.least > 0 or t.ratio > 0]
 
     def index_side(self, scan: int, budget: BudgetPlan) -> Side | None:
