@@ -598,6 +598,18 @@ def _trial_placement(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _trial_placement_ab(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### The host trial's allowance before and after, light queries", "", _where(name, r), ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        runs = list(r["rows"][0]["summed_light_ms"]) if r["rows"] else []
+        lines += _table(["suite", "light queries", "new_1 / old_1", "new_2 / old_2", "old_1 / old_2",
+                         *(f"{n} ms" for n in runs)],
+                        [[x["suite"], x["light_queries"], x["new_1_over_old_1"], x["new_2_over_old_2"],
+                          x["old_1_over_old_2"], *x["summed_light_ms"].values()] for x in r["rows"]])
+        lines += [""]
+
+
 def _others(found: dict[str, list], lines: list[str]) -> None:
     """Results of kinds without a section of their own: where, how and the note."""
     for kind, entries in sorted(found.items()):
@@ -614,13 +626,15 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "device_trailing": _device_trailing, "index_memory": _index_memory,
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
             "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy,
-            "motifs": _motifs, "trial_placement": _trial_placement}
+            "motifs": _motifs, "trial_placement": _trial_placement,
+            "trial_placement_ab": _trial_placement_ab}
 
 
 #: The questions the report answers, in order, each by the benchmarks that measure it.
 QUESTIONS = (
     ("Against the peers on one GPU: HPRD, gMatch's suite, the dense suites",
-     ("peers", "device_compare", "dense_heavy", "plan_share", "trial_placement", "gpu_engine", "batch_gpu")),
+     ("peers", "device_compare", "dense_heavy", "plan_share", "trial_placement", "trial_placement_ab",
+      "gpu_engine", "batch_gpu")),
     ("Few labels at scale: motif counts against G2Miner, on one GPU and several", ("motifs",)),
     ("Scaling over workers and GPUs", ("cluster_scaling", "one_worker", "contention")),
     ("Beyond one GPU: out of core, memory per worker", ("cluster_regimes", "outofcore", "index_memory", "allocator")),
