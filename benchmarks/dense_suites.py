@@ -7,8 +7,8 @@ one query per size and decade of answers from 10 to 1e11, chosen by fixed seeds:
 Each graph of :data:`GRAPHS` (:func:`benchmarks.generators.clustered_graph`: power-law degrees, triangles from
 closed wedges, Zipf labels) is written to ``DIR/<name>/data.graph``, and :mod:`benchmarks.dense_heavy` draws
 ``--candidates`` dense queries per size from it, counts each under ``--cap`` seconds and keeps the first of each
-decade of counts (``DIR/<name>/manifest.json``, which ``peers --dense-heavy`` reads; the selection with every
-candidate drawn in ``DIR/<name>/selection.json``).  The graphs differ in size, label count and density so that
+decade of counts (``DIR/<name>/manifest.json``, which ``peers --dense-heavy`` reads; every candidate drawn, with its
+count, in the ``--out`` JSON).  The graphs differ in size, label count and density so that
 what is tuned on them is not tuned on one graph; HPRD's own dense suites are ``peers``' ``hprd-dense-*``.
 """
 
@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks import dense_heavy
+from benchmarks import dense_heavy, meta
+from benchmarks.common import parser
 from distsm.vocabulary import BACKENDS
 
 #: name: (vertices, average degree, vertex labels, seed)
@@ -33,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     import distsm
     from benchmarks.generators import clustered_graph
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(__doc__, "dense_suites")
     p.add_argument("--dir", type=Path, required=True, help="one folder per graph is written here")
     p.add_argument("--graphs", nargs="+", default=list(GRAPHS), choices=list(GRAPHS))
     p.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32])
@@ -41,12 +42,18 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--cap", type=float, default=2.0, help="seconds a candidate's count may take")
     p.add_argument("--backend", default="auto", choices=BACKENDS)
     args = p.parse_args(argv)
+    selections = {}
     for name in args.graphs:
         vertices, degree, labels, seed = GRAPHS[name]
         out = args.dir / name
         out.mkdir(parents=True, exist_ok=True)
         distsm.write_graph(clustered_graph(vertices, degree, labels, seed=seed), out / "data.graph")
-        dense_heavy.main(["--data", str(out / "data.graph"), "--dir", str(out), "--sizes", *map(str, args.sizes),
-                          "--per-decade", "1", "--min-count", "10", "--max-count", "1e11",
-                          "--candidates", str(args.candidates), "--cap", str(args.cap), "--seed", str(seed),
-                          "--backend", args.backend, "--out", str(out / "selection.json")])
+        selection = argparse.Namespace(
+            data=str(out / "data.graph"), dir=str(out), sizes=args.sizes, per_size=0, per_decade=1, keep_capped=0,
+            candidates=args.candidates, min_count=10.0, max_count=1e11, cap=args.cap, seed=seed,
+            backend=args.backend, relabel=0)
+        selections[name] = {"graph": {"vertices": vertices, "average_degree": degree, "labels": labels,
+                                      "seed": seed}, **dense_heavy.select(selection)}
+        kept = selections[name]["manifest"]["queries"]
+        print(f"{name}: kept {len(kept)} queries, counts {sorted(q['count'] for q in kept)}", flush=True)
+    print(f"wrote {meta.write('dense_suites', {'dir': str(args.dir), 'graphs': selections}, args.out)}")

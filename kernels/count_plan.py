@@ -211,7 +211,15 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         if all(not (nbrs[a] & set(suffix)) for a in suffix) and (groups := label_groups(suffix)) is not None:
             candidates.append((whole, k, groups))
     best = _cheapest(sampler, candidates) if candidates else None
-    if best is not None and best.cost < QUICK_COST:
+
+    def spent() -> bool:
+        # Sampling more orders is worth at most a share of the work of the best plan found so far.
+        assert best is not None
+        return sampler.evaluations * EVALUATION_COST > sampling_allowance(best.cost, on_device(best.cost))
+
+    # A plan that cheap, or one whose sampling so far is all it is worth (a plan bound for a device, most often),
+    # is not worth enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
+    if best is not None and (best.cost < QUICK_COST or spent()):
         return best
     sets = trailing_sets()
     # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
@@ -220,9 +228,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     logs = [math.log(max(size, 1)) for size in sizes]
     maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
     for trailing_set in maximal[:MAX_SAMPLED]:
-        # Sampling more orders is worth at most a share of the work of the best plan found so far.
-        if best is not None and sampler.evaluations * EVALUATION_COST > sampling_allowance(best.cost,
-                                                                                          on_device(best.cost)):
+        if best is not None and spent():
             break
         core = everything - trailing_set
         candidates.append((sampler.core_order(core, start_of(core)), len(core), groups_of(trailing_set)))
