@@ -6,8 +6,9 @@ their only definition (the Python side imports them from here, the CUDA side ref
 A module's kernels load from a fatbin compiled when the package is built (``setup.py`` runs :func:`build_fatbins`
 when ``nvcc`` is on the path): machine code for every architecture of :data:`DEFAULT_ARCHS` (or of the
 ``DISTSM_CUDA_ARCHS`` environment variable, ``;``-separated) and PTX for the oldest one, which a newer GPU's driver
-compiles.  A fatbin's name holds a hash of its source and options (:attr:`Module.key`), so an edited source or
-constant never loads a stale one: where none matches, the module is compiled by NVRTC on first use, as before.
+compiles.  A fatbin's name holds a hash of its source and options (:attr:`Module.key`) and the architectures it
+was built for, so an edited source or constant never loads a stale one, nor a GPU one without code for it
+(:func:`runs_on`): where none matches, the module is compiled by NVRTC on first use, as before.
 
 Only the standard library is imported here, so that the build reads this file without the package's dependencies.
 """
@@ -82,9 +83,23 @@ class Module:
         h.update("\0".join(self.options).encode())
         return h.hexdigest()[:16]
 
-    def fatbin(self, directory: Path | None = None) -> Path:
-        """Where this module's fatbin lies in ``directory`` (default: beside its source)."""
-        return (directory or self.path.parent) / f"{self.path.stem}-{self.key}.fatbin"
+    def fatbin(self, archs: Sequence[str], directory: Path | None = None) -> Path:
+        """The file of this module's fatbin for ``archs`` in ``directory`` (default: beside its source)."""
+        return (directory or self.path.parent) / f"{self.path.stem}-{self.key}-sm{'_'.join(archs)}.fatbin"
+
+    def fatbins(self, directory: Path | None = None) -> list[tuple[Path, tuple[str, ...]]]:
+        """This module's fatbins of its current key in ``directory``, each with the architectures it holds."""
+        prefix = f"{self.path.stem}-{self.key}-sm"
+        return [(p, tuple(p.name[len(prefix):-len(".fatbin")].split("_")))
+                for p in sorted((directory or self.path.parent).glob(f"{prefix}*.fatbin"))]
+
+
+def runs_on(archs: Sequence[str], capability: int) -> bool:
+    """Whether a fatbin built for ``archs`` runs on a GPU of compute ``capability`` (e.g. 90): one that holds the
+    oldest arch's PTX does wherever the capability is at least that arch (the driver compiles the PTX where no
+    machine code matches).  The driver may load a module lazily, at its first launch, so a fatbin without code for
+    the GPU cannot be told by a failed load: it is told here, before loading."""
+    return capability >= min(int(a) for a in archs)
 
 
 def _defines(**values: object) -> tuple[tuple[str, str], ...]:
@@ -135,7 +150,7 @@ def build_fatbins(directory: Path, archs: Sequence[str] | None = None, log: Call
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for module in modules:
-        out = module.fatbin(directory)
+        out = module.fatbin(archs, directory)
         if not out.exists():
             for stale in directory.glob(f"{module.path.stem}-*.fatbin"):
                 stale.unlink()

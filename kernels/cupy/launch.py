@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.cuda_modules import (BLOCK, EMPTY_SLOT_BITS, JOIN_MODULE, MAX_GRID, SMALL_BLOCK, TRAILING_MODULE,
-                                         DFS_MODULE, Module)
+                                         DFS_MODULE, Module, runs_on)
 
 EMPTY_SLOT = np.uint64(EMPTY_SLOT_BITS)
 
@@ -159,28 +159,23 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *HISTOGRAM.values(), *WEIGHTED_HISTOGRAM.values())}
 
 
-def load_module(module: Module, kernel: str) -> Any:
-    """``module`` as a ``cupy.RawModule`` (``kernel`` one of its kernels, loaded to check it): from its fatbin where
-    one was built for its source and options with code this GPU runs, else compiled by NVRTC (and kept in CuPy's
-    kernel cache)."""
+def load_module(module: Module) -> Any:
+    """``module`` as a ``cupy.RawModule``: from a fatbin built for its source and options that runs on this GPU
+    (:func:`~distsm.kernels.cuda_modules.runs_on`), else compiled by NVRTC (and kept in CuPy's kernel cache)."""
     import cupy
 
-    fatbin = module.fatbin()
-    if fatbin.exists():
-        raw = cupy.RawModule(path=str(fatbin))
-        try:
-            raw.get_function(kernel)
-            return raw
-        except cupy.cuda.driver.CUDADriverError:
-            pass  # built for other architectures (DISTSM_CUDA_ARCHS)
+    capability = int(cupy.cuda.Device().compute_capability)
+    for path, archs in module.fatbins():
+        if runs_on(archs, capability):
+            return cupy.RawModule(path=str(path))
     return cupy.RawModule(code=module.path.read_text(), options=module.options)
 
 
 class Launcher:
     """Modules loaded on first use, and launches of their kernels with named arguments.
 
-    A module loads from its fatbin compiled ahead (:meth:`Module.fatbin`) where the package was built with one
-    matching its source and options, and is compiled by NVRTC otherwise."""
+    A module loads from a fatbin compiled ahead (:func:`load_module`) where the package was built with one for
+    its source and options that runs on the GPU, and is compiled by NVRTC otherwise."""
 
     def __init__(self) -> None:
         self._modules: dict[Module, Any] = {}
@@ -191,7 +186,7 @@ class Launcher:
         if f is None:
             module = self._modules.get(kernel.module)
             if module is None:
-                module = self._modules[kernel.module] = load_module(kernel.module, kernel.name)
+                module = self._modules[kernel.module] = load_module(kernel.module)
             f = module.get_function(kernel.name)
             self._functions[kernel.name] = f
         return f
