@@ -100,6 +100,14 @@ for name in PATTERNS:
 PY
   )
 }
+counted_step() {  # counted_step FUNCTION STEP NAMES_STEP: run FUNCTION, then the kernel files it added and their names
+  local before
+  before=$(files "$CUPY_CACHE_DIR")
+  touch "$WORK/marker"
+  "$1"
+  echo "{\"step\": \"$2\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
+  new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "$3"
+}
 new_kernels() {  # new_kernels DIR MARKER [STEP]: one JSON line naming CuPy's kernels in cache files newer than MARKER
   find "$1" -type f -newer "$2" -exec strings {} \; 2>/dev/null | grep -oE "cupy_[a-z_0-9]+" | sort -u \
     | python3 -c "import json, sys; print(json.dumps({'step': sys.argv[1], 'names': sys.stdin.read().split()}))" \
@@ -132,20 +140,8 @@ FIRST=$([ "${WARMUP:-1}" = 1 ] && echo warmed || echo fresh)
      --out "$WORK/suites.json" >"$WORK/suites.log" 2>&1) || tail -n 5 "$WORK/suites.log" >&2
   echo "{\"step\": \"suites $AFTER\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
   new_kernels "$CUPY_CACHE_DIR" "$WORK/marker"
-  if [ "${SKIP_RMAT:-0}" != 1 ]; then
-    before=$(files "$CUPY_CACHE_DIR")
-    touch "$WORK/marker"
-    rmat_firsts
-    echo "{\"step\": \"rmat $AFTER\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
-    new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the rmat step"
-  fi
-  if [ "${SKIP_MOTIFS:-0}" != 1 ]; then
-    before=$(files "$CUPY_CACHE_DIR")
-    touch "$WORK/marker"
-    motif_firsts
-    echo "{\"step\": \"motifs\", \"kernel_files_added\": $(( $(files "$CUPY_CACHE_DIR") - before ))}"
-    new_kernels "$CUPY_CACHE_DIR" "$WORK/marker" "kernels compiled by the motifs step"
-  fi
+  [ "${SKIP_RMAT:-0}" = 1 ] || counted_step rmat_firsts "rmat $AFTER" "kernels compiled by the rmat step"
+  [ "${SKIP_MOTIFS:-0}" = 1 ] || counted_step motif_firsts motifs "kernels compiled by the motifs step"
 } | tee "$WORK/steps.jsonl"
 python3 - "$WORK/steps.jsonl" "$OUT/warmup.json" "${COMMIT:-unknown}" "WARMUP=${WARMUP:-1} HEAVY='$HEAVY' bash benchmarks/device_warmup.sh" <<'PY'
 import json, platform, subprocess, sys, time

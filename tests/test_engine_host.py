@@ -185,17 +185,22 @@ class PosingDevice(array_backend.NumpyBackend):
         return NUMPY
 
 
+#: The placement's options a device count is tried under.
+PLACEMENT_OPTIONS = st.fixed_dictionaries({
+    "engine.trial-entries": st.sampled_from([0, 1, 64, 1 << 20]),
+    "engine.trial-ratio-device": st.sampled_from([0.0, 0.01, 16.0]),
+    "engine.device-refine": st.sampled_from([0, 1 << 22]),
+    "engine.trial-host-entries": st.sampled_from([0, 1, 600, 1 << 20])})
+
+
 @SETTINGS
-@given(**case_args, homomorphism=st.booleans(), entries=st.sampled_from([0, 1, 64, 1 << 20]),
-       ratio=st.sampled_from([0.0, 0.01, 16.0]), prebuilt=st.booleans(), refine=st.sampled_from([0, 1 << 22]),
-       host_entries=st.sampled_from([0, 1, 600, 1 << 20]))
+@given(**case_args, homomorphism=st.booleans(), prebuilt=st.booleans(), settings=PLACEMENT_OPTIONS)
 def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
-                                                     entries, ratio, prebuilt, refine, host_entries):
+                                                     prebuilt, settings):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     device = PosingDevice()
     report = Explanation()
-    with distsm.options({"engine.trial-entries": entries, "engine.trial-ratio-device": ratio,
-                         "engine.device-refine": refine, "engine.trial-host-entries": host_entries}):
+    with distsm.options(settings):
         got = counting.count(device, device.index(data) if prebuilt else data, query,
                            MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
@@ -203,11 +208,12 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
         # The host's trial gets its own allowance per query vertex, and none when the index was built on the
         # device.  (What a stopped trial read is past its allowance, or less where it stopped before a level that
         # must pass it.)
-        assert (runner == "numpy" and allowance == host_entries * query.n and not prebuilt) or \
+        assert (runner == "numpy" and allowance == settings["engine.trial-host-entries"] * query.n
+                and not prebuilt) or \
             runner == "posing-device"
     if report.path == "trailing":
         # Past device-refine entries (and always without a host twin) the device refines.
-        on_device = prebuilt or (refine == 0 and scan_of(data, query) > 0)
+        on_device = prebuilt or (settings["engine.device-refine"] == 0 and scan_of(data, query) > 0)
         assert report.reason.endswith(f"refined on {'posing-device' if on_device else 'numpy'})"), report.reason
 
 
