@@ -157,6 +157,74 @@ def maximal_sets(sets: set[frozenset[int]], nbrs: list[set[int]]) -> list[frozen
     return found
 
 
+@dataclass
+class _Planning:
+    """What :func:`plan_count` reads of its query: labels, neighbours, candidate counts and the forced start."""
+
+    query: Graph
+    sizes: list[int]
+    homomorphism: bool
+    start: int | None
+
+    def __post_init__(self) -> None:
+        self.labels = [int(x) for x in self.query.vertex_labels]
+        self.nbrs = [{w for w, _ in arcs} for arcs in query_adjacency(self.query)]
+        self.everything = frozenset(range(self.query.n))
+
+    def label_groups(self, trailing: Iterable[int]) -> list[list[int]] | None:
+        """``trailing`` grouped by vertex label, None where a group is over :data:`MAX_GROUP` (injective counts)."""
+        groups: dict[int, list[int]] = {}
+        for j in sorted(trailing):
+            groups.setdefault(self.labels[j], []).append(j)
+        if not self.homomorphism and max(len(g) for g in groups.values()) > MAX_GROUP:
+            return None
+        return list(groups.values())
+
+    def groups_of(self, trailing: frozenset[int]) -> list[list[int]]:
+        groups = self.label_groups(trailing)
+        assert groups is not None, "trailing sets are drawn from those with valid label groups"
+        return groups
+
+    def start_of(self, core: frozenset[int]) -> int:
+        if self.start is not None:
+            return self.start
+        return min(core, key=lambda u: (self.sizes[u] / max(len(self.nbrs[u] & core), 1), u))
+
+    def trailing_sets(self) -> set[frozenset[int]]:
+        # Enumerated only past the quick plans: about a millisecond of a 12-vertex query's planning.
+        return {t for t in independent_sets(self.query, min(MAX_TRAILING, self.query.n - 1))
+                if (len(t) <= MAX_GROUP or self.label_groups(t) is not None) and self.start not in t}
+
+    def core_plan(self, sampler: Sampler, trailing: frozenset[int]) -> Candidate:
+        """The sampled greedy order of the core that ``trailing`` leaves, as a candidate plan."""
+        core = self.everything - trailing
+        return sampler.core_order(core, self.start_of(core)), len(core), self.groups_of(trailing)
+
+    def splits(self, sampler: Sampler) -> list[Candidate]:
+        """The splits of one greedy order of the whole query whose suffix is a valid trailing set."""
+        whole = sampler.core_order(self.everything, self.start_of(self.everything))
+        out = []
+        for k in range(max(self.query.n - MAX_TRAILING, 1), self.query.n):
+            suffix = whole.order[k:]
+            if all(not (self.nbrs[a] & set(suffix)) for a in suffix) and \
+                    (groups := self.label_groups(suffix)) is not None:
+                out.append((whole, k, groups))
+        return out
+
+    def maximal_by_promise(self) -> list[frozenset[int]]:
+        """The maximal trailing sets, first the largest, then those that leave the vertices with the most
+        candidates to counting (growing a trailing set never adds join levels, so only maximal sets are
+        sampled)."""
+        maximal = maximal_sets(self.trailing_sets(), self.nbrs)
+        logs = [math.log(max(size, 1)) for size in self.sizes]
+        maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
+        return maximal
+
+
+#: A candidate plan: a sampled order, how many of its vertices the core takes, the trailing label groups.
+Candidate = tuple[SampledOrder, int, list[list[int]]]
+
+
 def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False,
                trailing: frozenset[int] | None = None, start: int | None = None,
                on_device: Callable[[float], bool] = lambda cost: False) -> CountPlan:
@@ -169,47 +237,13 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
     sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
     fan-out may be better joined last than left in a core it would blow up)."""
-    labels = [int(x) for x in query.vertex_labels]
-    adj = query_adjacency(query)
-    everything = frozenset(range(query.n))
-    nbrs = [{w for w, _ in adj[u]} for u in range(query.n)]
-
-    def label_groups(trailing: Iterable[int]) -> list[list[int]] | None:
-        groups: dict[int, list[int]] = {}
-        for j in sorted(trailing):
-            groups.setdefault(labels[j], []).append(j)
-        if not homomorphism and max(len(g) for g in groups.values()) > MAX_GROUP:
-            return None
-        return list(groups.values())
-
-    def groups_of(trailing: frozenset[int]) -> list[list[int]]:
-        groups = label_groups(trailing)
-        assert groups is not None, "trailing sets are drawn from those with valid label groups"
-        return groups
-
-    def start_of(core: frozenset[int]) -> int:
-        if start is not None:
-            return start
-        return min(core, key=lambda u: (sizes[u] / max(len(nbrs[u] & core), 1), u))
-
-    def trailing_sets() -> set[frozenset[int]]:
-        # Enumerated only past the quick plans below: about a millisecond of a 12-vertex query's planning.
-        return {t for t in independent_sets(query, min(MAX_TRAILING, query.n - 1))
-                if (len(t) <= MAX_GROUP or label_groups(t) is not None) and start not in t}
-
+    q = _Planning(query, sizes, homomorphism, start)
     if trailing is not None:
-        if trailing not in trailing_sets():
+        if trailing not in q.trailing_sets():
             raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
-        core = everything - trailing
-        return _cheapest(sampler, [(sampler.core_order(core, start_of(core)), len(core), groups_of(trailing))])
-    # First the splits of one greedy order of the whole query; a plan that cheap is not worth more sampling.
-    whole = sampler.core_order(everything, start_of(everything))
-    candidates = []
-    for k in range(max(query.n - MAX_TRAILING, 1), query.n):
-        suffix = whole.order[k:]
-        if all(not (nbrs[a] & set(suffix)) for a in suffix) and (groups := label_groups(suffix)) is not None:
-            candidates.append((whole, k, groups))
+        return _cheapest(sampler, [q.core_plan(sampler, trailing)])
+    candidates = q.splits(sampler)
     best = _cheapest(sampler, candidates) if candidates else None
 
     def spent() -> bool:
@@ -221,17 +255,10 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     # is not worth enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
     if best is not None and (best.cost < QUICK_COST or spent()):
         return best
-    sets = trailing_sets()
-    # Growing a trailing set never adds join levels, so only maximal sets are sampled: first the largest, then
-    # those that leave the vertices with the most candidates to counting.
-    maximal = maximal_sets(sets, nbrs)
-    logs = [math.log(max(size, 1)) for size in sizes]
-    maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
-    for trailing_set in maximal[:MAX_SAMPLED]:
+    for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
         if best is not None and spent():
             break
-        core = everything - trailing_set
-        candidates.append((sampler.core_order(core, start_of(core)), len(core), groups_of(trailing_set)))
+        candidates.append(q.core_plan(sampler, trailing_set))
         found = _cheapest(sampler, candidates[-1:])
         if best is None or found.cost < best.cost:
             best = found
@@ -240,7 +267,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     return dataclasses.replace(best, plans_tried=len(candidates))
 
 
-def _cheapest(sampler: Sampler, candidates: list[tuple[SampledOrder, int, list[list[int]]]]) -> CountPlan:
+def _cheapest(sampler: Sampler, candidates: list[Candidate]) -> CountPlan:
     """The cheapest of ``(sampled order, core size, trailing label groups)`` candidates as a :class:`CountPlan`."""
     best: CountPlan | None = None
     for sampled, k, groups in candidates:
