@@ -155,75 +155,87 @@ def walk(backend: Backend, prepared: PreparedQuery, budget: int | BudgetPlan, co
     """
     if adjacency is None:
         prepared = split_runs.split(backend, prepared, budget, watch.trial is not None)
-    plan, idx = prepared.plan, prepared.index
-    if plan.needs_partition != (spanning is not None):
+    if prepared.plan.needs_partition != (spanning is not None):
         raise ValueError("a spanning search needs both a spanning plan and the partition assignment")
-    extra = {} if spanning is None else {"spanning": spanning}
-    nq = len(plan.order)
-    budgets = BudgetPlan.of(budget)
-    halted, note = watch.halted, watch.note
+    yield from _Walk(backend, prepared, BudgetPlan.of(budget), count_only, spanning, adjacency, watch).run()
 
-    def pieces(table: Any, step: Any) -> Iterator[tuple[Any, DataIndex]]:
-        if adjacency is None:
-            yield table, idx
+
+class _Walk:
+    """One general join (:func:`walk`): the first level in chunks, each chunk descended depth first, a level at a
+    time or fused on the device, every level's output cut into chunks of its share of the budget."""
+
+    def __init__(self, backend: Backend, prepared: PreparedQuery, budgets: BudgetPlan, count_only: bool,
+                 spanning: Any, adjacency: Any, watch: Watch):
+        self.backend, self.prepared, self.budgets, self.count_only = backend, prepared, budgets, count_only
+        self.extra = {} if spanning is None else {"spanning": spanning}
+        self.adjacency, self.watch = adjacency, watch
+        self.nq = len(prepared.plan.order)
+        # A fused descent keeps two tables of at most this many rows (and nq columns) plus one level's workload:
+        # under one level's share of the budget, like the chunks of the level-by-level path.
+        self.fused_cap = budgets.chunk(self.nq, self.nq)
+
+    def run(self) -> Iterator[Any]:
+        plan, watch = self.prepared.plan, self.watch
+        first = self.prepared.candidates[plan.order[0]]
+        rows = int(first.shape[0])
+        watch.note(0, rows, 0)
+        for a, b in first_level_chunks(rows, self.budgets.chunk(self.nq, 1), watch.control):
+            if watch.halted():
+                return
+            yield from self.descend(first[a:b][:, None], 1, (b - a) / rows)
+
+    def pieces(self, table: Any, step: Any) -> Iterator[tuple[Any, DataIndex]]:
+        if self.adjacency is None:
+            yield table, self.prepared.index
         else:
-            yield from adjacency.pieces(table, step)
+            yield from self.adjacency.pieces(table, step)
 
-    # A fused descent keeps two tables of at most this many rows (and nq columns) plus one level's workload:
-    # under one level's share of the budget, like the chunks of the level-by-level path.
-    fused_cap = budgets.chunk(nq, nq)
-
-    def descend(table: Any, level: int, share: float) -> Iterator[Any]:
-        if level == nq:
-            yield table.shape[0] if count_only else table
+    def descend(self, table: Any, level: int, share: float) -> Iterator[Any]:
+        if level == self.nq:
+            yield table.shape[0] if self.count_only else table
             return
-        if halted():
+        if self.watch.halted():
             return
         work = None
-        if adjacency is None:
-            run = backend.descend(idx, table, level, plan, prepared.bits, count_only, fused_cap, **extra)
+        if self.adjacency is None:
+            run = self.backend.descend(self.prepared.index, table, level, self.prepared.plan, self.prepared.bits,
+                                       self.count_only, self.fused_cap, **self.extra)
             if run is not None:
                 for k, (read, survivors) in enumerate(run.levels):
-                    note(level + k, survivors, read)
-                if run.level == nq:
-                    if count_only:
+                    self.watch.note(level + k, survivors, read)
+                if run.level == self.nq:
+                    if self.count_only:
                         yield run.count
                     elif run.count:
                         yield run.table
                     return
                 table, level, work = run.table, run.level, run.workload
-        step = plan.steps[level - 1]
+        step = self.prepared.plan.steps[level - 1]
         rows = table.shape[0]
-        for piece, piece_idx in pieces(table, step):
-            yield from extend_level(piece, piece_idx, level, step, share * piece.shape[0] / rows, work)
+        for piece, piece_idx in self.pieces(table, step):
+            yield from self.extend_level(piece, piece_idx, level, step, share * piece.shape[0] / rows, work)
 
-    def extend_level(table: Any, idx: DataIndex, level: int, step: Any, share: float,
+    def extend_level(self, table: Any, idx: DataIndex, level: int, step: Any, share: float,
                      work: Any = None) -> Iterator[Any]:
+        backend, watch = self.backend, self.watch
         delta, offsets, total = work if work is not None else backend.workload(idx, table, step)
-        last = level == nq - 1
-        chunk = budgets.chunk(nq, level + 1)
+        last = level == self.nq - 1
+        chunk = self.budgets.chunk(self.nq, level + 1)
         if watch.doomed(total, share):
             return
-        bits = prepared.bits[step.vertex]
+        bits = self.prepared.bits[step.vertex]
         for a in range(0, total, chunk):
-            if halted():
+            if watch.halted():
                 return
             b = min(a + chunk, total)
-            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, count_only and last, **extra)
+            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, self.count_only and last,
+                                 **self.extra)
             if watch.stats is not None:  # int() of a device count waits for the device: only when counted
-                note(level, int(out) if count_only and last else int(out.shape[0]), b - a)
+                watch.note(level, int(out) if self.count_only and last else int(out.shape[0]), b - a)
             if last:
                 yield out
             elif out.shape[0]:
-                yield from descend(out, level + 1, share * (b - a) / total)
-
-    first = prepared.candidates[plan.order[0]]
-    rows = int(first.shape[0])
-    note(0, rows, 0)
-    for a, b in first_level_chunks(rows, budgets.chunk(nq, 1), watch.control):
-        if halted():
-            return
-        yield from descend(first[a:b][:, None], 1, (b - a) / rows)
+                yield from self.descend(out, level + 1, share * (b - a) / total)
 
 
 def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int | BudgetPlan,
