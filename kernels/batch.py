@@ -177,6 +177,48 @@ def membership(backend: ArrayBackend, keys: Any, cells: int) -> Callable[[Any], 
     return partial(backend._contains, keys)
 
 
+@dataclass
+class _Start:
+    """A batch's first level: each query's vertex count and the offset of its candidate sets, membership tests of
+    every set, the counts of one-vertex queries, and the first level's rows with their queries (None: none)."""
+
+    index: DataIndex
+    sizes: list[int]
+    set_base: np.ndarray
+    member_of: Any
+    counts: np.ndarray
+    table: Any
+    qid: Any
+
+    @classmethod
+    def of(cls, backend: ArrayBackend, prepared: Sequence[PreparedQuery]) -> _Start:
+        idx = prepared[0].index
+        if any(p.index is not idx for p in prepared):
+            raise ValueError("a batch's queries must be prepared on one index")
+        if any(p.plan.needs_partition for p in prepared):
+            raise ValueError("a spanning search cannot be counted in a batch")
+        xp, n = backend.xp, idx.n
+        sizes = [len(p.plan.order) for p in prepared]
+        set_base = np.cumsum(sizes) - sizes
+        sets = [candidate_sets(xp, p.candidates) for p in prepared]
+        csize = np.array([size for s in sets for size in s.sizes], dtype=np.int64)
+        if not csize.all():
+            raise ValueError("a prepared query has a vertex without candidates")
+        # Sorted keys of every candidate set: the sets are numbered in order and each one is sorted.
+        # (CuPy's repeat takes no array of repeats: rows of repeated values come from the backend's expand.)
+        keys = xp.concatenate([s.values for s in sets]).astype(xp.int64) + backend.expand(xp.asarray(csize))[0] * n
+        member_of = membership(backend, keys, csize.shape[0] * n)
+        counts = np.zeros(len(prepared), dtype=np.int64)
+        firsts = set_base + np.array([p.plan.order[0] for p in prepared])
+        fsize = np.where(np.array(sizes) > 1, csize[firsts], 0)
+        counts[np.array(sizes) == 1] = csize[firsts[np.array(sizes) == 1]]
+        if fsize.sum() == 0:
+            return cls(idx, sizes, set_base, member_of, counts, None, None)
+        table = xp.concatenate([p.candidates[p.plan.order[0]] for p, k in zip(prepared, fsize.tolist()) if k])
+        return cls(idx, sizes, set_base, member_of, counts, table.astype(xp.int64)[:, None],
+                   backend.expand(xp.asarray(fsize))[0])
+
+
 def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
                 allowance: Sequence[int]) -> list[int | None]:
     """The general join's count of each of ``prepared`` (all on one index), joined together level by level; None
@@ -186,32 +228,12 @@ def join_counts(backend: ArrayBackend, prepared: Sequence[PreparedQuery],
         raise ValueError("one allowance per prepared query")
     if not prepared:
         return []
-    idx = prepared[0].index
-    if any(p.index is not idx for p in prepared):
-        raise ValueError("a batch's queries must be prepared on one index")
-    if any(p.plan.needs_partition for p in prepared):
-        raise ValueError("a spanning search cannot be counted in a batch")
-    xp, n = backend.xp, idx.n
-    nq = len(prepared)
-    sizes = [len(p.plan.order) for p in prepared]
-    set_base = np.cumsum(sizes) - sizes
-    sets = [candidate_sets(xp, p.candidates) for p in prepared]
-    csize = np.array([size for s in sets for size in s.sizes], dtype=np.int64)
-    if not csize.all():
-        raise ValueError("a prepared query has a vertex without candidates")
-    # Sorted keys of every candidate set: the sets are numbered in order and each one is sorted.
-    # (CuPy's repeat takes no array of repeats: rows of repeated values come from the backend's expand.)
-    keys = xp.concatenate([s.values for s in sets]).astype(xp.int64) + backend.expand(xp.asarray(csize))[0] * n
-    member_of = membership(backend, keys, csize.shape[0] * n)
-    counts = np.zeros(nq, dtype=np.int64)
-    firsts = set_base + np.array([p.plan.order[0] for p in prepared])
-    fsize = np.where(np.array(sizes) > 1, csize[firsts], 0)
-    counts[np.array(sizes) == 1] = csize[firsts[np.array(sizes) == 1]]
-    if fsize.sum() == 0:
+    start = _Start.of(backend, prepared)
+    idx, xp, n, nq = start.index, backend.xp, start.index.n, len(prepared)
+    sizes, set_base, member_of, counts, table, qid = (start.sizes, start.set_base, start.member_of, start.counts,
+                                                      start.table, start.qid)
+    if table is None:
         return list(counts.tolist())
-    table = xp.concatenate([p.candidates[p.plan.order[0]] for p, k in zip(prepared, fsize.tolist()) if k])
-    table = table.astype(xp.int64)[:, None]
-    qid = backend.expand(xp.asarray(fsize))[0]
     prog = pack(xp, [p.plan for p in prepared], set_base.tolist())
     allow = xp.asarray(np.asarray(allowance, dtype=np.float64))
     read = xp.zeros(nq, dtype=xp.float64)
