@@ -6,7 +6,7 @@
 // Nothing per match is written.  Control flow is uniform across a warp; its state (images, positions, set
 // sizes) sits in shared memory, written by lane 0 behind __syncwarp.
 #ifndef DSM_DFS_MAX_LEVELS
-#error "compile with the -D options of kernels/cupy/dfs.py"
+#error "compile with the -D options of kernels/cuda_modules.py (DFS_MODULE)"
 #endif
 
 #define MAXK DSM_DFS_MAX_LEVELS

@@ -1,4 +1,5 @@
-// distsm GPU join kernels (loaded by kernels/cupy/launch.py through cupy.RawModule, compiled by NVRTC).
+// distsm GPU join kernels (loaded by kernels/cupy/launch.py through cupy.RawModule: from the fatbin the build
+// compiled, or compiled by NVRTC).
 //
 // Layout of the data graph (see kernels/index.py): CSR rows sorted by (effective label, neighbour), so the run
 // N(v, l) = nbr[run_start[r] .. run_end[r]) is sorted.  With one effective label the run of v is its row
@@ -26,11 +27,11 @@
 //   [length, n_gt, gt cols..., n_lt, lt cols..., n_dist, distinct cols..., n_chk, (col, label)...,
 //    n_pair, (col, need)...]
 
-// Constants shared with Python are defined there once (kernels/cupy/launch.py, DEFINES) and passed to NVRTC
-// as -D options; a compilation without them fails here rather than running with sizes Python does not use.
+// Constants shared with Python are defined there once (kernels/cuda_modules.py, JOIN_MODULE) and passed to nvcc
+// and NVRTC as -D options; a compilation without them fails here rather than running with sizes Python does not use.
 #if !defined(DSM_PCSR_SLOTS) || !defined(DSM_EMPTY_SLOT) || !defined(DSM_SIG_WORDS) || !defined(DSM_PROG_MAX) \
     || !defined(DSM_TIER_COLS) || !defined(DSM_TIER_CHECKS) || !defined(DSM_BLOCK)
-#error "join.cu needs -D definitions of its shared constants (kernels/cupy/launch.py, DEFINES)"
+#error "join.cu needs -D definitions of its shared constants (kernels/cuda_modules.py, JOIN_MODULE)"
 #endif
 #if DSM_BLOCK % 32 != 0 || DSM_BLOCK > 1024
 #error "DSM_BLOCK must be a multiple of 32 and at most 1024"
@@ -326,7 +327,7 @@ extern "C" __global__ void filter_small(const int* __restrict__ by_label, const 
 // head[DSM_FILTER_HEAD * b]: the offset of its qinfo in head, its size nq, its items, the offset of its first item
 // in out and that of its first query vertex among the batch's (its seg_counts, and its bitsets of nwords words each).
 #if !defined(DSM_FILTER_HEAD)
-#error "join.cu needs -D DSM_FILTER_HEAD (kernels/cupy/launch.py, DEFINES)"
+#error "join.cu needs -D DSM_FILTER_HEAD (kernels/cuda_modules.py, JOIN_MODULE)"
 #endif
 extern "C" __global__ void filter_batch(const int* __restrict__ by_label, const long long* __restrict__ head,
                                         const unsigned int* __restrict__ sig, long long n,
@@ -645,7 +646,7 @@ extern "C" __global__ void descend_small(const int* __restrict__ table0, long lo
 // of its bitset addresses, the offset in res of its result (descend_small's layout) and the entries its descent may
 // read (allow): DSM_BATCH_HEAD words, a size shared with Python.
 #if !defined(DSM_BATCH_HEAD)
-#error "join.cu needs -D DSM_BATCH_HEAD (kernels/cupy/launch.py, DEFINES)"
+#error "join.cu needs -D DSM_BATCH_HEAD (kernels/cuda_modules.py, JOIN_MODULE)"
 #endif
 extern "C" __global__ void descend_batch(long long* head, long long nqueries, long long progs_at, long long rows,
                                          long long table_words, int* bufs, long long* work,

@@ -1,5 +1,5 @@
-// distsm's fused trailing count and core extension (loaded by kernels/cupy/launch.py through cupy.RawModule,
-// compiled by NVRTC).
+// distsm's fused trailing count and core extension (loaded by kernels/cupy/launch.py through cupy.RawModule:
+// from the fatbin the build compiled, or compiled by NVRTC).
 //
 // For every row of a table of core matches (int32, row-major, columns in core order) it computes what
 // kernels/trailing.py's TrailingCounter computes with arrays: each trailing vertex j's set S_j (its first link's
@@ -24,7 +24,7 @@
 // number), and that size word.  Homomorphisms are programs with one group per trailing vertex and no distinct
 // columns.
 
-// Constants shared with Python are defined there once (kernels/cupy/launch.py, TRAILING_DEFINES).
+// Constants shared with Python are defined there once (kernels/cuda_modules.py, TRAILING_MODULE).
 #if !defined(DSM_TR_BLOCK) || !defined(DSM_TR_MAX_LINKS) || !defined(DSM_TR_MAX_GROUP) || !defined(DSM_TR_PROG_MAX)
 #error "trailing.cu needs -D definitions of its shared constants (kernels/cupy/launch.py, TRAILING_DEFINES)"
 #endif
