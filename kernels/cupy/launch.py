@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm import caches
 from distsm.kernels.cuda_modules import (BLOCK, EMPTY_SLOT_BITS, JOIN_MODULE, MAX_GRID, SMALL_BLOCK, TRAILING_MODULE,
                                          DFS_MODULE, Module, runs_on)
 
@@ -159,16 +160,25 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *HISTOGRAM.values(), *WEIGHTED_HISTOGRAM.values())}
 
 
+#: Loaded modules, shared by every :class:`Launcher` of the process (a module is read and loaded once per device).
+_LOADED = caches.cache("cuda modules", "GLOBAL, (fatbin or None for NVRTC, Module, device) -> cupy.RawModule")
+
+
 def load_module(module: Module) -> Any:
     """``module`` as a ``cupy.RawModule``: from a fatbin built for its source and options that runs on this GPU
     (:func:`~distsm.kernels.cuda_modules.runs_on`), else compiled by NVRTC (and kept in CuPy's kernel cache)."""
     import cupy
 
-    capability = int(cupy.cuda.Device().compute_capability)
-    for path, archs in module.fatbins():
-        if runs_on(archs, capability):
-            return cupy.RawModule(path=str(path))
-    return cupy.RawModule(code=module.path.read_text(), options=module.options)
+    device = cupy.cuda.Device()
+    capability = int(device.compute_capability)
+    path = next((str(p) for p, archs in module.fatbins() if runs_on(archs, capability)), None)
+
+    def load() -> Any:
+        if path is not None:
+            return cupy.RawModule(path=path)
+        return cupy.RawModule(code=module.path.read_text(), options=module.options)
+
+    return _LOADED.get_or(caches.GLOBAL, load, sub=(path, module, device.id))
 
 
 class Launcher:
