@@ -610,6 +610,20 @@ def _trial_placement_ab(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _trailing_bits(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### The trailing count by walked runs and by bit rows", "", _where(name, r), ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        lines += _table(["suite", "query", "count", "run entries", "bit-row words", "entries / words",
+                         "runs ms", "auto ms", "count ms (runs / auto)"],
+                        [[q["suite"], q["query"], q["count"], q["never"]["entries"], q["auto"]["words"],
+                          round(q["never"]["entries"] / q["auto"]["words"], 1) if q["auto"]["words"] else "-",
+                          round(1e3 * q["never"]["trailing_s"], 2), round(1e3 * q["auto"]["trailing_s"], 2),
+                          f"{1e3 * q['never']['count_s']:.2f} / {1e3 * q['auto']['count_s']:.2f}"]
+                         for q in r["queries"]])
+        lines += [""]
+
+
 def _others(found: dict[str, list], lines: list[str]) -> None:
     """Results of kinds without a section of their own: where, how and the note."""
     for kind, entries in sorted(found.items()):
@@ -627,7 +641,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
             "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy,
             "motifs": _motifs, "trial_placement": _trial_placement,
-            "trial_placement_ab": _trial_placement_ab}
+            "trial_placement_ab": _trial_placement_ab, "trailing_bits": _trailing_bits}
 
 
 #: The questions the report answers, in order, each by the benchmarks that measure it.
@@ -640,7 +654,7 @@ QUESTIONS = (
     ("Beyond one GPU: out of core, memory per worker", ("cluster_regimes", "outofcore", "index_memory", "allocator")),
     ("Loading and cold start", ("loading", "first_use", "device_warmup")),
     ("The engine's paths: shared execution, load balance, trailing counts, stages",
-     ("pbe_shared", "synthetic", "load_balance", "device_trailing", "explain_stages", "hprd_cpu")),
+     ("pbe_shared", "synthetic", "load_balance", "trailing_bits", "device_trailing", "explain_stages", "hprd_cpu")),
     ("RDF and the dashboard", ("rdf_lubm", "dashboard_screenshot")),
 )
 

@@ -20,14 +20,12 @@ are planned instead) and read at most ``--max-entries`` adjacency entries.  The 
 
 from __future__ import annotations
 
-import argparse
 import statistics
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmarks import meta, peers
+from benchmarks import meta, peers, suite_args
 from benchmarks.common import parser
 
 def _join(data: Any, query: Any, settings: dict[str, Any], repeat: int) -> dict[str, Any] | None:
@@ -102,31 +100,13 @@ def judge(kept: list[dict[str, Any]], per_vertex_entries: float) -> dict[str, fl
             "geomean_over_best": float(np.exp(logs / len(kept)))}
 
 
-def suites(args: argparse.Namespace) -> list[peers.Suite]:
-    out = []
-    if args.hprd:
-        out.append(peers.hprd_suite(args.limit))
-    if args.gmatch_test:
-        out.append(peers.gmatch_test_suite(args.gmatch_test, args.limit))
-    if args.dense_count:
-        out.append(peers.dense_suite(16, args.dense_count, args.seed + 16, args.query_dir, args.limit))
-    out += [peers.dense_heavy_suite(d, args.limit, f"dense-heavy:{d.name}") for d in args.dense_heavy or []]
-    return out
-
-
 def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__, "trial_placement")
-    p.add_argument("--hprd", action="store_true", help="HPRD's 200 queries")
-    p.add_argument("--gmatch-test", type=Path, metavar="DIR", help="gMatch's test/ directory")
-    p.add_argument("--dense-count", type=int, default=0, help="dense 16-vertex random-walk queries on HPRD")
-    p.add_argument("--dense-heavy", type=Path, nargs="+", metavar="DIR", help="folders of benchmarks.dense_suites")
-    p.add_argument("--query-dir", type=Path, default=Path("/tmp/distsm-trial-placement"))
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=None, help="the first N queries of each suite")
+    suite_args.add_arguments(p, "/tmp/distsm-trial-placement")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--max-entries", type=float, default=2e7, help="entries a kept query's host join reads at most")
     args = p.parse_args(argv)
-    rows = [row for suite in suites(args) for row in measure(suite, args.repeat, args.max_entries)]
+    rows = [row for suite in suite_args.selected(args) for row in measure(suite, args.repeat, args.max_entries)]
     result = {"fit": fit(rows), "queries": rows}
     for suite in sorted({r["suite"] for r in rows}):
         result[f"fit:{suite}"] = fit([r for r in rows if r["suite"] == suite])

@@ -20,6 +20,8 @@ from distsm import caches
 
 LoadBalance = Literal["entry", "tiered"]
 LOAD_BALANCE: tuple[LoadBalance, ...] = ("entry", "tiered")
+TrailingBits = Literal["auto", "always", "never"]
+TRAILING_BITS: tuple[TrailingBits, ...] = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,15 @@ class GpuOptions:
     descend_limit: int
     pcsr: bool
     tier_limits: tuple[int, int] | None
+    #: the fused trailing count by bit rows where they read fewer words than the runs' walk and probes
+    #: ("auto"), wherever they fit ("always") or never
+    trailing_bits: TrailingBits = "auto"
 
     def __post_init__(self) -> None:
-        if self.load_balance not in LOAD_BALANCE:
-            raise ValueError(f"distsm.gpu.load-balance must be one of {', '.join(map(repr, LOAD_BALANCE))}, "
-                             f"got {self.load_balance!r}")
+        for name, allowed in (("load_balance", LOAD_BALANCE), ("trailing_bits", TRAILING_BITS)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"distsm.gpu.{name.replace('_', '-')} must be one of "
+                                 f"{', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
         for name in ("small_limit", "descend_limit"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.gpu.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")

@@ -87,14 +87,15 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
 
 
 def fused_program(exts: Sequence[Extension], ce: CandidateEdges, injective: bool,
-                  groups: Sequence[list[int]] = ()) -> TrailingProgram:
+                  groups: Sequence[list[int]] = (), members: Sequence[Sequence[int]] = ()) -> TrailingProgram:
     """The program a fused pass of ``kernels/cuda/trailing.cu`` reads for the extensions ``exts`` over ``ce``.
 
     Words (int32): ``[length, T, G, start of entry 0 .. T + G - 1, entries...]``: first one entry per extension,
     ``[first link id, links, (column, arc slot) per link, distinct columns, the columns...]`` (link ids number all
     links in order; no distinct columns unless ``injective``), then the ``groups`` entries as given (the trailing
     count's label groups, see :func:`distsm.kernels.trailing.trailing_program`; a group entry starts with its
-    size).  The arc slots index the program's arcs: per arc its run offsets, values and source lookup."""
+    size), each of the extensions ``members`` lists (indexes into ``exts``, kept by the program).  The arc slots
+    index the program's arcs: per arc its run offsets, values and source lookup."""
     slot: dict[tuple[int, int, int], int] = {}
     for ext in exts:
         for _, arc_key in ext.links:
@@ -115,8 +116,10 @@ def fused_program(exts: Sequence[Extension], ce: CandidateEdges, injective: bool
     positions = ce.positions is not None
     arcs = tuple((ce.arcs[k].offsets, ce.arcs[k].values,
                   ce.positions[k[0]] if ce.positions is not None else ce.candidates[k[0]]) for k in slot)
+    serves = {key: i for i, ext in enumerate(exts) for _, key in ext.links}
     return TrailingProgram(np.asarray(words, dtype=np.int32), arcs, positions, first,
-                           max((g[0] for g in groups), default=0))
+                           max((g[0] for g in groups), default=0), tuple(ce.candidates[e.vertex] for e in exts),
+                           tuple(serves[key] for key in slot), tuple(tuple(g) for g in members))
 
 
 def extended(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension, injective: bool,

@@ -419,7 +419,7 @@ class Count:
             self.explain.refined_candidates = list(planned.refined)
             self.explain.candidate_edges = sum(a.edges for a in ce.arcs.values())
             self.explain.refine_passes = planned.passes
-            self.explain.trailing_entries = counter.entries
+            self.explain.trailing_entries, self.explain.trailing_words = counter.entries, counter.words
             self.explain.plans_tried = plan.plans_tried
         return self._explained(total, why)
 

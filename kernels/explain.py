@@ -33,6 +33,7 @@ class Explanation:
     candidate_edges: int = 0
     refine_passes: int = 0
     trailing_entries: int = 0
+    trailing_words: int = 0
     plans_tried: int = 0
     placement: list[str] = field(default_factory=list)
     count: int | None = None
@@ -62,7 +63,8 @@ class Explanation:
             lines.append(f"{i:>5}  {u:>6}  {est_s:>9}  {act_s:>10}{kind}")
         lines.extend(f"placement: {note}" for note in self.placement)
         if self.trailing:
-            lines.append(f"trailing vertices {list(self.trailing)}: {self.trailing_entries} set entries read")
+            lines.append(f"trailing vertices {list(self.trailing)}: {self.trailing_entries} set entries read, "
+                         f"{self.trailing_words} bit-row words read")
         if self.seconds:
             lines.append("seconds: " + ", ".join(f"{k} {v:.4f}" for k, v in self.seconds.items()))
         return "\n".join(lines)

@@ -81,13 +81,18 @@ class TrailingProgram:
     slot the arc's run ``offsets`` (int64) and ``values``, and the ``lookup`` that finds a source's position: its
     position map (int32 over the data vertices) where ``positions``, else its sorted candidates.  ``links`` is the
     extensions' links in all and ``largest_group`` the most vertices of one group (the limits a kernel
-    checks)."""
+    checks).  ``targets`` holds per extension its vertex's sorted candidates (what its runs lie in),
+    ``arc_extension`` per arc slot the extension it serves, and ``groups`` the extensions of each label group (a
+    pass by bit rows numbers a group's vertices in the union of its members' candidates)."""
 
     words: np.ndarray
     arcs: tuple[tuple[Any, Any, Any], ...]
     positions: bool
     links: int
     largest_group: int
+    targets: tuple[Any, ...] = ()
+    arc_extension: tuple[int, ...] = ()
+    groups: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,12 +100,14 @@ class TrailingTotals:
     """A fused trailing count of a table: for the rows ``[cuts[i], cuts[i + 1])``, ``totals[i]`` is the sum of
     their completions computed in int64 and ``bounds[i]`` the sum of their bounds (prod over label groups of
     ``|g|! * prod_j |S_j|``, in float64), so ``totals[i]`` is exact where ``bounds[i]`` is below 2^62 (every
-    product and partial sum is bounded by it); ``entries`` is the run entries the pass walked.  Host arrays."""
+    product and partial sum is bounded by it); ``entries`` is the run entries the pass walked, ``words`` the 8-byte
+    bit-row words it read instead (a pass by bit rows walks no run).  Host arrays."""
 
     cuts: np.ndarray     # int64[ranges + 1]
     totals: np.ndarray   # int64[ranges]
     bounds: np.ndarray   # float64[ranges]
     entries: int
+    words: int = 0
 
 
 class JoinCancelled(Exception):

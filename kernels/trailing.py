@@ -45,9 +45,9 @@ class TrailingCounter:
     """Counts the completions of core-match tables under one :class:`CountPlan` (see the module docstring).
 
     ``safe`` is the sum of per-row bounds under which products are computed in int64 (tests lower it to
-    exercise the exact fallbacks).  ``entries`` is the work measure explain reports: the set entries the array
-    code materialised plus the run entries a fused pass walked; ``fused_rows`` counts the rows a fused pass
-    counted."""
+    exercise the exact fallbacks).  ``entries`` and ``words`` are the work explain reports: the set entries the
+    array code materialised plus the run entries a fused pass walked, and the bit-row words a pass by bit rows read;
+    ``fused_rows`` counts the rows a fused pass counted."""
 
     def __init__(self, backend: Backend, plan: CountPlan, ce: CandidateEdges, *, homomorphism: bool,
                  budget: int, safe: float = SAFE_BOUND):
@@ -58,6 +58,7 @@ class TrailingCounter:
         self.terms = [partitions(g) for g in plan.groups]
         self.blocks = sorted(blocks_needed(plan.groups), key=len)
         self.entries = 0
+        self.words = 0
         self.fused_rows = 0
         self.program = trailing_program(plan, ce, homomorphism)
         self.last = fused_program([plan.steps[-1]], ce, not homomorphism) if plan.steps else None
@@ -107,6 +108,7 @@ class TrailingCounter:
         if fused is None:
             return self.count_arrays(self._matches(table, pairs, 0, rows), control)
         self.entries += fused.entries
+        self.words += fused.words
         safe = fused.bounds < self.safe
         total = int(fused.totals[safe].astype(object).sum())
         for i in np.flatnonzero(~safe):
@@ -279,4 +281,4 @@ def trailing_program(plan: CountPlan, ce: CandidateEdges, homomorphism: bool) ->
         for coef, blocks in terms:
             words += [coef, len(blocks), *(sum(1 << place[j] for j in b) for b in blocks)]
         entries.append(words)
-    return fused_program(plan.trailing, ce, not homomorphism, entries)
+    return fused_program(plan.trailing, ce, not homomorphism, entries, groups)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis_settings import scaled
 from oracles import brute_force, networkx_matches, random_graph
 
+from distsm.config import options
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges, counting, get_backend
 from distsm.kernels.array_backend import NumpyBackend
@@ -35,7 +36,9 @@ from distsm.kernels.sampling import Sampler
 from distsm.kernels.trailing import SAFE_BOUND, TrailingCounter
 
 NUMPY = get_backend("numpy")
-C_TYPES = {"int": np.int32, "long long": np.int64, "double": np.float64}
+#: The fused count's two passes: walked runs and bit rows.
+BITS = st.sampled_from(["never", "always"])
+C_TYPES = {"int": np.int32, "long long": np.int64, "double": np.float64, "unsigned long long": np.uint64}
 
 
 def test_the_kernel_is_described_in_signature_order_and_its_constants_come_from_python():
@@ -140,16 +143,71 @@ def interpret(program, table) -> int:
     return total
 
 
+def interpret_bits(program, table) -> int:
+    """``trailing_count_bits`` in plain Python: per label group, its members' raw sets as bit rows over the union of
+    their candidates, block intersections by AND and popcount, then the images of distinct columns taken out of
+    every block whose members all hold them raw and one of which lists the column (the kernel's masks)."""
+    words = [int(w) for w in program.words]
+    trailing, groups = words[1], words[2]
+    entry = [words[3 + t] for t in range(trailing)]
+    total = 0
+    for row in table.tolist():
+        value = 1
+        for g in range(groups):
+            e = words[3 + trailing + g]
+            k, members = words[e], words[e + 2:e + 2 + words[e]]
+            space = np.unique(np.concatenate([np.asarray(program.targets[t]) for t in members]))
+            raw = []
+            for t in members:
+                bits = (1 << len(space)) - 1
+                for link in range(words[entry[t] + 1]):
+                    col, arc = words[entry[t] + 2 + 2 * link], words[entry[t] + 3 + 2 * link]
+                    offsets, values, lookup = program.arcs[arc]
+                    p = int(lookup[row[col]]) if program.positions else int(np.searchsorted(lookup, row[col]))
+                    run = values[int(offsets[p]):int(offsets[p + 1])]
+                    bits &= sum(1 << int(i) for i in np.searchsorted(space, run))
+                raw.append(bits)
+            h = [0] * (1 << k)
+            for f in range(1, 1 << k):
+                both = (1 << len(space)) - 1
+                for i in range(k):
+                    if f >> i & 1:
+                        both &= raw[i]
+                h[f] = bin(both).count("1")
+            dist = [set(words[entry[t] + 3 + 2 * words[entry[t] + 1]:][:words[entry[t] + 2 + 2 * words[entry[t] + 1]]])
+                    for t in members]
+            for col in set().union(*dist):
+                listed = sum(1 << i for i in range(k) if col in dist[i])
+                at = int(np.searchsorted(space, row[col]))
+                if at == len(space) or space[at] != row[col]:
+                    continue
+                held = sum(1 << i for i in range(k) if raw[i] >> at & 1)
+                for f in range(1, 1 << k):
+                    if not f & ~held and f & listed:
+                        h[f] -= 1
+            at, acc = e + 3 + k, 0
+            for _ in range(words[e + 2 + k]):
+                coef, blocks = words[at], words[at + 2:at + 2 + words[at + 1]]
+                acc += coef * math.prod(h[b] for b in blocks)
+                at += 2 + len(blocks)
+            value *= acc
+        total += value
+    return total
+
+
 @scaled(10)
 @given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans())
 def test_the_kernels_program_counts_what_the_numpy_counter_counts(seed, homomorphism, positions):
+    """Both passes of ``trailing.cu`` (walked runs and bit rows) as plain Python over the program."""
     case = planned_tables(seed, homomorphism, positions)
     if case is None:
         return
     _, _, ce, plan, tables = case
     counter = TrailingCounter(NUMPY, plan, ce, homomorphism=homomorphism, budget=1 << 24)
     for table in tables:
-        assert interpret(counter.program, table) == counter.count(table)
+        expected = counter.count(table)
+        assert interpret(counter.program, table) == expected
+        assert interpret_bits(counter.program, table) == expected
 
 
 def interpret_extension(program, table) -> np.ndarray:
@@ -250,12 +308,18 @@ def test_fused_extensions_give_the_array_paths_rows(seed, homomorphism, position
 @pytest.mark.gpu
 @scaled(20)
 @given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(),
-       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]), budget=st.sampled_from([1 << 10, 1 << 24]))
-def test_fused_totals_over_last_level_pairs_equal_the_numpy_counter(seed, homomorphism, positions, safe, budget):
+       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]), budget=st.sampled_from([1 << 10, 1 << 24]), bits=BITS)
+def test_fused_totals_over_last_level_pairs_equal_the_numpy_counter(seed, homomorphism, positions, safe, budget,
+                                                                    bits):
     """The core's last level as (row, vertex) pairs counted in place; recounted ranges become rows."""
     case = planned_tables(seed, homomorphism, positions)
     if case is None or not case[3].steps:
         return
+    with options({"gpu.trailing-bits": bits}):
+        check_pairs(case, homomorphism, safe, budget)
+
+
+def check_pairs(case, homomorphism: bool, safe: float, budget: int) -> None:
     _, _, ce, plan, tables = case
     gpu = get_backend("cupy")
     xp = gpu.xp
@@ -277,11 +341,19 @@ def test_fused_totals_over_last_level_pairs_equal_the_numpy_counter(seed, homomo
 @pytest.mark.gpu
 @scaled(20)
 @given(seed=st.integers(0, 2**32 - 1), homomorphism=st.booleans(), positions=st.booleans(),
-       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]))
-def test_fused_totals_equal_the_numpy_counter(seed, homomorphism, positions, safe):
+       safe=st.sampled_from([SAFE_BOUND, 1.0, 5e3]), bits=BITS)
+def test_fused_totals_equal_the_numpy_counter(seed, homomorphism, positions, safe, bits):
+    """By walked runs and by bit rows (which report words read instead of run entries)."""
     case = planned_tables(seed, homomorphism, positions)
     if case is None:
         return
+    with options({"gpu.trailing-bits": bits}):
+        device = check_totals(case, homomorphism, safe)
+    # Words are read by bit rows only (the array code's recounts add entries under either).
+    assert (device.words > 0 if bits == "always" else device.words == 0 and device.entries > 0) or not case[4]
+
+
+def check_totals(case, homomorphism: bool, safe: float) -> TrailingCounter:
     _, _, ce, plan, tables = case
     cupy_backend = get_backend("cupy")
     device = TrailingCounter(cupy_backend, plan, ce.to(cupy_backend.xp.asarray), homomorphism=homomorphism,
@@ -298,7 +370,7 @@ def test_fused_totals_equal_the_numpy_counter(seed, homomorphism, positions, saf
             assert fused == table.shape[0]  # small counts: every range is exact in int64
         elif safe == 1.0 and expected:
             assert fused < table.shape[0]   # a range with a completion has a bound >= 1: recounted exactly
-    assert device.entries > 0 or not tables
+    return device
 
 
 @pytest.mark.gpu
@@ -320,3 +392,23 @@ def test_whole_counts_on_the_gpu_trailing_path_equal_the_oracles(seed, homomorph
     else:
         assert got == len(networkx_matches(data, query))
     assert report.path in ("trailing", "filter")
+
+
+def test_bit_rows_are_built_where_a_row_reads_fewer_words_and_the_walk_is_long_enough():
+    """The auto policy's arithmetic (kernels/cupy/trailing.py's BitShape), from a program's array sizes alone: one
+    trailing vertex of two links whose runs hold 50 entries each, over 100 candidates (two words a row) or 100,000
+    (1,563 words: never worth it)."""
+    from distsm.kernels.cupy.trailing import BITS_MIN_ENTRIES, BitShape
+    from distsm.kernels.records import TrailingProgram
+
+    def program(candidates: int) -> TrailingProgram:
+        offsets = np.array([0, 50, 100], dtype=np.int64)  # two sources, runs of 50
+        arc = (offsets, np.arange(100, dtype=np.int32), np.arange(2, dtype=np.int32))
+        return TrailingProgram(np.zeros(1, dtype=np.int32), (arc, arc), False, 2, 1,
+                               (np.arange(candidates, dtype=np.int32),), (0, 0), ((0,),))
+
+    narrow, wide = BitShape.of(program(100)), BitShape.of(program(100_000))
+    assert (narrow.words, narrow.reads, narrow.walked, narrow.bytes) == (4.0, 250.0, 50.0, 2 * 2 * 2 * 8)
+    enough = int(BITS_MIN_ENTRIES // 50)
+    assert narrow.pays(enough) and not narrow.pays(enough - 1)
+    assert wide.words == 2 * 1563 and not wide.pays(1 << 40)

@@ -14,6 +14,13 @@
 // of h[F] over the F that contain B and have B's lowest bit: a superset sum that adds bits above the lowest only.
 // Runs are sorted, so a probe is a binary search of one run.
 //
+// trailing_count_bits counts the same from bit rows where they are cheaper than the runs (kernels/cupy/trailing.py
+// decides): a label group's members share one space, the sorted union U of their candidates, and each link's arc
+// has a bit row over U per candidate of its source (tr_bit_rows builds them from the runs).  A member's raw set is
+// the AND of its links' rows; |intersection of block B| is the popcount of the AND of B's members' words, summed
+// over the ceil(|U| / 64) words, less the images of distinct columns that lie in every member of B and are distinct
+// from one of them.  A row reads (links of the group) x words 8-byte words instead of walking and probing runs.
+//
 // Program (int32, copied to shared memory):
 //   [length, T, G, offset of trailing entry 0..T-1, offset of group entry 0..G-1, entries...]
 //   trailing entry: [first link id, nlinks, (col, arc)*nlinks, ndist, distinct cols*ndist]
@@ -95,6 +102,25 @@ __device__ __forceinline__ bool tr_in_set(const int* prog, const long long* arcs
     return true;
 }
 
+// A label group's inclusion-exclusion sum from h[B] = |intersection of block B| (B a mask over the group entry
+// ge's members); bound gets multiplied by the group's k! * prod_j |S_j|.
+__device__ __forceinline__ long long tr_group_value(const int* ge, const int* h, double& bound) {
+    const int k = ge[0];
+    const int* term = ge + 2 + k;
+    const int nterms = *term++;
+    long long acc = 0;
+    for (int s = 0; s < nterms; ++s) {
+        long long prod = term[0];
+        for (int b = 0; b < term[1]; ++b) prod *= h[term[2 + b]];
+        acc += prod;
+        term += 2 + term[1];
+    }
+    double group_bound = (double)ge[1];
+    for (int i = 0; i < k; ++i) group_bound *= (double)h[1 << i];
+    bound *= group_bound;
+    return acc;
+}
+
 // The completions of one core match `row` (its trailing links' run bounds go to lo/hi): the product over label
 // groups of the inclusion-exclusion sums; `bound` gets the row's bound (prod over groups of k! * prod_j |S_j|)
 // and `entries` the first-link run entries walked.
@@ -143,19 +169,7 @@ __device__ __forceinline__ long long tr_row(const int* sprog, const long long* s
         for (int b = 1; b < k; ++b)
             for (int f = 1; f < full; ++f)
                 if (!(f >> b & 1) && (f & ((1 << b) - 1))) h[f] += h[f | 1 << b];
-        const int* term = members + k;
-        const int nterms = *term++;
-        long long acc = 0;
-        for (int s = 0; s < nterms; ++s) {
-            long long prod = term[0];
-            for (int b = 0; b < term[1]; ++b) prod *= h[term[2 + b]];
-            acc += prod;
-            term += 2 + term[1];
-        }
-        double group_bound = (double)ge[1];
-        for (int i = 0; i < k; ++i) group_bound *= (double)h[1 << i];
-        bound *= group_bound;
-        value *= acc;
+        value *= tr_group_value(ge, h, bound);
     }
     return value;
 }
@@ -190,40 +204,224 @@ __device__ __forceinline__ void tr_block_sums(long long total, double bound, lon
     }
 }
 
+// The bit-row sizes of one label group (entry ge) of core match `row`: h[B] = |intersection of block B| for every
+// non-empty mask B over its members.  bits holds per trailing vertex its space (the address of U's sorted int32
+// vertices, |U| and the words per row) and then per arc slot the address of its bit rows (uint64, a row of the
+// space's words per candidate of the arc's source); rp keeps each link's row of this match, by link id.
+template <typename Row>
+__device__ __forceinline__ void tr_group_bits(const int* sprog, const long long* sarcs, const long long* sbits,
+                                              const int* ge, const Row& row, int* h, long long& words) {
+    const int T = sprog[1], k = ge[0], full = 1 << k;
+    const int* members = ge + 2;
+    const long long* space = sbits + 3 * members[0];
+    const int W = (int)space[2];
+    const unsigned long long* rp[DSM_TR_MAX_LINKS];
+    int links = 0;
+    for (int i = 0; i < k; ++i) {
+        const int* e = sprog + sprog[3 + members[i]];
+        for (int l = 0; l < e[1]; ++l) {
+            const int slot = e[3 + 2 * l];
+            const long long p = tr_position(sarcs + 4 * slot, row[e[2 + 2 * l]]);
+            rp[e[0] + l] = reinterpret_cast<const unsigned long long*>(sbits[3 * T + slot]) + p * W;
+        }
+        links += e[1];
+    }
+    words += (long long)W * links;
+    for (int f = 0; f < full; ++f) h[f] = 0;
+    if (k == 1) {  // most groups: no subset table
+        const int* e = sprog + sprog[3 + members[0]];
+        for (int w = 0; w < W; ++w) {
+            unsigned long long x = ~0ull;
+            for (int l = 0; l < e[1]; ++l) x &= rp[e[0] + l][w];
+            h[1] += __popcll(x);
+        }
+    } else {
+        for (int w = 0; w < W; ++w) {
+            unsigned long long r[DSM_TR_MAX_GROUP], a[1 << DSM_TR_MAX_GROUP];
+            for (int i = 0; i < k; ++i) {
+                const int* e = sprog + sprog[3 + members[i]];
+                unsigned long long x = ~0ull;
+                for (int l = 0; l < e[1]; ++l) x &= rp[e[0] + l][w];
+                r[i] = x;
+            }
+            a[0] = ~0ull;
+            for (int f = 1; f < full; ++f) {
+                a[f] = a[f & (f - 1)] & r[__ffs(f) - 1];
+                h[f] += __popcll(a[f]);
+            }
+        }
+    }
+    // The images of distinct columns: x = row[col] leaves the intersection of block B when every member of B holds
+    // it raw and col is a distinct column of one of them (sets of one group share their label, so the core's
+    // same-label images are the only ones that can lie in them).  A column listed by several members counts once.
+    const int* U = reinterpret_cast<const int*>(space[0]);
+    const long long usize = space[1];
+    for (int i = 0; i < k; ++i) {
+        const int* e = sprog + sprog[3 + members[i]];
+        const int* dist = e + 2 + 2 * e[1];
+        for (int d = 1; d <= dist[0]; ++d) {
+            const int col = dist[d];
+            int listed = 0;
+            for (int j = 0; j < k; ++j) {
+                const int* ej = sprog + sprog[3 + members[j]];
+                const int* dj = ej + 2 + 2 * ej[1];
+                for (int c = 1; c <= dj[0]; ++c)
+                    if (dj[c] == col) listed |= 1 << j;
+            }
+            if (listed & ((1 << i) - 1)) continue;
+            const int x = row[col];
+            long long lo = 0, hi = usize;
+            while (lo < hi) {
+                long long mid = (lo + hi) >> 1;
+                if (U[mid] < x) lo = mid + 1; else hi = mid;
+            }
+            if (lo == usize || U[lo] != x) continue;
+            int held = 0;
+            for (int j = 0; j < k; ++j) {
+                const int* ej = sprog + sprog[3 + members[j]];
+                bool all = true;
+                for (int l = 0; l < ej[1] && all; ++l) all = rp[ej[0] + l][lo >> 6] >> (lo & 63) & 1ull;
+                if (all) held |= 1 << j;
+            }
+            for (int f = 1; f < full; ++f)
+                if (!(f & ~held) && (f & listed)) --h[f];
+        }
+    }
+}
+
+// The completions of one core match by bit rows (see tr_group_bits), as tr_row gives them.
+template <typename Row>
+__device__ __forceinline__ long long tr_row_bits(const int* sprog, const long long* sarcs, const long long* sbits,
+                                                 const Row& row, double& bound, long long& words) {
+    const int T = sprog[1], G = sprog[2];
+    int h[1 << DSM_TR_MAX_GROUP];
+    long long value = 1;
+    bound = 1.0;
+    for (int g = 0; g < G; ++g) {
+        const int* ge = sprog + sprog[3 + T + g];
+        tr_group_bits(sprog, sarcs, sbits, ge, row, h, words);
+        for (int i = 0; i < ge[0]; ++i)
+            if (!h[1 << i]) { bound = 0.0; return 0; }
+        value *= tr_group_value(ge, h, bound);
+    }
+    return value;
+}
+
+// How a pass counts one core match: by walking and probing runs (tr_row), or by bit rows (tr_row_bits).
+struct tr_by_runs {
+    const int* sprog;
+    const long long* sarcs;
+    template <typename Row>
+    __device__ __forceinline__ long long operator()(const Row& row, double& bound, long long& work) const {
+        long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+        return tr_row(sprog, sarcs, row, lo, hi, bound, work);
+    }
+};
+
+struct tr_by_bits {
+    const int* sprog;
+    const long long* sarcs;
+    const long long* sbits;
+    template <typename Row>
+    __device__ __forceinline__ long long operator()(const Row& row, double& bound, long long& work) const {
+        return tr_row_bits(sprog, sarcs, sbits, row, bound, work);
+    }
+};
+
 // Per block b (the rows [b * rows_per_block, min((b + 1) * rows_per_block, nrows)) of the core matches):
-//   block_total[b]   the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product
-//                    and partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
-//   block_bound[b]   the sum of the rows' bounds (double),
-//   block_entries[b] the run entries walked (the first links' runs of every trailing vertex of every row, up to
-//                    a row's first empty set).
+//   block_total[b] the sum of the rows' completions in int64 (exact when block_bound[b] < 2^62: every product and
+//                  partial sum is bounded by a row's bound, prod over groups of k! * prod_j |S_j|),
+//   block_bound[b] the sum of the rows' bounds (double),
+//   block_work[b]  trailing_count: the run entries walked (the first links' runs of every trailing vertex of every
+//                  row, up to a row's first empty set); trailing_count_bits: the 8-byte bit-row words read.
 // The core matches are table's rows, or where parents is not null the pairs of the core's last level as
 // ce_extend_pairs gives them: match r is row parents[r] of table followed by xs[r] in column ncols (read in place,
 // 8 bytes per match written instead of the whole row).
-extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__ parents, const int* __restrict__ xs,
-               long long nrows, long long rows_per_block, const int* __restrict__ prog,
-               const long long* __restrict__ arcs, int narcs, long long* __restrict__ block_total,
-               double* __restrict__ block_bound, long long* __restrict__ block_entries) {
-    __shared__ int sprog[DSM_TR_PROG_MAX];
-    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
-    long long total = 0, entries = 0;
+template <typename Count>
+__device__ __forceinline__ void tr_count_rows(const int* table, int ncols, const int* parents, const int* xs,
+                                              long long nrows, long long rows_per_block, const Count& count,
+                                              long long* block_total, double* block_bound, long long* block_work) {
+    long long total = 0, work = 0;
     double bound = 0.0;
     long long r0 = (long long)blockIdx.x * rows_per_block;
     long long r1 = min(r0 + rows_per_block, nrows);
-    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
     for (long long r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
         double row_bound;
         if (parents) {
             tr_extended_row match{table + (long long)parents[r] * ncols, ncols, xs[r]};
-            total += tr_row(sprog, sarcs, match, lo, hi, row_bound, entries);
+            total += count(match, row_bound, work);
         } else {
-            const int* row = table + r * ncols;
-            total += tr_row(sprog, sarcs, row, lo, hi, row_bound, entries);
+            total += count(table + r * ncols, row_bound, work);
         }
         bound += row_bound;
     }
-    tr_block_sums(total, bound, entries, block_total, block_bound, block_entries);
+    tr_block_sums(total, bound, work, block_total, block_bound, block_work);
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count(const int* __restrict__ table, int ncols, const int* __restrict__ parents, const int* __restrict__ xs,
+               long long nrows, long long rows_per_block, const int* __restrict__ prog,
+               const long long* __restrict__ arcs, int narcs, long long* __restrict__ block_total,
+               double* __restrict__ block_bound, long long* __restrict__ block_work) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    tr_count_rows(table, ncols, parents, xs, nrows, rows_per_block, tr_by_runs{sprog, sarcs}, block_total,
+                  block_bound, block_work);
+}
+
+// trailing_count by bit rows: bits as tr_group_bits reads it (3 words per trailing vertex, then one per arc slot).
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+trailing_count_bits(const int* __restrict__ table, int ncols, const int* __restrict__ parents,
+                    const int* __restrict__ xs, long long nrows, long long rows_per_block,
+                    const int* __restrict__ prog, const long long* __restrict__ arcs, int narcs,
+                    const long long* __restrict__ bits, long long* __restrict__ block_total,
+                    double* __restrict__ block_bound, long long* __restrict__ block_work) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    __shared__ long long sbits[4 * DSM_TR_MAX_LINKS];
+    for (int i = threadIdx.x; i < 3 * prog[1] + narcs; i += blockDim.x) sbits[i] = bits[i];
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    tr_count_rows(table, ncols, parents, xs, nrows, rows_per_block, tr_by_bits{sprog, sarcs, sbits}, block_total,
+                  block_bound, block_work);
+}
+
+// The bit rows of every arc of a program, in one launch: arc a (of narcs) takes blocks [a * per_arc, (a + 1) *
+// per_arc) and its descriptor desc[7a..7a+6] = [offsets (int64), values (int32), sources, space (sorted int32), its
+// size, words per row, out (uint64)].  Row p of out holds bit i where the run of the source's p-th candidate holds
+// space[i].  Runs are sorted and lie inside the space, so a thread writes its row's words in order, each once, from
+// one pass over its run.
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+tr_bit_rows(const long long* __restrict__ desc, int narcs, int per_arc) {
+    const int a = blockIdx.x / per_arc;
+    if (a >= narcs) return;
+    const long long* d = desc + 7 * a;
+    const long long* offsets = reinterpret_cast<const long long*>(d[0]);
+    const int* values = reinterpret_cast<const int*>(d[1]);
+    const long long nsrc = d[2], size = d[4];
+    const int* space = reinterpret_cast<const int*>(d[3]);
+    const int words = (int)d[5];
+    unsigned long long* out = reinterpret_cast<unsigned long long*>(d[6]);
+    const long long stride = (long long)per_arc * blockDim.x;
+    for (long long p = (long long)(blockIdx.x % per_arc) * blockDim.x + threadIdx.x; p < nsrc; p += stride) {
+        unsigned long long* row = out + p * words;
+        unsigned long long word = 0;
+        long long at = 0;
+        int w = 0;
+        for (long long q = offsets[p]; q < offsets[p + 1]; ++q) {
+            const int x = values[q];
+            long long hi = size;
+            while (at < hi) {
+                long long mid = (at + hi) >> 1;
+                if (space[mid] < x) at = mid + 1; else hi = mid;
+            }
+            if (at == size) break;
+            if (space[at] != x) continue;
+            for (; w < (int)(at >> 6); ++w, word = 0) row[w] = word;
+            word |= 1ull << (at & 63);
+        }
+        for (; w < words; ++w, word = 0) row[w] = word;
+    }
 }
 
 // The core join's extension of a table by one query vertex (kernels/ce_join.py's extension_set and the

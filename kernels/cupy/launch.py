@@ -215,10 +215,13 @@ class Launcher:
 
 
 # ------------------------------------------------------------------ trailing.cu (the fused trailing count)
-TRAILING_COUNT = Kernel("trailing_count", (
-    _p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32), Arg("nrows", _i64),
-    Arg("rows_per_block", _i64), _p("prog", _i32), _p("arcs", _i64), Arg("narcs", _i32), _p("block_total", _i64),
-    _p("block_bound", np.float64), _p("block_entries", _i64)), TRAILING_MODULE)
+_TRAILING_HEAD = (_p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32), Arg("nrows", _i64),
+                  Arg("rows_per_block", _i64), _p("prog", _i32), _p("arcs", _i64), Arg("narcs", _i32))
+_TRAILING_SUMS = (_p("block_total", _i64), _p("block_bound", np.float64), _p("block_work", _i64))
+TRAILING_COUNT = Kernel("trailing_count", _TRAILING_HEAD + _TRAILING_SUMS, TRAILING_MODULE)
+TRAILING_COUNT_BITS = Kernel("trailing_count_bits", _TRAILING_HEAD + (_p("bits", _i64),) + _TRAILING_SUMS,
+                             TRAILING_MODULE)
+TR_BIT_ROWS = Kernel("tr_bit_rows", (_p("desc", _i64), Arg("narcs", _i32), Arg("per_arc", _i32)), TRAILING_MODULE)
 _CE_EXTEND_HEAD = (_p("table", _i32), Arg("ncols", _i32), Arg("nrows", _i64), _p("prog", _i32), _p("arcs", _i64),
                    Arg("narcs", _i32))
 CE_EXTEND_COUNT = Kernel("ce_extend_count", _CE_EXTEND_HEAD + (_p("counts", _i64),), TRAILING_MODULE)
@@ -228,8 +231,8 @@ CE_GATHER_ROWS = Kernel("ce_gather_rows", (_p("table", _i32), Arg("ncols", _i32)
                                            Arg("nrows", _i64), _p("out", _i32)), TRAILING_MODULE)
 
 #: Every kernel of ``trailing.cu``, by name.
-TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, CE_EXTEND_COUNT, CE_EXTEND_PAIRS,
-                                                            CE_GATHER_ROWS)}
+TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, TRAILING_COUNT_BITS, TR_BIT_ROWS,
+                                                            CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS)}
 
 
 # ------------------------------------------------------------------ dfs.cu (the depth-first set-intersection search)

@@ -23,10 +23,18 @@ entries; rows with short runs would leave most of a warp idle in a warp-per-row 
 Measured on an H100 (benchmarks/device_trailing.sh, benchmarks/results/device_trailing_h100.json): heavy_16_0's
 trailing count took 0.021 s fused (1.1e9 run entries walked) against 1.59 s for the array code on the same tables,
 inside the estimate; its whole count took 0.195 s.
+
+Dense queries on graphs of many labels have small label groups: the union U of a group's candidates is often a few
+hundred vertices, so a source candidate's run over it is a bit row of a few 8-byte words, and a row's set sizes and
+intersections are ANDs and popcounts of its links' rows (``trailing_count_bits``, rows built per program by
+``tr_bit_rows``).  :meth:`TrailingOps.trailing_totals` takes that pass where the rows read fewer words than the
+runs' walk and probes would read entries (``distsm.gpu.trailing-bits``: ``auto``), estimated from the arcs' mean
+run lengths, and where every arc's rows fit :data:`BIT_ROW_BYTES`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,9 +42,56 @@ import numpy as np
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import (MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_MAX_GROUP,
                                          TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
-from distsm.kernels.cupy.launch import CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, TRAILING_COUNT
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, TR_BIT_ROWS, TRAILING_COUNT,
+                                        TRAILING_COUNT_BITS)
 from distsm import caches
 from distsm.kernels.records import TrailingProgram, TrailingTotals
+
+#: Device bytes a program's bit rows may take in all (a row of words per source candidate per arc); past it the
+#: runs are walked.
+BIT_ROW_BYTES = 1 << 28
+#: Entries a probe by binary search reads (as the planner's PROBE_COST weighs a probe against a read).
+PROBE_STEPS = 4
+#: Run entries (first links, as explain counts them) a count must be estimated to walk before its bit rows are built:
+#: below it the build (one launch, two uploads) costs more than it saves.  Measured on an H200 over gMatch's suite
+#: and the four generated dense suites (benchmarks/results/trailing_bits_h200.json): counts walking under 3e7
+#: entries were 0.1-1.1 ms slower by bit rows built per arc, most of those above were faster.
+BITS_MIN_ENTRIES = 2e7
+
+
+@dataclass(frozen=True)
+class BitShape:
+    """What a program's bit rows would cost, from its arcs' sizes alone (nothing is read from the device):
+    ``sources`` per arc slot its source's candidates, ``bytes`` the rows' size in all, ``words`` and ``reads`` a
+    row's 8-byte words by bit rows and entries by walked runs and probes, ``walked`` the entries of its first links'
+    runs.  A group's space is taken as the sum of its members' candidates (their union is at most that)."""
+
+    sources: tuple[int, ...]
+    bytes: int
+    words: float
+    reads: float
+    walked: float
+
+    @classmethod
+    def of(cls, program: TrailingProgram) -> BitShape:
+        sources = tuple(int(offsets.shape[0]) - 1 for offsets, _, _ in program.arcs)
+        group_of = {t: g for g in program.groups for t in g}
+        width = {g: -(-sum(int(program.targets[t].shape[0]) for t in g) // 64) for g in program.groups}
+        mean = [int(values.shape[0]) / max(n, 1) for (_, values, _), n in zip(program.arcs, sources)]
+        links = [[s for s, t in enumerate(program.arc_extension) if t == x] for x in range(len(program.targets))]
+        reads = walked = 0.0
+        for g in program.groups:
+            for i, t in enumerate(g):
+                probes = len(links[t]) - 1 + sum(len(links[u]) for u in g[i + 1:])
+                walked += mean[links[t][0]]
+                reads += mean[links[t][0]] * (1 + PROBE_STEPS * probes)
+        return cls(sources, sum(n * width[group_of[t]] * 8 for n, t in zip(sources, program.arc_extension)),
+                   float(sum(width[group_of[t]] for t in program.arc_extension)), reads, walked)
+
+    def pays(self, rows: int) -> bool:
+        """Whether bit rows are worth building for a count of ``rows`` core matches: a row reads fewer words than
+        entries, and the runs' walk would be long enough to repay the build."""
+        return self.words < self.reads and rows * self.walked >= BITS_MIN_ENTRIES
 
 
 class TrailingOps(DeviceBase):
@@ -47,6 +102,9 @@ class TrailingOps(DeviceBase):
         super().__init__()
         self._trailing_programs = caches.owned(self, "cupy trailing programs",
                                                "trailing program -> (words, arc table, arrays it points into)")
+        self._bit_shapes = caches.owned(self, "cupy trailing bit shapes", "trailing program -> BitShape")
+        self._bit_rows = caches.owned(self, "cupy trailing bit rows",
+                                      "trailing program -> (bit table, arrays it points into)")
 
     def trailing_totals(self, program: TrailingProgram, table: Any,
                         pairs: tuple[Any, Any] | None = None) -> TrailingTotals | None:
@@ -57,17 +115,63 @@ class TrailingOps(DeviceBase):
         xp = self.xp
         table = self._as_table(table)
         rows, ncols = int(table.shape[0] if pairs is None else pairs[0].shape[0]), int(table.shape[1])
+        bits = self._bits(program, rows)
         per = -(-rows // max(1, min(-(-rows // TRAILING_BLOCK), TRAILING_BLOCKS)))
         blocks = -(-rows // per)
         totals = xp.empty(blocks, dtype=xp.int64)
         bounds = xp.empty(blocks, dtype=xp.float64)
-        entries = xp.empty(blocks, dtype=xp.int64)
+        work = xp.empty(blocks, dtype=xp.int64)
         parents, xs = pairs if pairs is not None else (np.uint64(0), np.uint64(0))  # null: the table's own rows
-        self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, table=table, ncols=ncols, parents=parents, xs=xs,
-                            nrows=rows, rows_per_block=per, prog=words, arcs=arcs, narcs=len(program.arcs),
-                            block_total=totals, block_bound=bounds, block_entries=entries)
+        args = dict(table=table, ncols=ncols, parents=parents, xs=xs, nrows=rows, rows_per_block=per, prog=words,
+                    arcs=arcs, narcs=len(program.arcs), block_total=totals, block_bound=bounds, block_work=work)
+        if bits is None:
+            self.kernels.launch(TRAILING_COUNT, blocks, TRAILING_BLOCK, **args)
+        else:
+            self.kernels.launch(TRAILING_COUNT_BITS, blocks, TRAILING_BLOCK, bits=bits[0], **args)
         cuts = np.minimum(np.arange(blocks + 1, dtype=np.int64) * per, rows)
-        return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), int(self.to_host(entries).sum()))
+        done = int(self.to_host(work).sum())
+        return TrailingTotals(cuts, self.to_host(totals), self.to_host(bounds), 0 if bits else done,
+                              done if bits else 0)
+
+    def _bits(self, program: TrailingProgram, rows: int) -> tuple[Any, list[Any]] | None:
+        """The bit table ``trailing_count_bits`` reads for ``program`` over ``rows`` core matches (per trailing
+        vertex its space's sorted vertices, their number and the words of a row; per arc slot its rows) and the
+        arrays it points into, or None where the runs are to be walked (see the module docstring).  Rows are built
+        once per program, at the first count that takes them."""
+        mode = self.options.trailing_bits
+        if mode == "never" or not program.groups:
+            return None
+        shape = self._bit_shapes.get(program)
+        if shape is None:
+            shape = self._bit_shapes.put(program, BitShape.of(program))
+        if shape.bytes > BIT_ROW_BYTES or (mode == "auto" and not shape.pays(rows)):
+            return None
+        return self._bit_rows.get_or(program, lambda: self._build_bits(program, shape))
+
+    def _build_bits(self, program: TrailingProgram, shape: BitShape) -> tuple[Any, list[Any]]:
+        xp = self.xp
+        # A group's space: its one member's candidates, or the union of its members' (sorted on the host).
+        spaces = {g: xp.ascontiguousarray(program.targets[g[0]], dtype=xp.int32) if len(g) == 1 else
+                  xp.asarray(np.unique(np.concatenate([self.to_host(program.targets[t]) for t in g])).astype(np.int32))
+                  for g in program.groups}
+        group_of = {t: g for g in program.groups for t in g}
+        width = {g: -(-int(space.shape[0]) // 64) for g, space in spaces.items()}
+        heights = [n * width[group_of[t]] for n, t in zip(shape.sources, program.arc_extension)]
+        rows = xp.empty(max(sum(heights), 1), dtype=xp.uint64)
+        starts = np.cumsum([0, *heights[:-1]]) * rows.itemsize + rows.data.ptr
+        uploaded = self._uploaded(program)[2]
+        table = [x for t in range(len(program.targets))
+                 for x in (spaces[group_of[t]].data.ptr, int(spaces[group_of[t]].shape[0]), width[group_of[t]])]
+        table += [int(a) for a in starts]
+        desc = [x for slot, t in enumerate(program.arc_extension)
+                for x in (uploaded[3 * slot].data.ptr, uploaded[3 * slot + 1].data.ptr, shape.sources[slot],
+                          spaces[group_of[t]].data.ptr, int(spaces[group_of[t]].shape[0]), width[group_of[t]],
+                          int(starts[slot]))]
+        both = xp.asarray(np.asarray(table + desc, dtype=np.int64))
+        per_arc = max(1, min(-(-max(shape.sources) // TRAILING_BLOCK), MAX_GRID // max(len(desc) // 7, 1)))
+        self.kernels.launch(TR_BIT_ROWS, per_arc * len(program.arcs), TRAILING_BLOCK, desc=both[len(table):],
+                            narcs=len(program.arcs), per_arc=per_arc)
+        return both, [rows, *spaces.values()]
 
     def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
         """The core join's extension of ``table`` by ``program``'s one vertex in three passes of ``trailing.cu``:
