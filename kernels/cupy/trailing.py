@@ -53,9 +53,8 @@ BIT_ROW_BYTES = 1 << 28
 #: Entries a probe by binary search reads (as the planner's PROBE_COST weighs a probe against a read).
 PROBE_STEPS = 4
 #: Run entries (first links, as explain counts them) a count must be estimated to walk before its bit rows are built:
-#: below it the build (one launch, two uploads) costs more than it saves.  Measured on an H200 over gMatch's suite
-#: and the four generated dense suites (benchmarks/results/trailing_bits_h200.json): counts walking under 3e7
-#: entries were 0.1-1.1 ms slower by bit rows built per arc, most of those above were faster.
+#: below it the build (one launch, two uploads) costs more than it saves.  Fitted on an H200 over gMatch's suite and
+#: the four generated dense suites (benchmarks run trailing-bits; benchmarks/README.md has the figures).
 BITS_MIN_ENTRIES = 2e7
 
 
