@@ -21,7 +21,7 @@ import numpy as np
 
 from distsm.errors import GraphError, short_repr
 from distsm.graph import Graph
-from distsm.labels import LabelVocabulary, is_plain_label
+from distsm.labels import UNLABELLED, LabelVocabulary, is_plain_label
 
 #: How a warning or error names edge ``i`` of the input: ``"on line 7"``, ``"at row 6"``.
 Where = Callable[[int], str]
@@ -118,22 +118,25 @@ def _firsts(p: np.ndarray, new: np.ndarray) -> np.ndarray:
     return np.sort(comb[head] & ((1 << 17) - 1))
 
 
-def label_codes(vertex_values: Any, edge_values: Any,
-                vocabulary: LabelVocabulary | None) -> tuple[np.ndarray | None, np.ndarray | None,
-                                                             LabelVocabulary | None]:
+def label_codes(vertex_values: Any, edge_values: Any, vocabulary: LabelVocabulary | None,
+                sizes: tuple[int, int] | None = None) -> tuple[np.ndarray | None, np.ndarray | None,
+                                                                LabelVocabulary | None]:
     """Codes of vertex and edge label values (each None: unlabelled), and the vocabulary they use.
 
     Without ``vocabulary``, labels that are all plain non-negative integers are their own codes; any other label
-    gives the graph a vocabulary of its own (as :meth:`Graph.from_networkx` does).
+    gives the graph a vocabulary of its own (as :meth:`Graph.from_networkx` does).  An unlabelled kind gets no
+    codes (plain zeros), or with ``sizes`` (vertices, edges) and a vocabulary, that many codes of the unlabelled
+    value (see :mod:`distsm.labels`).
     """
     parts = {kind: None if v is None else _factorized(v) for kind, v in (("vertex", vertex_values),
                                                                         ("edge", edge_values))}
     plain = all(is_plain_label(x) for p in parts.values() if p is not None for x in p[1])
     vocab = vocabulary if vocabulary is not None or plain else LabelVocabulary()
     out: list[np.ndarray | None] = []
-    for kind, p in parts.items():
+    for i, (kind, p) in enumerate(parts.items()):
         if p is None:
-            out.append(None)
+            out.append(None if vocab is None or sizes is None else
+                       np.full(sizes[i], vocab.encode(kind, [UNLABELLED])[0], np.int64))
         else:
             codes, uniques = p
             coded = [int(cast(Any, x)) for x in uniques] if vocab is None else vocab.encode(kind, uniques)
@@ -152,6 +155,14 @@ def _factorized(values: Any) -> tuple[np.ndarray, list[Hashable]]:
     if arr.dtype.kind in "iu" and arr.size:
         distinct, codes = np.unique(arr, return_inverse=True)  # codes of integers need no first-appearance order
         return codes.reshape(-1), distinct.tolist()
+    if arr.dtype.kind == "O":
+        # pandas reads None as NaN; None is the unlabelled value (distsm.labels), NaN a label like any other.
+        missing = np.fromiter((x is None for x in arr), bool, arr.size)
+        if missing.any():
+            codes = np.empty(arr.size, np.int64)
+            codes[~missing], uniques = _factorized(arr[~missing])
+            codes[missing] = len(uniques)
+            return codes, [*uniques, None]
     import pandas as pd
 
     codes, uniques = pd.factorize(arr.astype(object) if arr.dtype.kind not in "O" else arr, use_na_sentinel=False)
@@ -236,13 +247,14 @@ def from_columns(src: Any, dst: Any, edge_label_values: Any, reading: Reading, *
     read as ``reading`` says, by the conventions of this module; the names become :attr:`Graph.node_ids` (None when
     they are ``0..n-1``), label values are kept as in :meth:`Graph.from_networkx`."""
     s, d, names = first_appearance(np.asarray(src), np.asarray(dst))
-    default = 0 if default_label is None else default_label
-    all_names, vvals = node_label_values(names.tolist(), node_labels, default)
+    # A node that ``node_labels`` leaves out, or a kind with no labels, is unlabelled (a value of its own, plain 0
+    # in a graph without a vocabulary: see distsm.labels) unless a default is named.
+    all_names, vvals = node_label_values(names.tolist(), node_labels, default_label)
     if node_labels is None:
-        vvals = repeated_label(len(all_names), default)
-    if edge_label_values is None:
-        edge_label_values = repeated_label(s.size, default)
-    vcodes, ecodes, vocab = label_codes(vvals, edge_label_values, labels)
+        vvals = None if default_label is None else repeated_label(len(all_names), default_label)
+    if edge_label_values is None and default_label is not None:
+        edge_label_values = repeated_label(s.size, default_label)
+    vcodes, ecodes, vocab = label_codes(vvals, edge_label_values, labels, (len(all_names), s.size))
     n = len(all_names)
     ids: Any = names if n == names.size else all_names
     if n == names.size and names.dtype == np.int64 and np.array_equal(names, np.arange(n)):

@@ -25,7 +25,7 @@ from distsm.arguments import is_integer
 from distsm.csr import LABEL_DTYPE, VERTEX_DTYPE, csr_of, without_repeats
 from distsm.errors import GraphError, short_repr
 from distsm.graph_arrays import int_array, node_id_array, readonly
-from distsm.labels import LabelVocabulary, is_plain_label
+from distsm.labels import LabelVocabulary, is_plain_label, unlabelled_as_zero
 
 _MAX_ID = np.iinfo(VERTEX_DTYPE).max
 _MAX_EDGE_LABEL = (np.iinfo(LABEL_DTYPE).max - 1) // 2
@@ -156,8 +156,10 @@ class Graph:
                 :attr:`node_ids`, in ``g``'s node order.
             node_label, edge_label: the node and edge attribute holding the label (None: unlabelled).  Labels may
                 be any hashable (``"C"``, ``("x", 1)``, ``3``).
-            default_label: the label of a node or edge without the attribute; None means the label unlabelled
-                graphs have (``0``).
+            default_label: the label of a node or edge without the attribute.  None: such a node or edge is
+                unlabelled, a value of its own (``None``, as networkx's ``categorical_node_match(attr, None)`` takes
+                a missing attribute), matched by unlabelled ones only; a graph none of whose nodes (or edges) has
+                the attribute is stored unlabelled in that kind, all ``0`` (see :func:`distsm.labels.reconcile`).
             labels: a :class:`~distsm.labels.LabelVocabulary` to encode labels through, e.g. one shared by a
                 data graph and its queries.  Without one, non-negative integer labels are kept as they are and
                 any other labels get a vocabulary of their own.  Queries and data graphs with different
@@ -167,15 +169,17 @@ class Graph:
             raise GraphError("multigraphs are not supported")
         nodes = list(g.nodes)
         index = {v: i for i, v in enumerate(nodes)}
-        default = 0 if default_label is None else default_label
-        vvals = [default if node_label is None else g.nodes[v].get(node_label, default) for v in nodes]
+        vvals = [default_label if node_label is None else g.nodes[v].get(node_label, default_label) for v in nodes]
         edges = list(g.edges(data=True))
-        evals = [default if edge_label is None else d.get(edge_label, default) for _, _, d in edges]
+        evals = [default_label if edge_label is None else d.get(edge_label, default_label) for _, _, d in edges]
+        # A kind with no label at all is stored plain (all 0) unless the graph needs a vocabulary anyway, which then
+        # holds the unlabelled value itself.
+        plain_v, plain_e = unlabelled_as_zero(vvals, default_label), unlabelled_as_zero(evals, default_label)
         vocab = labels
-        if vocab is None and not all(is_plain_label(x) for x in (*vvals, *evals)):
+        if vocab is None and not all(is_plain_label(x) for x in (*plain_v, *plain_e)):
             vocab = LabelVocabulary()
-        vlab = vvals if vocab is None else vocab.encode("vertex", vvals)
-        elab = evals if vocab is None else vocab.encode("edge", evals)
+        vlab = plain_v if vocab is None else vocab.encode("vertex", vvals)
+        elab = plain_e if vocab is None else vocab.encode("edge", evals)
         pairs = np.asarray([(index[u], index[v]) for u, v, _ in edges], dtype=np.int64).reshape(-1, 2)
         names = None if nodes == list(range(len(nodes))) else nodes
         graph = cls.from_edges(pairs, n=len(nodes), edge_labels=elab, vertex_labels=vlab, directed=g.is_directed(),

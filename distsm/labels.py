@@ -9,6 +9,12 @@ A graph without a vocabulary uses *identity codes*: code ``c`` is the integer la
 from a file is such a graph).  :func:`reconcile` re-encodes a query into the data graph's codes by label
 *value*, whatever vocabularies the two carry; a query label the data graph does not have becomes a code no data
 vertex or edge carries, so that query vertex simply has no candidates.
+
+Unlabelled is a value of its own, ``None`` (:data:`UNLABELLED`), as in networkx, whose categorical matches take a
+missing attribute as ``None``: a networkx node or edge without the label attribute matches unlabelled ones only.  A
+graph with no label at all of a kind stores that kind as all ``0`` without a vocabulary (every reader's plain
+unlabelled graph), and :func:`reconcile` takes such a kind as unlabelled: it matches the other graph's unlabelled
+nodes or edges where that graph has any, and label ``0`` (its unlabelled code when it is plain too) otherwise.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ if TYPE_CHECKING:
     from distsm.graph import Graph
 
 KINDS = ("vertex", "edge")
+#: The label value of a node or edge that has none (where others of its graph have one).
+UNLABELLED = None
 
 
 #: Integer labels up to this are stored as they are (within both vertex- and edge-label ranges).
@@ -83,6 +91,14 @@ class LabelVocabulary:
                 f"edge labels: {len(self._values['edge'])})")
 
 
+def unlabelled_as_zero(values: list[Hashable], default: Hashable) -> list[Hashable]:
+    """Label values read with ``default`` for a missing one: all ``0`` when ``default`` is :data:`UNLABELLED` and
+    none was given (a plain unlabelled kind, which :func:`reconcile` takes as unlabelled), else as they are."""
+    if default is UNLABELLED and all(v is UNLABELLED for v in values):
+        return [0] * len(values)
+    return values
+
+
 def _check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise ValueError(f"label kind must be 'vertex' or 'edge', got {kind!r}")
@@ -96,20 +112,36 @@ def label_value(graph: Graph, kind: str, code: int) -> Hashable:
 
 
 def _translate(query: Graph, data: Graph, kind: str, codes: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """``codes`` (of ``query``) as codes of ``data``; values ``data`` lacks get fresh codes above ``used``."""
+    """``codes`` (of ``query``) as codes of ``data``; values ``data`` lacks get fresh codes above ``used``.  The
+    unlabelled value, and a plain kind with no label at all, take ``data``'s unlabelled code (see the module
+    docstring and :func:`_unlabelled_code`)."""
     out = np.empty(codes.shape[0], np.int64)
     fresh: dict[int, int] = {}
     top = int(used.max(initial=-1)) + 1
+    plain_unlabelled = query.vocabulary is None and not codes.any()
+    alias = _unlabelled_code(data, kind, top)
     for code in np.unique(codes).tolist():
         value = label_value(query, kind, code)
-        if data.vocabulary is not None:
-            target = data.vocabulary.code(kind, value)
-        else:
-            target = _identity_code(value, top)
+        target = alias if value is UNLABELLED or plain_unlabelled else None
+        if target is None:
+            target = data.vocabulary.code(kind, value) if data.vocabulary is not None else _identity_code(value, top)
         if target is None:
             target = fresh.setdefault(code, top + len(fresh))
         out[codes == code] = target
     return out
+
+
+def _unlabelled_code(data: Graph, kind: str, top: int) -> int | None:
+    """``data``'s code for unlabelled nodes or edges: its code of the unlabelled value, or its code ``0`` where
+    every node (or edge) has that one (a kind read with no labels, plain or encoded beside labels of the other
+    kind); None where it has neither."""
+    vocab = data.vocabulary
+    if vocab is None:
+        return 0 if top <= 1 else None
+    found = vocab.code(kind, UNLABELLED)
+    if found is None and vocab.values(kind) == [0]:
+        found = vocab.code(kind, 0)
+    return found
 
 
 def _identity_code(value: Any, top: int) -> int | None:
