@@ -7,6 +7,8 @@ Peers are other subgraph matchers, built by the user from their public sources (
   (candidate graph, copies to the GPU) plus processing (BFS + DFS join), each the larger of its host and
   CUDA-event readings; process start, file parsing and its memory-pool allocation are outside both timers.
   At most 16 query vertices (``QVMAX``).
+* ``gmatch-neighbor``: gMatch's ``neighbor/`` build (adjacency lists instead of candidate bitmaps), GPU; invoked,
+  printed and timed as ``gmatch``; its per-warp arrays hold 32 query vertices.
 * ``egsm``: EGSM (gMatch's ``compared_system/EGSM``), GPU.  ``-q QUERY -d DATA``; prints ``# Matches: N`` and
   ``Build Cuckoo Tries, time (ms): ...``, ``Filtering, time (ms): ...``, ``Total join time (ms): H(host) K(kernel)``;
   its time is the sum of the three.  It refuses queries with more than 16 vertices or 32 edges.
@@ -129,6 +131,8 @@ class Peer:
 
 PEERS: dict[str, Peer] = {
     "gmatch": Peer("gmatch", "gpu", lambda b, d, q, cap: [b, "-d", d, "-q", q], parse_gmatch, max_vertices=16),
+    "gmatch-neighbor": Peer("gmatch-neighbor", "gpu", lambda b, d, q, cap: [b, "-d", d, "-q", q], parse_gmatch,
+                            max_vertices=32),
     "egsm": Peer("egsm", "gpu", lambda b, d, q, cap: [b, "-q", q, "-d", d], parse_egsm, max_vertices=16,
                  max_edges=32),
     # RapidMatch takes whole seconds; it stops itself just past the cap, and a time over the cap reads as capped

@@ -325,7 +325,7 @@ def peer_info(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         _pairs(args.peer_args, "--peer-args"), _pairs(args.peer_patch, "--peer-patch"))
     info = {}
     for name in PEERS:
-        binary = getattr(args, name)
+        binary = getattr(args, name.replace("-", "_"))
         if not binary:
             continue
         if not os.access(binary, os.X_OK):

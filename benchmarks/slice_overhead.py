@@ -30,6 +30,7 @@ from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
 from distsm.plan.split import SharedPlan, count_slice, slices
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     def sliced(shared: SharedPlan, ce, q, restrict, budget) -> tuple[int, dict]:
         """:func:`distsm.plan.split.count_slice`'s count and stage seconds."""
         report = Explanation()
-        found = count_slice(placement, shared, ce, q, sem, restrict, budget, explain=report)
+        found = count_slice(placement, shared, ce, QueryWork(q, sem, budget), restrict, explain=report)
         return found, dict(report.seconds)
 
     for name, q, seconds in picked:

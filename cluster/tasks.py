@@ -42,6 +42,7 @@ from distsm.plan.split import SharedPlan
 from distsm.plan.split import slices as split_slices
 from distsm.residency import resident_bytes
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +74,8 @@ def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, 
     """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, the slices of a heavy whole query
     included, and inside ``distsm-whole-*``); stops when the task is released."""
     state = state_of(name)
-    return run_job(state, work, query, sem, state.job_budget(budget), listing=listing, limit=limit,
-                   control=task_control())
+    return run_job(state, work, QueryWork(query, sem, state.job_budget(budget), task_control()), listing=listing,
+                   limit=limit)
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,8 @@ def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
     one job and its merge in one task.  Counts sent whole go in groups (:func:`wholes`)."""
     [work] = whole_query_jobs()
     state = state_of(name)
-    measured = run_job(state, work, query.graph, query.sem, state.job_budget(budget), listing=query.listing,
-                       limit=query.limit, control=task_control())
+    measured = run_job(state, work, QueryWork(query.graph, query.sem, state.job_budget(budget), task_control()),
+                       listing=query.listing, limit=query.limit)
     result = merged(query, [measured])
     report([result], query.batch)
     return result
@@ -355,7 +356,7 @@ def search_slice(name: str, tasks: tuple[int, int], query: Graph, sem: Semantics
     """One range of a heavy count's depth-first search tasks (a ``distsm-inter-*`` task); stops when the task is
     released."""
     state = state_of(name)
-    return run_search_slice(state, tasks, query, sem, state.job_budget(budget), control=task_control())
+    return run_search_slice(state, tasks, QueryWork(query, sem, state.job_budget(budget), task_control()))
 
 
 def _sliced(query: QueryTask, measured: JobResult, found: list[JobResult], worker: str, how: str) -> QueryResult:
@@ -412,7 +413,7 @@ def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], quer
     """One slice of a heavy count split by its plan (a ``distsm-inter-*`` task; see :mod:`distsm.plan.split`);
     stops when the task is released."""
     state = state_of(name)
-    return run_slice(state, shared, restrict, query, sem, state.job_budget(budget), control=task_control())
+    return run_slice(state, shared, restrict, QueryWork(query, sem, state.job_budget(budget), task_control()))
 
 
 def _thread_load() -> tuple[int, int]:

@@ -29,6 +29,7 @@ from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import plan_inter
 from distsm.residency import Residency, ResidentSite, partitions_for_budget
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 logger = logging.getLogger(__name__)
 
@@ -177,10 +178,10 @@ class PartitionedMatcher(ResidentSite):
             work[j] = []
         for i in range(self.k):
             for j, q in enumerate(queries):
-                done[j].extend(run_job(self, job, q, sem, budget, control=control)
+                done[j].extend(run_job(self, job, QueryWork(q, sem, budget, control))
                                  for job in work[j] if job.stage == "intra" and job.part == i)
         for j, q in enumerate(queries):
-            done[j].extend(run_job(self, job, q, sem, budget, control=control)
+            done[j].extend(run_job(self, job, QueryWork(q, sem, budget, control))
                              for job in work[j] if job.stage == "inter")
             plan, decision = planned[j]
             result = merge(names[j], sem, plan, self.k, done[j], plan_seconds=plan_seconds[j])
@@ -195,6 +196,6 @@ class PartitionedMatcher(ResidentSite):
         plan, decision = self._planned(query, sem, Directions(directions.strategy, directions.distribute,
                                                               listing=True, share=directions.share))
         budget = self.residency.join_budget(budget, budget)
-        streams = (job_rows(self, job, query, sem, budget, limit=limit, control=control)
+        streams = (job_rows(self, job, QueryWork(query, sem, budget, control), limit=limit)
                    for job in self._jobs(plan, decision))
         yield from engine.take((rows for stream in streams for rows in stream), limit)

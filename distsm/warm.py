@@ -16,6 +16,7 @@ import numpy as np
 from distsm.config import options
 from distsm.graph import Graph
 from distsm.vocabulary import BackendName
+from distsm.plan.work import QueryWork
 
 #: Vertices and average degree of the synthetic graphs: a sparse one for many query shapes, and a dense one on
 #: which a book of six triangles (an edge and six vertices adjacent to both) is heavy enough for even a GPU's trial
@@ -112,7 +113,8 @@ def sliced_counts(backend: BackendName, data: Graph, query: Graph) -> tuple[int,
         shared = SharedPlan.of(planned, placement, None)
         halves = (range(0, data.n // 2), range(data.n // 2, data.n))
         vertices = planned.plan.core[:2]
-        parts = sum(count_slice(placement, shared, planned.ce, query, sem, dict(zip(vertices, ranges)), budget)
+        parts = sum(count_slice(placement, shared, planned.ce, QueryWork(query, sem, budget),
+                                dict(zip(vertices, ranges)))
                     for ranges in itertools.product(halves, repeat=len(vertices)))
     return whole, parts
 

@@ -21,6 +21,7 @@ from distsm.kernels.query_plan import MatchOptions
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan.execute import run_job, run_whole_jobs, whole_query_jobs
 from distsm.plan.search import symmetry
+from distsm.plan.work import QueryWork
 
 NUMPY = get_backend("numpy")
 SEMANTICS = {"plain": Semantics(), "induced": Semantics(induced=True), "homomorphism": Semantics(homomorphism=True),
@@ -143,7 +144,7 @@ def test_run_whole_jobs_equals_one_job_at_a_time_with_heavy_and_light_queries():
     sem = Semantics()
     [job] = whole_query_jobs()
     together = list(run_whole_jobs(matcher, queries, sem, 1 << 26, split_work=1e8))
-    apart = [run_job(matcher, job, q, sem, 1 << 26, split_work=1e8) for q in queries]
+    apart = [run_job(matcher, job, QueryWork(q, sem, 1 << 26), split_work=1e8) for q in queries]
     assert [(r.stage, r.part, r.count, r.heavy is not None) for r in together] == \
         [(r.stage, r.part, r.count, r.heavy is not None) for r in apart]
     assert together[1].heavy and together[1].count == 0  # the 7-path (about 10^10 embeddings) is split instead
@@ -167,7 +168,7 @@ def test_queries_a_batch_leaves_count_alone_with_its_filter_and_no_second_trial(
     queries = [Graph.from_networkx(q) for q in (nx.path_graph(2), fork, nx.star_graph(3))]
     matcher = PartitionedMatcher(data, 1, backend=NUMPY)
     [job] = whole_query_jobs()
-    apart = [run_job(matcher, job, q, Semantics(), 1 << 26).count for q in queries]
+    apart = [run_job(matcher, job, QueryWork(q, Semantics(), 1 << 26)).count for q in queries]
     filters, trials, plans = [], [], []
     monkeypatch.setattr(NUMPY, "candidates_of", _recorded(NUMPY.candidates_of, filters))
     monkeypatch.setattr(counting.Count, "_join", _recorded(counting.Count._join, trials))
@@ -211,7 +212,7 @@ def test_a_batch_hands_off_the_queries_left_after_the_next_one_when_asked(monkey
     counted, asked = [], []
     monkeypatch.setattr(execute, "_light_counts", lambda site, queries, *args: [None, 5, None, None])
     monkeypatch.setattr(execute, "run_job",
-                        lambda site, job, q, *args, **kwargs: counted.append(queries.index(q)) or "alone")
+                        lambda site, job, work, *args, **kwargs: counted.append(queries.index(work.query)) or "alone")
     for takes, want_asked, want_counted, want in (
             (True, [[2, 3]], [0], ["alone", 5, None, None]),
             (False, [[2, 3], [3]], [0, 2, 3], ["alone", 5, "alone", "alone"])):

@@ -26,9 +26,7 @@ KNOWN = {
     "kernels/engine.py prepare", "kernels/counting.py count", "kernels/backend.py extend",
     "kernels/array_backend.py extend", "distsm/formats/registry.py register_format",
     "kernels/engine.py iter_matches", "kernels/ce_join.py walk_core", "distsm/request.py prepare",
-    "distsm/plan/split.py count_slice", "distsm/plan/search.py plan_inter", "distsm/plan/search.py inter_rows",
-    "distsm/plan/search.py inter_count", "distsm/plan/execute.py run_job",
-    "distsm/plan/execute.py whole_count",
+    "distsm/plan/search.py plan_inter",
 }
 
 

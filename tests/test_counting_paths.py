@@ -35,6 +35,7 @@ from distsm.plan.execute import Job, whole_count
 from distsm.plan.results import Heavy
 from distsm.plan.site import PlanCache
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 SETTINGS = scaled(20)
 NUMPY = get_backend("numpy")
@@ -129,8 +130,8 @@ def test_slices_of_a_shared_count_refine_and_plan_once(seed, n, p, vl, directed,
         for start, second_ids in slices:
             restrict = {anchor: start} if second_ids is None or second is None else {anchor: start, second: second_ids}
             expected = sum(all(r[u] in ids for u, ids in restrict.items()) for r in matches)
-            got = whole_count(site, Placement.of(NUMPY, data), Job("inter", heavy=not trial), query, sem, 1 << 26,
-                              restrict, None, None)
+            got = whole_count(site, Placement.of(NUMPY, data), Job("inter", heavy=not trial),
+                              QueryWork(query, sem, 1 << 26), restrict, None)
             assert got == expected
             total += got
     assert total == len(matches)
@@ -340,8 +341,8 @@ def test_shared_count_slices_on_the_gpu_add_up(seed, n, p, vl, directed, qsize, 
     total = 0
     with distsm.options({"engine.device-refine": refine, "engine.host-work": host_work, "engine.trial-entries": 1}):
         for a, b in zip(cuts[:-1], cuts[1:]):
-            total += whole_count(site, placement, Job("inter", heavy=True), query, Semantics(), 1 << 26,
-                                 {anchor: range(a, b)}, None, None)
+            total += whole_count(site, placement, Job("inter", heavy=True), QueryWork(query, Semantics(), 1 << 26),
+                                 {anchor: range(a, b)}, None)
     assert total == expected
 
 
@@ -757,8 +758,8 @@ class OneSite:
 
 def whole(data, query, sem, budget, split_work=None, restrict=None, heavy=False):
     """:func:`~distsm.plan.execute.whole_count` of ``query`` on ``data`` in this process."""
-    return whole_count(OneSite(), Placement.of(NUMPY, data), Job("inter", whole=True, heavy=heavy), query, sem,
-                       budget, restrict or {}, None, split_work)
+    return whole_count(OneSite(), Placement.of(NUMPY, data), Job("inter", whole=True, heavy=heavy),
+                       QueryWork(query, sem, budget), restrict or {}, split_work)
 
 
 def test_split_work_finds_only_heavy_plans_heavy():
@@ -800,7 +801,7 @@ def test_the_site_that_finds_a_count_heavy_keeps_its_index_for_its_slices(monkey
     expected = counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, path="general")
     site, placement = OneSite(), Placement.of(NUMPY, data)
     with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
-        heavy = whole_count(site, placement, Job("inter", whole=True), query, sem, 1 << 26, {}, None, 0.0)
+        heavy = whole_count(site, placement, Job("inter", whole=True), QueryWork(query, sem, 1 << 26), {}, 0.0)
     assert isinstance(heavy, Heavy) and heavy.shared is not None
 
     def rebuilt(self, backend):
@@ -810,7 +811,8 @@ def test_the_site_that_finds_a_count_heavy_keeps_its_index_for_its_slices(monkey
     ce = site.plans.shared_index(heavy.shared, NUMPY)
     cuts = slices(heavy.shared, NUMPY, query, sem, 4)
     assert len(cuts) > 1
-    assert sum(count_slice(placement, heavy.shared, ce, query, sem, c.restrict, 1 << 26) for c in cuts) == expected
+    work = QueryWork(query, sem, 1 << 26)
+    assert sum(count_slice(placement, heavy.shared, ce, work, c.restrict) for c in cuts) == expected
 
 
 def test_a_plan_bound_for_a_device_is_split_by_its_work_on_numpys_scale():

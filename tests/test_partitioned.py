@@ -17,6 +17,7 @@ from distsm.partition import Partitioning
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan.distribution import Directions
 from distsm.plan.search import Span, WholeGraph, inter_count
+from distsm.plan.work import QueryWork
 
 KS = [1, 2, 3, 4, 8, 16]
 NUMPY = get_backend("numpy")
@@ -148,8 +149,8 @@ def test_start_ranges_split_a_spanning_search_into_disjoint_pieces(seed, n, p, q
     ranges = [range(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     for group in (plan.groups if strategy == "pbe" else [None]):
         def run(start, group=group):
-            return inter_count(NUMPY, WholeGraph(matcher.whole_graph()[0], matcher.assignment), query, sem, 1 << 24,
-                               Span(group, start))
+            return inter_count(NUMPY, WholeGraph(matcher.whole_graph()[0], matcher.assignment),
+                               QueryWork(query, sem, 1 << 24), Span(group, start))
 
         whole = run(None)
         assert sum(run(r) for r in ranges) == whole
@@ -194,7 +195,8 @@ def test_global_join_slices_count_by_the_engine_paths_and_add_up(seed, n, p, qsi
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Count, "__init__", lambda self, placement, target, *a, **k:
                    targets.append(target) or real(self, placement, target, *a, **k))
-        total = sum(job_count(matcher, Job("inter", start=s, second=t), query, sem, 1 << 24) for s, t in slices)
+        work = QueryWork(query, sem, 1 << 24)
+        total = sum(job_count(matcher, Job("inter", start=s, second=t), work) for s, t in slices)
     assert total == expected
     # One count per slice, plus the unrestricted one its slices share on this site.
     restricted_targets = [t for t in targets if t.restrict]

@@ -17,6 +17,7 @@ from distsm.kernels.placement import Placement
 from distsm.plan.search import symmetry
 from distsm.plan.split import SharedPlan, count_slice, slices
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 NUMPY = get_backend("numpy")
 SEMANTICS = {"plain": Semantics(), "unique": Semantics(unique=True), "homomorphism": Semantics(homomorphism=True)}
@@ -37,7 +38,7 @@ def sliced_count(backend, data, query, sem, pieces):
     assert all(c.share > 0 for c in cuts) and abs(sum(c.share for c in cuts) - 1) < 1e-9, cuts
     restricts = [c.restrict for c in cuts]
     ce = shared.index(shared.runner(placement).backend)
-    total = sum(count_slice(placement, shared, ce, query, sem, r, 1 << 26) for r in restricts)
+    total = sum(count_slice(placement, shared, ce, QueryWork(query, sem, 1 << 26), r) for r in restricts)
     if shared.automorphisms is not None:
         assert total % shared.automorphisms == 0
         total //= shared.automorphisms
@@ -99,7 +100,8 @@ def test_a_unique_count_is_divided_once_over_its_slices():
     placement, shared = shared_plan(NUMPY, data, query, Semantics(unique=True))
     assert shared.automorphisms == 6
     restricts = [c.restrict for c in slices(shared, NUMPY, query, Semantics(unique=True), 4)]
-    per_slice = [count_slice(placement, shared, shared.index(NUMPY), query, Semantics(unique=True), r, 1 << 26)
+    work = QueryWork(query, Semantics(unique=True), 1 << 26)
+    per_slice = [count_slice(placement, shared, shared.index(NUMPY), work, r)
                  for r in restricts]
     assert len(per_slice) > 1 and any(c % 6 for c in per_slice), per_slice
     assert sum(per_slice) // 6 == 2

@@ -1,21 +1,7 @@
 #!/usr/bin/env bash
 # Build gMatch's bitmap variant (w20chen/gMatch 8acf4e5) for benchmarks/peers.py from a clean source tree:
 #   bash benchmarks/peer_patches/gmatch_bitmap.sh SRC_DIR [ARCH]      # prints the binary's path last
-# The changes, each as small as its reason allows (peers.py records them as --peer-patch
-# gmatch=ceil_div_renamed+timers_3_decimals+sm90_static_cmake+cmake_3.25):
-# * ceil_div_renamed: its ceil_div macro clashes with cuda::ceil_div of CUDA 13's headers (renamed gm_ceil_div);
-# * timers_3_decimals: its timers print whole milliseconds, too coarse for millisecond queries (now 3 decimals);
-# * sm90_static_cmake: one target architecture (ARCH, default 90) instead of "native", static libraries;
-# * cmake_3.25: its CMake minimum is 3.26; 3.25 builds it the same.
+# SRC_DIR/bitmap is built by gmatch_build.sh, which lists the changes and their reasons (peers.py records them as
+# --peer-patch gmatch=ceil_div_renamed+timers_3_decimals+sm90_static_cmake+cmake_3.25).
 set -euo pipefail
-src=$(cd "$1" && pwd)/bitmap
-arch=${2:-90}
-cd "$src"
-sed -i 's/\bceil_div\b/gm_ceil_div/g' ./*.cu ./*.h
-sed -i 's/static_cast<unsigned long>(diff.count() \* 1000)/std::fixed << std::setprecision(3) << (diff.count() * 1000)/; s/static_cast<unsigned long>(kernel_time)/kernel_time/; s/static_cast<unsigned long>(total_host \* 1000)/std::fixed << std::setprecision(3) << (total_host * 1000)/; s/static_cast<unsigned long>(total_kernel)/total_kernel/' helper.h
-grep -q '#include <iomanip>' helper.h || sed -i '0,/#include/s//#include <iomanip>\n#include/' helper.h
-sed -i "s/cmake_minimum_required(VERSION 3.26)/cmake_minimum_required(VERSION 3.25)/; s/\"native\"/\"$arch\"/g; s/ SHARED / STATIC /g" CMakeLists.txt
-mkdir -p build && cd build
-cmake -DCMAKE_BUILD_TYPE=Release .. >cmake.log 2>&1 || { tail -n 30 cmake.log; exit 1; }
-make -j"$(nproc)" >make.log 2>&1 || { grep -m 20 -i "error" make.log; exit 1; }
-echo "$src/build/SubgraphMatching"
+exec bash "$(dirname "${BASH_SOURCE[0]}")/gmatch_build.sh" "${1:?usage: $0 SRC_DIR [ARCH]}" bitmap "${2:-90}"

@@ -41,6 +41,7 @@ from distsm.plan.search import Search, Span, WholeGraph, inter_count, inter_rows
 from distsm.plan.slices import Slice
 from distsm.plan.site import Site
 from distsm.plan.split import SharedPlan, count_slice
+from distsm.plan.work import QueryWork
 from distsm.semantics import Semantics
 
 #: Task ranges a heavy depth-first search is cut into on a cluster, at most, and kept (``dfs.cuts``): the worker
@@ -117,34 +118,33 @@ def _search(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: S
     return site.plans.search(site.backend, graph.index, query, sem, span.group, span.spanning_only)
 
 
-def job_count(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
-              stats: dict[str, int] | None = None, control: engine.Control | None = None,
+def job_count(site: Site, job: Job, work: QueryWork, *, stats: dict[str, int] | None = None,
               split_work: float | None = None) -> int | Heavy:
-    """The number of matches ``job`` finds; ``stats`` accumulates the spanning searches' work.  Given
-    ``split_work``, a whole query whose counting plan is estimated at that much work or more (or whose candidate-
-    edge index fits no budget) is not counted: :class:`Heavy` says why."""
+    """The number of matches of ``work`` that ``job`` finds; ``stats`` accumulates the spanning searches' work.
+    Given ``split_work``, a whole query whose counting plan is estimated at that much work or more (or whose
+    candidate-edge index fits no budget) is not counted: :class:`Heavy` says why."""
     if job.stage == "intra":
         assert job.part is not None  # an intra job names its part
         with site.part(job.part) as local:
-            return intra_task(site.backend, local, query, sem, budget, count_only=True, control=control)
+            return intra_task(site.backend, local, work, count_only=True)
     graph, spans = _spans(site, job)
     if job.groups is None and graph.adjacency is None:
         # The resident (or zero-copy) index serves the engine's counting paths, which beat the plain join on heavy
         # queries (the trailing count); a slice of the global join is that count restricted to the slice's ids.
-        restrict = _slice_restriction(site, graph, query, sem, spans[0])
-        return whole_count(site, Placement.of(site.backend, graph.index, site.host_index()), job, query, sem,
-                           budget, restrict, control, split_work if job.whole else None)
-    return sum(inter_count(site.backend, graph, query, sem, budget, span, stats=stats, control=control,
-                           search=_search(site, graph, query, sem, span))
+        restrict = _slice_restriction(site, graph, work.query, work.sem, spans[0])
+        return whole_count(site, Placement.of(site.backend, graph.index, site.host_index()), job, work, restrict,
+                           split_work if job.whole else None)
+    return sum(inter_count(site.backend, graph, work, span, stats=stats,
+                           search=_search(site, graph, work.query, work.sem, span))
                for span in spans)
 
 
-def whole_count(site: Site, placement: Placement, job: Job, query: Graph, sem: Semantics,
-                 budget: int | BudgetPlan, restrict: dict[int, Any], control: engine.Control | None,
-                 split_work: float | None) -> int | Heavy:
-    """A count over the whole graph by the engine's stages: a whole query (``light() or run(plan())``, or
-    :class:`Heavy` past ``split_work``), or a slice restricted by ``restrict``, which runs the plan its site
+def whole_count(site: Site, placement: Placement, job: Job, work: QueryWork, restrict: dict[int, Any],
+                split_work: float | None) -> int | Heavy:
+    """A count of ``work`` over the whole graph by the engine's stages: a whole query (``light() or run(plan())``,
+    or :class:`Heavy` past ``split_work``), or a slice restricted by ``restrict``, which runs the plan its site
     shares among the query's slices (:class:`SharedCount`) where that plan's core holds the restricted vertices."""
+    query, sem, budget, control = work.query, work.sem, work.budget, work.control
     stages = Count(placement, Target(query, sem.match_options, symmetry(query, sem, divide=not restrict),
                                      restrict or None), budget, control=control,
                    candidates=site.plans.kept_candidates(placement.filter_side(query).backend, query,
@@ -194,49 +194,43 @@ def _slice_restriction(site: Site, graph: WholeGraph, query: Graph, sem: Semanti
     return restrict
 
 
-def job_rows(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
-             limit: int | None = None,
-             control: engine.Control | None = None) -> Iterator[np.ndarray]:
-    """Stream the global-id rows ``job`` finds (at most ``limit``)."""
+def job_rows(site: Site, job: Job, work: QueryWork, *, limit: int | None = None) -> Iterator[np.ndarray]:
+    """Stream the global-id rows of ``work`` that ``job`` finds (at most ``limit``)."""
 
     def chunks() -> Iterator[np.ndarray]:
         if job.stage == "intra":
             assert job.part is not None  # an intra job names its part
             with site.part(job.part) as local:
-                yield from intra_task(site.backend, local, query, sem, budget, count_only=False, limit=limit,
-                                      control=control)
+                yield from intra_task(site.backend, local, work, count_only=False, limit=limit)
             return
         graph, spans = _spans(site, job)
         for span in spans:
-            yield from inter_rows(site.backend, graph, query, sem, budget, span, limit=limit, control=control,
-                                  search=_search(site, graph, query, sem, span))
+            yield from inter_rows(site.backend, graph, work, span, limit=limit,
+                                  search=_search(site, graph, work.query, work.sem, span))
 
     return engine.take(chunks(), limit)
 
 
-def run_job(site: Site, job: Job, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
-            listing: bool = False,
-            limit: int | None = None, control: engine.Control | None = None,
+def run_job(site: Site, job: Job, work: QueryWork, *, listing: bool = False, limit: int | None = None,
             split_work: float | None = None) -> JobResult:
-    """Run ``job`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
+    """Run ``job`` of ``work`` on ``site``: its count, or with ``listing`` its rows (at most ``limit``), and its cost
     (``split_work``: see :func:`job_count`)."""
     t = time.perf_counter()
     moved = site.moved_bytes()
     stats: dict[str, int] = {}
     rows, heavy = None, None
     if listing:
-        rows = concat_rows(job_rows(site, job, query, sem, budget, limit=limit, control=control), query.n)
+        rows = concat_rows(job_rows(site, job, work, limit=limit), work.query.n)
         count = int(rows.shape[0])
     else:
-        found = job_count(site, job, query, sem, budget, stats=stats, control=control, split_work=split_work)
+        found = job_count(site, job, work, stats=stats, split_work=split_work)
         count, heavy = (0, found) if isinstance(found, Heavy) else (found, None)
     return JobResult(job.stage, job.part, count, rows, time.perf_counter() - t, site.worker, stats.get("partial", 0),
                      4 * stats.get("gathered", 0), site.moved_bytes() - moved, site.device_bytes(),
                      site.adjacency_choice(), heavy)
 
 
-def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
-              budget: int | BudgetPlan, *, control: engine.Control | None = None) -> JobResult:
+def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], work: QueryWork) -> JobResult:
     """One slice of a heavy count split by ``shared`` (see :mod:`distsm.plan.split`) on ``site``: the matches
     whose images lie in ``restrict`` (embeddings for a unique count, which the merge divides)."""
     t = time.perf_counter()
@@ -244,21 +238,21 @@ def run_slice(site: Site, shared: SharedPlan, restrict: dict[int, range], query:
     placement = Placement.of(site.backend, index, site.host_index())
     ce = site.plans.shared_index(shared, shared.runner(placement).backend)
     setup = time.perf_counter() - t
-    count = count_slice(placement, shared, ce, query, sem, restrict, budget, control)
+    count = count_slice(placement, shared, ce, work, restrict)
     return JobResult("inter", None, count, None, time.perf_counter() - t, site.worker,
                      device_bytes=site.device_bytes(), adjacency=site.adjacency_choice(),
                      automorphisms=shared.automorphisms, setup_seconds=setup)
 
 
-def run_search_slice(site: Site, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
-                     control: engine.Control | None = None) -> JobResult:
+def run_search_slice(site: Site, tasks: tuple[int, int], work: QueryWork) -> JobResult:
     """One range of a heavy count's depth-first search tasks (a :class:`~distsm.kernels.dfs.SearchShare` slice) on
     ``site``'s resident whole-graph index: the matches of those tasks, in the count's own terms (subgraphs, or
     embeddings for a plain count)."""
     t = time.perf_counter()
     index, _, _ = site.whole_graph()
+    query, sem = work.query, work.sem
     stages = Count(Placement.of(site.backend, index, site.host_index()),
-                   Target(query, sem.match_options, symmetry(query, sem)), budget, control=control)
+                   Target(query, sem.match_options, symmetry(query, sem)), work.budget, control=work.control)
     search = stages.search(force=True)
     assert search is not None  # a forced search is chosen or raises
     count = stages.run_search(search, tasks)
@@ -302,7 +296,7 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
             later = [j for j in alone if j > k]
             if later and hand_off is not None and hand_off(later):
                 handed.update(later)
-            yield run_job(site, left, q, sem, budget, control=control, split_work=split_work)
+            yield run_job(site, left, QueryWork(q, sem, budget, control), split_work=split_work)
         else:
             yield JobResult(work.stage, work.part, found, None, share, site.worker, bytes_h2d=moved,
                             device_bytes=site.device_bytes(), adjacency=site.adjacency_choice())

@@ -32,6 +32,7 @@ from distsm.kernels.order import query_adjacency
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy, inter_partition_plan
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 
 def _less_than(query: Graph, sem: Semantics) -> tuple[tuple[int, int], ...]:
@@ -86,17 +87,16 @@ def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Sema
     return ids, arc_edge_counts(backend, index, candidates, (order[0], order[1], label)) + 1
 
 
-def intra_task(backend: Backend, local: Any, query: Graph, sem: Semantics, budget: int | BudgetPlan, *,
-               count_only: bool,
-               limit: int | None = None, control: engine.Control | None = None) -> Any:
-    """Matches wholly inside one part: an int, or an iterator of global-id rows.  ``control`` cancels the join
-    between chunks (see :class:`~distsm.kernels.engine.Control`)."""
+def intra_task(backend: Backend, local: Any, work: QueryWork, *, count_only: bool, limit: int | None = None) -> Any:
+    """Matches of ``work`` wholly inside one part: an int, or an iterator of global-id rows (its control cancels the
+    join between chunks: see :class:`~distsm.kernels.engine.Control`)."""
+    query, sem = work.query, work.sem
     less = _less_than(query, sem)
     if count_only:
-        return counting.count(backend, local.graph, query, sem.match_options, budget=budget,
-                              symmetry=Symmetry(less), control=control)
-    rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=budget, limit=limit,
-                               less_than=less, control=control)
+        return counting.count(backend, local.graph, query, sem.match_options, budget=work.budget,
+                              symmetry=Symmetry(less), control=work.control)
+    rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=work.budget, limit=limit,
+                               less_than=less, control=work.control)
     return (np.asarray(local.global_ids)[r] for r in rows)
 
 
@@ -196,30 +196,28 @@ def _spanning_join(backend: Backend, graph: WholeGraph, query: Graph, sem: Seman
     return prepared, Spanning(part, prepared.plan.prime) if prepared.plan.needs_partition else None
 
 
-def inter_count(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, budget: int | BudgetPlan,
-                span: Span, *, stats: dict[str, int] | None = None, control: engine.Control | None = None,
-                search: Search | None = None) -> int:
-    """The number of matches ``span`` stands for (the representative's count times the group size when results
-    are shared).  ``stats`` accumulates the join's work; ``control`` cancels it between chunks; ``search`` (from
-    :func:`prepare_search` with the same arguments) saves planning again for every slice."""
-    joined = _spanning_join(backend, graph, query, sem, span, search)
+def inter_count(backend: Backend, graph: WholeGraph, work: QueryWork, span: Span, *,
+                stats: dict[str, int] | None = None, search: Search | None = None) -> int:
+    """The number of matches of ``work`` that ``span`` stands for (the representative's count times the group size
+    when results are shared).  ``stats`` accumulates the join's work; the work's control cancels it between
+    chunks; ``search`` (from :func:`prepare_search` with the same arguments) saves planning again for every slice."""
+    joined = _spanning_join(backend, graph, work.query, work.sem, span, search)
     if joined is None:
         return 0
     prepared, spanning = joined
-    found = sum(int(c) for c in engine.walk(backend, prepared, budget, True, spanning, graph.adjacency,
-                                            engine.Watch(stats, control)))
+    found = sum(int(c) for c in engine.walk(backend, prepared, work.budget, True, spanning, graph.adjacency,
+                                            engine.Watch(stats, work.control)))
     return found * (len(span.group.sequences) if span.group is not None else 1)
 
 
-def inter_rows(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, budget: int | BudgetPlan,
-               span: Span, *, limit: int | None = None, control: engine.Control | None = None,
+def inter_rows(backend: Backend, graph: WholeGraph, work: QueryWork, span: Span, *, limit: int | None = None,
                search: Search | None = None) -> Iterator[np.ndarray]:
-    """The global-id rows of ``span`` (at most ``limit``), REMAPped to every member of its group."""
-    joined = _spanning_join(backend, graph, query, sem, span, search)
+    """The global-id rows of ``work`` in ``span`` (at most ``limit``), REMAPped to every member of its group."""
+    joined = _spanning_join(backend, graph, work.query, work.sem, span, search)
     if joined is None:
         return iter(())
     prepared, spanning = joined
-    return _remapped_rows(backend, prepared, budget, spanning, span.group, limit, graph.adjacency, control)
+    return _remapped_rows(backend, prepared, work.budget, spanning, span.group, limit, graph.adjacency, work.control)
 
 
 def _remapped_rows(backend: Backend, prepared: Any, budget: int | BudgetPlan, spanning: Any,

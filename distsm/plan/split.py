@@ -34,13 +34,13 @@ from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.count_plan import CountPlan, host_scale
 from distsm.kernels.counting import Count, PlannedCount, Symmetry, Target
-from distsm.kernels.engine import Control
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement, Side
 from distsm.kernels.ce_join import run_lengths
 from distsm.kernels.sampling import Sampler, set_work
 from distsm.plan.slices import balanced_starts
 from distsm.semantics import Semantics
+from distsm.plan.work import QueryWork
 
 #: Walks sampled per slice wanted (at least :data:`MIN_WALKS`): enough that a slice's share is estimated from
 #: hundreds of walks.
@@ -185,16 +185,15 @@ def _ranges(values: np.ndarray, weights: np.ndarray, share: float, n: int
             for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
 
 
-def count_slice(placement: Placement, shared: SharedPlan, ce: CandidateEdges, query: Graph, sem: Semantics,
-                restrict: Mapping[int, range], budget: int | BudgetPlan, control: Control | None = None,
-                explain: Explanation | None = None) -> int:
-    """The matches of ``shared``'s count whose images lie in ``restrict`` (embeddings for a unique count: see
-    :class:`SharedPlan`), run on ``placement`` over ``ce`` (``shared``'s :meth:`~SharedPlan.index` where the count
-    runs: on the device side when ``shared.on_device``); ``explain`` receives its stages' seconds."""
-    budget = BudgetPlan.of(budget)
+def count_slice(placement: Placement, shared: SharedPlan, ce: CandidateEdges, work: QueryWork,
+                restrict: Mapping[int, range], explain: Explanation | None = None) -> int:
+    """The matches of ``work`` (``shared``'s count) whose images lie in ``restrict`` (embeddings for a unique count:
+    see :class:`SharedPlan`), run on ``placement`` over ``ce`` (``shared``'s :meth:`~SharedPlan.index` where the
+    count runs: on the device side when ``shared.on_device``); ``explain`` receives its stages' seconds."""
+    query, sem, budget = work.query, work.sem, BudgetPlan.of(work.budget)
     side = shared.runner(placement)
     parts = placement.chunked(side, budget.after_index(ce.nbytes, on_host=placement.twin and side is placement.host))
     planned = PlannedCount(shared.reason, shared.plan, side, ce, parts, shared.refined)
-    stages = Count(placement, Target(query, sem.match_options, Symmetry(), restrict), budget, control=control,
+    stages = Count(placement, Target(query, sem.match_options, Symmetry(), restrict), budget, control=work.control,
                    explain=explain)
     return stages.run(planned, allowed=restrict)
