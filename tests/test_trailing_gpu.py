@@ -97,6 +97,18 @@ def planned_tables(seed: int, homomorphism: bool, positions: bool):
     return data, query, ce, plan, tables
 
 
+def group_value(words: list[int], e: int, h: list[int]) -> int:
+    """A label group's inclusion-exclusion sum (its entry at ``e``) from ``h[B]`` = the size of block ``B``'s
+    intersection, as ``tr_group_value`` computes it."""
+    k = words[e]
+    at, acc = e + 3 + k, 0
+    for _ in range(words[e + 2 + k]):
+        coef, blocks = words[at], words[at + 2:at + 2 + words[at + 1]]
+        acc += coef * math.prod(h[b] for b in blocks)
+        at += 2 + len(blocks)
+    return acc
+
+
 def interpret(program, table) -> int:
     """``trailing.cu``'s count of ``table`` under ``program`` in plain Python, step for step (its membership masks,
     superset sums and terms), so the program's layout and the algorithm are checked where no GPU is."""
@@ -133,12 +145,7 @@ def interpret(program, table) -> int:
                 for f in range(1, 1 << k):
                     if not f >> b & 1 and f & ((1 << b) - 1):
                         h[f] += h[f | 1 << b]
-            at, acc = e + 3 + k, 0
-            for _ in range(words[e + 2 + k]):
-                coef, blocks = words[at], words[at + 2:at + 2 + words[at + 1]]
-                acc += coef * math.prod(h[b] for b in blocks)
-                at += 2 + len(blocks)
-            value *= acc
+            value *= group_value(words, e, h)
         total += value
     return total
 
@@ -185,12 +192,7 @@ def interpret_bits(program, table) -> int:
                 for f in range(1, 1 << k):
                     if not f & ~held and f & listed:
                         h[f] -= 1
-            at, acc = e + 3 + k, 0
-            for _ in range(words[e + 2 + k]):
-                coef, blocks = words[at], words[at + 2:at + 2 + words[at + 1]]
-                acc += coef * math.prod(h[b] for b in blocks)
-                at += 2 + len(blocks)
-            value *= acc
+            value *= group_value(words, e, h)
         total += value
     return total
 
