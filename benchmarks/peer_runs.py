@@ -7,8 +7,9 @@ Peers are other subgraph matchers, built by the user from their public sources (
   (candidate graph, copies to the GPU) plus processing (BFS + DFS join), each the larger of its host and
   CUDA-event readings; process start, file parsing and its memory-pool allocation are outside both timers.
   At most 16 query vertices (``QVMAX``).
-* ``gmatch-neighbor``: gMatch's ``neighbor/`` build (adjacency lists instead of candidate bitmaps), GPU; invoked,
-  printed and timed as ``gmatch``; its per-warp arrays hold 32 query vertices.
+* ``gmatch-neighbor``: gMatch's ``neighbor/`` build (``SubgraphMatching_labeled``: adjacency lists instead of
+  candidate bitmaps), GPU; invoked as ``gmatch``, and timed the same: its ``# Transfer time of the data graph``
+  timer is bitmap's Preparation.  Its per-warp arrays hold 32 query vertices (an assert a Release build drops).
 * ``egsm``: EGSM (gMatch's ``compared_system/EGSM``), GPU.  ``-q QUERY -d DATA``; prints ``# Matches: N`` and
   ``Build Cuckoo Tries, time (ms): ...``, ``Filtering, time (ms): ...``, ``Total join time (ms): H(host) K(kernel)``;
   its time is the sum of the three.  It refuses queries with more than 16 vertices or 32 edges.
@@ -62,13 +63,16 @@ def _cuda_timers(text: str, names: tuple[str, ...], separator: str) -> dict[str,
 
 
 def parse_gmatch(text: str) -> PeerOutput:
-    """gMatch (bitmap): ``Result:`` and Preparation + Processing.  A query with no starting partial match returns
-    before the join prints its Processing timer; its processing time is then 0."""
+    """gMatch: ``Result:`` and Preparation + Processing (the neighbor variant names its preparation timer
+    ``Transfer time of the data graph``; its extra timers of the first partial matches' step, which the bitmap
+    variant leaves untimed, are not counted, so that both time the same steps).  A query with no starting partial
+    match returns before the join prints its Processing timer; its processing time is then 0."""
     count = _last_int(r"Result:\s*([0-9]+)", text)
-    timers = _cuda_timers(text, ("Preparation", "Processing"), r", ")
+    timers = _cuda_timers(text, ("Preparation", "Transfer time of the data graph", "Processing"), r", ")
+    prepared = timers.get("Preparation", timers.get("Transfer time of the data graph"))
     seconds = None
-    if count is not None and "Preparation" in timers:
-        seconds = (timers["Preparation"] + timers.get("Processing", 0.0)) / 1e3
+    if count is not None and prepared is not None:
+        seconds = (prepared + timers.get("Processing", 0.0)) / 1e3
     return PeerOutput(count, seconds, timers)
 
 
