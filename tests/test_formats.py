@@ -585,3 +585,25 @@ def test_lexer_many_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [recs.line_of(i) for i in range(len(recs))] == [r[0] for r in ref]
     assert recs.values[:, 1].tolist() == [r[2][1][1] for r in ref]
     assert re.fullmatch(rb"e \d+ \d+", recs.text_of(0))
+
+
+def test_sm_edges_are_written_in_order_so_file_order_readers_get_sorted_neighbours(tmp_path):
+    """EGSM lays each vertex's neighbours out in the file's edge order and intersects them as sorted lists: an
+    edge list written in another order made it count 0 matches on every generated dense suite."""
+    rng = np.random.default_rng(5)
+    pairs = {tuple(sorted(map(int, rng.choice(40, 2, replace=False)))) for _ in range(150)}
+    edges = list(pairs)
+    rng.shuffle(edges)
+    g = Graph.from_edges(edges, n=40, edge_labels=rng.integers(0, 3, len(edges)))
+    path = tmp_path / "g.graph"
+    write_graph(g, path)
+    rows = [tuple(map(int, line.split()[1:3])) for line in path.read_text().splitlines() if line.startswith("e ")]
+    assert rows == sorted(rows) and all(u < v for u, v in rows)
+    neighbours: dict[int, list[int]] = {}
+    for u, v in rows:  # as EGSM's reader fills them
+        neighbours.setdefault(u, []).append(v)
+        neighbours.setdefault(v, []).append(u)
+    assert all(ns == sorted(ns) for ns in neighbours.values())
+    back = read_graph(path)
+    assert sorted(zip(back.edge_src.tolist(), back.edge_dst.tolist(), back.edge_labels.tolist())) == \
+        sorted(zip(g.edge_src.tolist(), g.edge_dst.tolist(), g.edge_labels.tolist()))

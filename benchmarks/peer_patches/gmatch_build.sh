@@ -12,6 +12,12 @@
 #   coarse for millisecond queries (now 3 decimals);
 # * sm90_static_cmake: one target architecture (ARCH, default 90) instead of "native", static libraries;
 # * cmake_3.25: its CMake minimum is 3.26; 3.25 builds it the same.
+# The neighbor variant needs one more (recorded as +dfs_shared_opt_in):
+# * dfs_shared_opt_in: its DFS kernels take dynamic shared memory by the query's size (89 KB on gMatch's Q_18) but
+#   never opt in past the 48 KB a launch gets by default (cudaFuncSetAttribute's
+#   MaxDynamicSharedMemorySize), so on an H200 the occupancy came out 0 and the launch failed with "invalid
+#   argument" (join_bfs_dfs.cu:1170); each kernel now opts in to the size it is launched with, before its
+#   occupancy is computed and before its launch (Q_18's occupancy is computed for one kernel, another launched).
 set -euo pipefail
 case ${2:-} in
     bitmap) binary=SubgraphMatching ;;
@@ -25,6 +31,10 @@ sed -i 's/\bceil_div\b/gm_ceil_div/g' ./*.cu ./*.h
 sed -i 's/static_cast<unsigned long>(diff.count() \* 1000)/std::fixed << std::setprecision(3) << (diff.count() * 1000)/; s/static_cast<unsigned long>(kernel_time)/kernel_time/; s/static_cast<unsigned long>(total_host \* 1000)/std::fixed << std::setprecision(3) << (total_host * 1000)/; s/static_cast<unsigned long>(total_kernel)/total_kernel/' helper.h
 grep -q '#include <iomanip>' helper.h || sed -i '0,/#include/s//#include <iomanip>\n#include/' helper.h
 sed -i "s/cmake_minimum_required(VERSION 3.26)/cmake_minimum_required(VERSION 3.25)/; s/\"native\"/\"$arch\"/g; s/ SHARED / STATIC /g" CMakeLists.txt
+if [ "$2" = neighbor ]; then
+    optin='\1cudaFuncSetAttribute(\2, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_shared_size);\n&'
+    sed -i -E "s/^(\s*)cudaOccupancyMaxActiveBlocksPerMultiprocessor\(&thread_block_num, (\w+), threadsPerBlock, dynamic_shared_size\);/$optin/; s/^(\s*)(\w+) <<< thread_block_num, threadsPerBlock, dynamic_shared_size >>>/$optin/" ./*.cu
+fi
 mkdir -p build && cd build
 cmake -DCMAKE_BUILD_TYPE=Release .. >cmake.log 2>&1 || { tail -n 30 cmake.log; exit 1; }
 make -j"$(nproc)" >make.log 2>&1 || { grep -m 20 -i "error" make.log; exit 1; }

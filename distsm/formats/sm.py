@@ -83,7 +83,9 @@ def write_sm(graph: Graph, path: PathLike) -> None:
     """Write one undirected graph in sm format (``.gz`` names are compressed).
 
     Writes ``t N M``, then ``v id label deg`` per vertex (deg = number of neighbours), then ``e u v label`` per
-    edge with ``u < v``; the label column is left out when every edge label is 0.
+    edge with ``u < v``, in order of ``(u, v)``; the label column is left out when every edge label is 0.  Readers
+    that lay each vertex's neighbours out in file order (EGSM's) then get them sorted, as their intersections
+    assume.
 
     Raises:
         ValueError: the graph is directed (the format holds undirected graphs; use GSI for directed ones).
@@ -102,9 +104,11 @@ def write_sm_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
         for g in graphs:
             f.write(f"t {g.n} {g.m}\n".encode())
             write_rows(f, b"v ", [np.arange(g.n, dtype=np.int64), g.vertex_labels, g.degrees])
-            cols = [g.edge_src, g.edge_dst]
+            src, dst = np.asarray(g.edge_src), np.asarray(g.edge_dst)
+            order = np.lexsort((dst, src))
+            cols = [src[order], dst[order]]
             if g.edge_labels.any():
-                cols.append(g.edge_labels)
+                cols.append(np.asarray(g.edge_labels)[order])
             write_rows(f, b"e ", cols)
 
 
