@@ -319,3 +319,15 @@ def test_dense_heavy_folders_are_suites_of_their_own_with_files_named_inside_the
         assert loaded.name == name and loaded.data == str(folder / "data.graph")
         assert all(Path(q.path).is_file() and Path(q.path).is_relative_to(folder) for q in loaded.queries)
     assert suite.parse_args(["--suites", "dense-heavy", "--dense-heavy", str(made[0])]).suites == ["dense-heavy"]
+
+
+def test_gmatch_neighbor_variant_times_its_transfer_as_preparation():
+    """The neighbor variant (``SubgraphMatching_labeled``) names its preparation timer after the data graph's transfer
+    and also times its first partial matches, which the bitmap variant does not: lines as its main.cu and
+    join_bfs_dfs.cu print them (8acf4e5, timers with 3 decimals)."""
+    text = ("# Transfer time of the data graph, time (ms): 3.813(host), 3.765(kernel)\n"
+            "# Generate the candidate sets for the first two vertices, time (ms): 0.512(host), 0.498(kernel)\n"
+            "# Processing, time (ms): 20.125(host), 20.350(kernel)\nResult: 1208\n")
+    out = PEERS["gmatch-neighbor"].parse(text)
+    assert (out.count, out.seconds) == (1208, pytest.approx((3.813 + 20.350) / 1e3))
+    assert PEERS["gmatch-neighbor"].parse(text.replace("Result: 1208\n", "")).seconds is None
