@@ -45,7 +45,7 @@ from distsm.plan.distribution import Directions, Sites, by_estimate, decide, sha
 from distsm.plan.execute import jobs, whole_graph_join
 from distsm.plan.results import QueryResult
 from distsm.plan.inter import InterPartitionPlan
-from distsm.plan.search import plan_inter, start_candidates
+from distsm.plan.search import cross_fraction, plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges
 from distsm.request import GraphLike, Partitioning, as_graph, query_for
 from distsm.residency import partitions_for_budget
@@ -408,8 +408,8 @@ class Matcher:
         if split:
             return whole_plan(), None, 0.0, time.perf_counter() - t
         cands = self._plan_backend.candidates(self._index, query, homomorphism=sem.homomorphism)
-        plan = plan_inter(self._plan_backend, self._index, query, sem, self.cross_edge_count, self.data.m,
-                          strategy=strategy, candidates=cands)
+        crossing = cross_fraction(self.cross_edge_count, self.data.m)
+        plan = plan_inter(self._plan_backend, self._index, query, sem, crossing, strategy=strategy, candidates=cands)
         return plan, cands, work_estimate(cands, self._degree_weights), time.perf_counter() - t
 
     def _submit_jobs(self, task: tasks.QueryTask, query: int, cands: list[Any] | None, addrs: dict[int, str],

@@ -26,7 +26,7 @@ from distsm.plan.execute import Job, job_rows, jobs, run_job, run_whole_jobs, wh
 from distsm.plan.results import QueryResult, merge
 from distsm.plan.site import PlanCache
 from distsm.plan.inter import InterPartitionPlan
-from distsm.plan.search import plan_inter
+from distsm.plan.search import cross_fraction, plan_inter
 from distsm.residency import Residency, ResidentSite, partitions_for_budget
 from distsm.semantics import Semantics
 from distsm.plan.work import QueryWork
@@ -109,8 +109,8 @@ class PartitionedMatcher(ResidentSite):
         """The inter-partition plan (the directions' ``strategy`` overrides the cost model's choice and their
         ``share=False`` turns shared execution off)."""
         engine.check_pair(self.data, query)
-        return plan_inter(self.backend, self.residency.whole_graph()[0], query, sem, self.cross_edge_count,
-                          self.data.m, directions.share, directions.strategy)
+        return plan_inter(self.backend, self.residency.whole_graph()[0], query, sem,
+                          cross_fraction(self.cross_edge_count, self.data.m), directions.share, directions.strategy)
 
     def _planned(self, query: Graph, sem: Semantics, directions: Directions) -> tuple[InterPartitionPlan, Decision]:
         """The plan a query runs and how it spreads (:func:`~distsm.plan.distribution.decide`, one site)."""

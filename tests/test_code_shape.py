@@ -26,7 +26,6 @@ KNOWN = {
     "kernels/engine.py prepare", "kernels/counting.py count", "kernels/backend.py extend",
     "kernels/array_backend.py extend", "distsm/formats/registry.py register_format",
     "kernels/engine.py iter_matches", "kernels/ce_join.py walk_core", "distsm/request.py prepare",
-    "distsm/plan/search.py plan_inter",
 }
 
 

@@ -57,18 +57,23 @@ def symmetry(query: Graph, sem: Semantics, divide: bool = True) -> Symmetry:
                     unique=True)
 
 
-def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, cross_edges: int, total_edges: int,
+def cross_fraction(cross_edges: int, total_edges: int) -> float:
+    """The share of the data graph's edges that cross parts (0 for a graph without edges)."""
+    return cross_edges / total_edges if total_edges else 0.0
+
+
+def plan_inter(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, crossing: float,
                share: bool = True, strategy: Strategy | str | None = None, *,
                candidates: list[Any] | None = None) -> InterPartitionPlan:
-    """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs); ``strategy``
-    overrides the cost model's choice (the plan's reason says so) and ``share=False`` turns shared execution
-    off.  ``candidates`` reuses the query's candidate filter on ``index``."""
+    """The inter-partition plan of ``query`` with the data graph's statistics (cost model inputs: ``crossing`` is
+    its :func:`cross_fraction`); ``strategy`` overrides the cost model's choice (the plan's reason says so) and
+    ``share=False`` turns shared execution off.  ``candidates`` reuses the query's candidate filter on ``index``."""
     forced = None if strategy is None else Strategy.parse(strategy)
     cands = candidates if candidates is not None else backend.candidates(index, query, homomorphism=sem.homomorphism)
     sizes = [int(c.shape[0]) for c in cands]
-    frac = cross_edges / total_edges if total_edges else 0.0
     plan = inter_partition_plan(query, candidate_sizes=sizes, label_entries=index.label_entries, n_data=index.n,
-                                cross_fraction=frac, homomorphism=sem.homomorphism, unique=sem.unique, share=share)
+                                cross_fraction=crossing, homomorphism=sem.homomorphism, unique=sem.unique,
+                                share=share)
     if forced is not None and forced is not plan.strategy:
         plan = replace(plan, strategy=forced, reason=f"forced by the caller (the cost model chose {plan.strategy})")
     return plan
