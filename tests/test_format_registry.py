@@ -31,7 +31,7 @@ def _write_pairs(graph: Graph, path: Path | str) -> None:
 
 def test_registered_format_is_detected_read_and_written(tmp_path: Path, scratch_registry: None) -> None:
     @registry.register_format("pairs", title="pair list", first_line="'PAIRS u-v ...'", directed=True,
-                              read=_read_pairs, write=_write_pairs)
+                              codec=registry.Codec(_read_pairs, _write_pairs))
     def detect_pairs(fields: list[bytes]) -> bool:
         return fields[0] == b"PAIRS"
 
@@ -50,7 +50,7 @@ def test_registered_format_is_detected_read_and_written(tmp_path: Path, scratch_
 
 def test_undetectable_message_lists_every_registered_format(tmp_path: Path, scratch_registry: None) -> None:
     registry.register_format("pairs", title="pair list", first_line="'PAIRS u-v ...'", directed=True,
-                             read=_read_pairs, write=_write_pairs)(lambda fields: fields[0] == b"PAIRS")
+                             codec=registry.Codec(_read_pairs, _write_pairs))(lambda fields: fields[0] == b"PAIRS")
     path = tmp_path / "bad.graph"
     path.write_text("hello world\n")
     with pytest.raises(ValueError, match=r"\(SNAP edge list\) or 'PAIRS u-v \.\.\.' \(pair list\)$"):
@@ -59,8 +59,8 @@ def test_undetectable_message_lists_every_registered_format(tmp_path: Path, scra
 
 def test_registering_a_name_twice_fails(scratch_registry: None) -> None:
     with pytest.raises(ValueError, match="'sm' is registered twice"):
-        registry.register_format("sm", title="sm", first_line="'t N M'", directed=False, read=_read_pairs,
-                                 write=_write_pairs)(lambda fields: False)
+        registry.register_format("sm", title="sm", first_line="'t N M'", directed=False,
+                                 codec=registry.Codec(_read_pairs, _write_pairs))(lambda fields: False)
 
 
 @pytest.mark.parametrize("line", ["t 3 2", "t # 0", "t # -1", "0 1", "0 1 7", "t 3", "v 0 1", "e 0 1 2",

@@ -48,7 +48,7 @@ from distsm.formats._common import (
     token_repr,
     write_rows,
 )
-from distsm.formats.registry import register_format
+from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
 _T, _V, _E = ord("t"), ord("v"), ord("e")
@@ -114,8 +114,8 @@ def write_gsi_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
 
 
 
-@register_format("gsi", title="GSI", first_line="'t # k'", directed=True, read=read_gsi, read_all=read_gsi_graphs,
-                 write=write_gsi, write_all=write_gsi_graphs)
+@register_format("gsi", title="GSI", first_line="'t # k'", directed=True,
+                 codec=Codec(read_gsi, write_gsi, read_gsi_graphs, write_gsi_graphs))
 def detect_gsi(fields: list[bytes]) -> bool:
     """Whether a first line is a GSI graph marker ``t # k`` (an integer ``k``)."""
     return (len(fields) == 3 and fields[0] == b"t" and fields[1] == b"#"

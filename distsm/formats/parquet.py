@@ -14,7 +14,7 @@ from typing import Any
 from distsm.edgelists import Reading, arrow_columns, from_columns, require
 from distsm.errors import GraphError, GraphFormatError
 from distsm.formats._common import PathLike, fspath
-from distsm.formats.registry import register_format
+from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
 MAGIC = b"PAR1"
@@ -61,7 +61,7 @@ def write_parquet(graph: Graph, path: PathLike) -> None:
 
 
 @register_format("parquet", title="Parquet edge list", first_line="'PAR1' magic bytes", directed=False,
-                 read=read_parquet, write=write_parquet, magic=MAGIC, suffix=".parquet")
+                 codec=Codec(read_parquet, write_parquet), magic=MAGIC, suffix=".parquet")
 def detect_parquet(fields: list[bytes]) -> bool:
     """Parquet files are binary: detected by their magic bytes, never by a text line."""
     return False

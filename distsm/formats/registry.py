@@ -1,6 +1,7 @@
 """The format registry: every graph file format is one module that registers itself here.
 
-A format module decorates its detector with :func:`register_format`, naming its readers and writers; the
+A format module decorates its detector with :func:`register_format`, naming its readers and writers (its
+:class:`Codec`); the
 package's :func:`~distsm.formats.read_graph`, :func:`~distsm.formats.write_graph`, format detection and the CLI's
 ``--format`` choices all read the registry, so adding a format touches no other file (``distsm/formats/__init__.py``
 imports every module of the package).
@@ -19,6 +20,16 @@ Reader = Callable[..., Graph]
 GraphsReader = Callable[..., list[Graph]]
 Writer = Callable[[Graph, PathLike], None]
 GraphsWriter = Callable[[Iterable[Graph], PathLike], None]
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How a format's files are read and written (see :class:`Format` for each function's call)."""
+
+    read: Reader
+    write: Writer
+    read_all: GraphsReader | None = None
+    write_all: GraphsWriter | None = None
 
 
 @dataclass(frozen=True)
@@ -62,12 +73,10 @@ class Format:
 _REGISTRY: dict[str, Format] = {}
 
 
-def register_format(name: str, *, title: str, first_line: str, directed: bool, read: Reader, write: Writer,
-                    read_all: GraphsReader | None = None,
-                    write_all: GraphsWriter | None = None, magic: bytes | None = None,
-                    suffix: str | None = None) -> Callable[[Detector], Detector]:
-    """Register the format ``name``; decorates its detector (see :class:`Format` for the arguments), which it
-    returns unchanged.
+def register_format(name: str, *, title: str, first_line: str, directed: bool, codec: Codec,
+                    magic: bytes | None = None, suffix: str | None = None) -> Callable[[Detector], Detector]:
+    """Register the format ``name``, read and written by ``codec``; decorates its detector (see :class:`Format` for
+    the arguments), which it returns unchanged.
 
     Raises:
         ValueError: ``name`` is registered already (two modules would claim the same ``format=`` value).
@@ -76,8 +85,8 @@ def register_format(name: str, *, title: str, first_line: str, directed: bool, r
     def decorate(detect: Detector) -> Detector:
         if name in _REGISTRY:
             raise ValueError(f"graph format {name!r} is registered twice")
-        _REGISTRY[name] = Format(name, title, first_line, directed, detect, read, read_all, write, write_all, magic,
-                                 suffix)
+        _REGISTRY[name] = Format(name, title, first_line, directed, detect, codec.read, codec.read_all, codec.write,
+                                 codec.write_all, magic, suffix)
         return detect
 
     return decorate

@@ -41,7 +41,7 @@ from distsm.formats._common import (
     token_repr,
     write_rows,
 )
-from distsm.formats.registry import register_format
+from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
 _T, _V, _E = ord("t"), ord("v"), ord("e")
@@ -113,8 +113,8 @@ def write_sm_graphs(graphs: Iterable[Graph], path: PathLike) -> None:
 
 
 
-@register_format("sm", title="sm", first_line="'t N M'", directed=False, read=read_sm, read_all=read_sm_graphs,
-                 write=write_sm, write_all=write_sm_graphs)
+@register_format("sm", title="sm", first_line="'t N M'", directed=False,
+                 codec=Codec(read_sm, write_sm, read_sm_graphs, write_sm_graphs))
 def detect_sm(fields: list[bytes]) -> bool:
     """Whether a first line is an sm header ``t N M`` (two non-negative integers)."""
     return len(fields) == 3 and fields[0] == b"t" and is_int_token(fields[1]) and is_int_token(fields[2])

@@ -56,7 +56,7 @@ from distsm.formats._common import (
     write_rows,
 )
 from distsm.formats._fast import int_table
-from distsm.formats.registry import register_format
+from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
 _SPEC = FieldSpec("u v [label]", ("source vertex", "target vertex", "edge label"), 2, skip=0)
@@ -145,8 +145,8 @@ def write_snap(graph: Graph, path: PathLike) -> None:
         write_rows(f, b"", cols)
 
 
-@register_format("snap", title="SNAP edge list", first_line="'u v [label]'", directed=False, read=read_snap,
-                 write=write_snap)
+@register_format("snap", title="SNAP edge list", first_line="'u v [label]'", directed=False,
+                 codec=Codec(read_snap, write_snap))
 def detect_snap(fields: list[bytes]) -> bool:
     """Whether a first line is an edge ``u v`` or ``u v label`` (non-negative integers)."""
     return len(fields) in (2, 3) and all(is_int_token(x) for x in fields)
