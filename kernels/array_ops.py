@@ -1,9 +1,11 @@
-"""Counting primitives the engine calls on arrays of either module (NumPy or CuPy), dispatched on the array's type,
+"""Array primitives the engine calls on arrays of either module (NumPy or CuPy), dispatched on the array's type,
 and the row ranges of a table whose counts fit a cap (:func:`chunk_ranges`).
 
 The NumPy versions are here; the CuPy backend registers kernels of its own for device arrays
-(:mod:`distsm.kernels.cupy.array_ops`), because CuPy's ``bincount`` and ``count_nonzero`` compile a reduction per
-array-size class on first use (the first large graph paid seconds of NVRTC after a warm-up on small ones).
+(:mod:`distsm.kernels.cupy.array_ops`, compiled ahead in ``arrays.cu`` and ``join.cu``), because CuPy's own
+operations compile a kernel per dtype combination (and its reductions per array-size class) on first use: a fresh
+process paid seconds of NVRTC on its first query, and the first large graph after a warm-up on small ones did too.
+Integer arrays are 1-D int32 or int64; other dtypes take CuPy's own operations on the device.
 """
 
 from __future__ import annotations
@@ -27,6 +29,88 @@ def bincount(x: Any, size: int, weights: Any = None) -> Any:
 def count_true(mask: Any) -> int:
     """How many entries of the bool array ``mask`` are true."""
     return int(np.count_nonzero(mask))
+
+
+@functools.singledispatch
+def cumsum(x: Any, out: Any = None) -> Any:
+    """The inclusive prefix sums of ``x`` (into ``out`` where given, of ``x``'s length): int64 for integers, as
+    ``x`` for floats."""
+    return np.cumsum(x, dtype=_sum_dtype(x), out=out)
+
+
+def _sum_dtype(x: Any) -> Any:
+    return np.int64 if x.dtype.kind in "biu" else None
+
+
+@functools.singledispatch
+def flatnonzero(x: Any) -> Any:
+    """The int64 positions of ``x``'s non-zero entries, in order."""
+    return np.flatnonzero(x)
+
+
+@functools.singledispatch
+def expand(counts: Any) -> tuple[Any, Any]:
+    """``(row, rank)`` for ``counts[r]`` entries of each row ``r`` laid end to end: every entry's row and its rank
+    in it (int64)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    row = np.repeat(np.arange(counts.shape[0]), counts)
+    return row, np.arange(row.shape[0], dtype=np.int64) - (np.cumsum(counts) - counts)[row]
+
+
+@functools.singledispatch
+def gather_runs(values: Any, start: Any, counts: Any) -> tuple[Any, Any]:
+    """``(row, x)``: the runs ``values[start[r]:start[r] + counts[r]]`` laid end to end, each entry with its row
+    ``r`` (as :func:`expand` numbers them)."""
+    # Each entry's offset is its run's start less the entries before the run: one repeat of a per-row number
+    # instead of two gathers by row (the sampler's extension sets of 1024 walks: 205 -> 116 us at 80 a run).
+    counts = np.asarray(counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    shift = np.repeat(np.asarray(start, dtype=np.int64) - (ends - counts), counts)
+    row = np.repeat(np.arange(counts.shape[0]), counts)
+    return row, values[shift + np.arange(shift.shape[0], dtype=np.int64)]
+
+
+@functools.singledispatch
+def take(a: Any, idx: Any) -> Any:
+    """``a[idx]`` for a 1-D ``a`` and integer ``idx``."""
+    return a[idx]
+
+
+@functools.singledispatch
+def spans(offsets: Any, pos: Any) -> tuple[Any, Any]:
+    """Start and length of the run ``[offsets[p], offsets[p + 1])`` of each position ``p`` of ``pos``."""
+    start = offsets[pos]
+    return start, offsets[pos + 1] - start
+
+
+@functools.singledispatch
+def scaled_add(a: Any, scale: int, b: Any) -> Any:
+    """``a * scale + b`` in int64: a composite key such as (run, label) or (row, vertex)."""
+    return a * np.int64(scale) + b
+
+
+@functools.singledispatch
+def subtract(a: Any, b: Any) -> Any:
+    """``a - b`` of two int64 arrays of one length."""
+    return a - b
+
+
+@functools.singledispatch
+def cast(x: Any, dtype: Any) -> Any:
+    """``x`` as ``dtype`` (``x`` itself where it has it)."""
+    return x.astype(dtype, copy=False)
+
+
+@functools.singledispatch
+def search_right(a: Any, value: int) -> int:
+    """How many entries of the sorted ``a`` are at most ``value`` (``searchsorted(a, value, side="right")``)."""
+    return int(np.searchsorted(a, value, side="right"))
+
+
+@functools.singledispatch
+def take_sums(a: Any, indexes: list[Any]) -> list[int]:
+    """``sum(a[idx])`` of each of ``indexes``, as Python ints (one wait for the device in all)."""
+    return [int(a[idx].sum()) for idx in indexes]
 
 
 #: Bits of one pass of :func:`stable_order`: NumPy sorts integers of at most 16 bits stably by radix sort in linear
@@ -59,13 +143,13 @@ def chunk_ranges(xp: Any, counts: Any, cap: int) -> Iterator[tuple[int, int]]:
     rows = int(counts.shape[0])
     if not rows:
         return
-    bounds = xp.cumsum(counts)
+    bounds = cumsum(counts)
     if int(bounds[-1]) <= cap:
         yield 0, rows
         return
     a = 0
     while a < rows:
         base = int(bounds[a - 1]) if a else 0
-        b = max(int(xp.searchsorted(bounds, xp.asarray([base + cap], dtype=bounds.dtype), side="right")[0]), a + 1)
+        b = max(search_right(bounds, base + cap), a + 1)
         yield a, b
         a = b

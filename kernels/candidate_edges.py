@@ -30,6 +30,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import chunk_ranges
 from distsm.kernels.vertex_sets import bit_words, member
 from distsm.kernels.array_ops import bincount, count_true, stable_order
@@ -136,7 +137,7 @@ class CandidateEdges:
         """Positions (int32 from a map, else int64) of the data vertices ``v``, all candidates of ``u``, in
         ``u``'s candidates."""
         if self.positions is not None:
-            return self.positions[u][v]
+            return ops.take(self.positions[u], v)
         return xp.searchsorted(self.candidates[u], v)
 
     def contains(self, xp: Any, arc_key: tuple[int, int, int], v: Any, x: Any) -> Any:
@@ -217,19 +218,18 @@ def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
     if cached is not None:
         return cached
     xp = backend.xp
-    rows, _ = backend.expand(idx.degrees)
     if idx.num_labels == 1:
-        key = rows.astype(xp.int64)
+        key, _ = backend.expand(idx.degrees)
     else:
         # Each run of the index holds one effective label: number the entries' runs back to their labels.
-        run, _ = backend.expand(idx.run_end - idx.run_start)
-        key = idx.run_keys[run]
+        run, _ = backend.expand(ops.subtract(idx.run_end, idx.run_start))
+        key = ops.take(idx.run_keys, run)
     # Entries are sorted by (vertex, effective label, neighbour): a stable sort on the key with the neighbour's
     # label appended keeps each new run sorted by neighbour.
-    key = key * labels + idx.vertex_labels[idx.nbr]
+    key = ops.scaled_add(key, labels, ops.take(ops.cast(idx.vertex_labels, np.int32), idx.nbr))
     offsets = xp.zeros(keys + 1, dtype=xp.int64)
-    offsets[1:] = xp.cumsum(bincount(key, keys))
-    return _RUNS.put(idx, LabelledRuns(idx.nbr[xp.argsort(key, kind="stable")], offsets, labels))
+    ops.cumsum(bincount(key, keys), out=offsets[1:])
+    return _RUNS.put(idx, LabelledRuns(ops.take(idx.nbr, stable_order(key, keys)), offsets, labels))
 
 
 def scan_entries(backend: Backend, idx: DataIndex, candidates: Sequence[Any], query: Graph) -> int:
@@ -240,10 +240,8 @@ def scan_entries(backend: Backend, idx: DataIndex, candidates: Sequence[Any], qu
     xp = backend.xp
     if idx.num_labels == 1 and not query.neighbor_labels.any():
         # A query vertex's arcs number its degree, and each scans whole rows of its candidates.
-        weights = np.repeat(query.degrees.astype(np.int64), [int(c.shape[0]) for c in candidates])
-        if not weights.shape[0]:
-            return 0
-        return int((idx.degrees[xp.concatenate(candidates)].astype(xp.int64) * xp.asarray(weights)).sum())
+        sums = ops.take_sums(idx.degrees, list(candidates))
+        return sum(int(d) * s for d, s in zip(query.degrees.tolist(), sums))
     groups = Counter((u, e) for u, _, e in query_arcs(query))
     total = 0
     for (u, e), k in groups.items():

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import chunk_ranges
 from distsm.kernels.vertex_sets import admits, restricted
 from distsm.kernels.records import Allowed, TrailingProgram
@@ -44,10 +45,7 @@ class Extension:
 
 def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]:
     """Start and length of the candidate-edge run of arc ``arc_key`` for each row's vertex in ``col``."""
-    offsets = ce.arc(*arc_key).offsets
-    pos = ce.position(xp, arc_key[0], table[:, col])
-    start = offsets[pos]
-    return start, offsets[pos + 1] - start
+    return ops.spans(ce.arc(*arc_key).offsets, ce.position(xp, arc_key[0], table[:, col]))
 
 
 def run_entries(xp: Any, ce: CandidateEdges, start: Any, counts: Any, arc_key: tuple[int, int, int],

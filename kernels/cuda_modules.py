@@ -58,6 +58,9 @@ DFS_MIN_BLOCKS = 6         # blocks per multiprocessor it must fit (__launch_bou
 DFS_LANE_RUN = 16          # a triangle task whose shorter run is no longer than this is searched by one lane
 DFS_TASK_RANGE = 1 << 21  # tasks per launch: a cancelled count stops after the range in flight
 
+# ------------------------------------------------------------------ arrays.cu (array primitives between joins)
+ARRAY_ITEMS = 16           # entries per thread of a scan's tile (BLOCK * ARRAY_ITEMS entries per block)
+
 #: Architectures a built fatbin holds machine code for: one per family CuPy 14's CUDA 13 wheels run on (a
 #: family's newer members run its oldest member's code), the oldest also as PTX for GPUs newer than all of them.
 DEFAULT_ARCHS = ("75", "80", "90", "100", "110", "120")
@@ -116,7 +119,8 @@ DFS_MODULE = Module(CUDA_DIR / "dfs.cu", _defines(
     DFS_MAX_LEVELS=DFS_MAX_LEVELS, DFS_HEAD_WORDS=DFS_HEAD_WORDS, DFS_LEVEL_WORDS=DFS_LEVEL_WORDS,
     DFS_BLOCK=DFS_BLOCK, DFS_GRAB=DFS_GRAB, DFS_TRIM=DFS_TRIM, DFS_MIN_BLOCKS=DFS_MIN_BLOCKS,
     DFS_LANE_RUN=DFS_LANE_RUN))
-MODULES = (JOIN_MODULE, TRAILING_MODULE, DFS_MODULE)
+ARRAYS_MODULE = Module(CUDA_DIR / "arrays.cu", _defines(AR_BLOCK=BLOCK, AR_ITEMS=ARRAY_ITEMS))
+MODULES = (JOIN_MODULE, TRAILING_MODULE, DFS_MODULE, ARRAYS_MODULE)
 
 
 def build_archs() -> tuple[str, ...]:

@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from distsm.kernels import array_ops as ops
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import labelled_runs
@@ -73,19 +74,17 @@ def split_index(backend: Backend, idx: DataIndex, budget: int | BudgetPlan) -> S
     runs = labelled_runs(backend, own)
     if runs is None or not runs.nbr.shape[0]:
         return None
-    xp = backend.xp
-    lengths = runs.offsets[1:] - runs.offsets[:-1]
-    keys = xp.flatnonzero(lengths)  # (v * L + e) * S + l == v * (L * S) + (e * S + l): the split run keys
+    lengths = ops.subtract(runs.offsets[1:], runs.offsets[:-1])
+    keys = ops.flatnonzero(lengths)  # (v * L + e) * S + l == v * (L * S) + (e * S + l): the split run keys
     extra = 8 * int(runs.nbr.shape[0]) + 40 * int(keys.shape[0])
     if extra > BudgetPlan.of(budget).split_room():
         _SPLIT.put(own, _REFUSED)
         return None
-    run_start = runs.offsets[keys]
-    run_end = runs.offsets[keys + 1]
-    run_of_entry, _ = backend.expand(run_end - run_start)
+    run_start, run_end = ops.take(runs.offsets, keys), ops.take(runs.offsets[1:], keys)
+    run_of_entry, _ = backend.expand(ops.take(lengths, keys))
     fields = {f.name: getattr(own, f.name) for f in dataclasses.fields(DataIndex)}
-    fields.update(num_labels=own.num_labels * runs.labels, nbr=runs.nbr, run_keys=keys.astype(xp.int64),
-                  run_start=run_start, run_end=run_end, entry_keys=run_of_entry.astype(xp.int64) * own.n + runs.nbr,
+    fields.update(num_labels=own.num_labels * runs.labels, nbr=runs.nbr, run_keys=keys,
+                  run_start=run_start, run_end=run_end, entry_keys=ops.scaled_add(run_of_entry, own.n, runs.nbr),
                   nbytes=own.nbytes + extra)
     return _SPLIT.put(own, SplitIndex(backend.adopt_index(DataIndex(**fields)), runs.labels))
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from distsm.kernels import get_backend
+from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 
 SIZES = [0, 1, 31, 100, 257, 1025, 5000, 70_001, 1 << 21]
@@ -162,3 +163,108 @@ def test_upload_on_cupy_copies_every_array_as_it_was():
               rng.integers(0, 1 << 31, size=9).astype(np.uint32)]
     for a, up in zip(arrays, get_backend("cupy").upload(arrays)):
         assert up.dtype == a.dtype and up.shape == a.shape and np.array_equal(cp.asnumpy(up), a)
+
+
+# ------------------------------------------------------------------ the primitives of arrays.cu
+SCAN_SIZES = [0, 1, 255, 4096, 4097, 70_001, 4096 * 4096 + 3]  # one tile, two, and a scan of the tiles' scans
+
+
+def _ints(rng: np.random.Generator, n: int, dtype: type, zeros: float = 0.3) -> np.ndarray:
+    x = rng.integers(-5, 1 << 20, size=n).astype(dtype)
+    x[rng.random(n) < zeros] = 0
+    return x
+
+
+def test_the_numpy_primitives_against_plain_python():
+    rng = np.random.default_rng(11)
+    x = _ints(rng, 300, np.int32)
+    running = 0
+    sums = []
+    for v in x.tolist():
+        running += v
+        sums.append(running)
+    assert ops.cumsum(x).tolist() == sums and ops.cumsum(x).dtype == np.int64
+    out = np.zeros(301, dtype=np.int64)
+    ops.cumsum(x, out=out[1:])
+    assert out.tolist() == [0, *sums]
+    assert ops.flatnonzero(x).tolist() == [i for i, v in enumerate(x.tolist()) if v]
+    counts = rng.integers(0, 4, size=50)
+    row, rank = ops.expand(counts)
+    assert list(zip(row.tolist(), rank.tolist())) == [(r, k) for r, c in enumerate(counts.tolist()) for k in range(c)]
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    pos = rng.integers(0, 50, size=40).astype(np.int32)
+    start, length = ops.spans(offsets, pos)
+    assert start.tolist() == [int(offsets[p]) for p in pos] and length.tolist() == [int(counts[p]) for p in pos]
+    assert ops.scaled_add(offsets[:40], 7, pos).tolist() == [int(o) * 7 + int(p) for o, p in zip(offsets, pos)]
+    assert ops.search_right(offsets, int(offsets[20])) == int(np.sum(offsets <= offsets[20]))
+    assert ops.take_sums(offsets, [pos, pos[:0]]) == [sum(int(offsets[p]) for p in pos), 0]
+    assert ops.cast(pos, np.int64).dtype == np.int64 and ops.cast(pos, np.int32) is pos
+
+
+def _cupy():
+    import cupy
+
+    get_backend("cupy")  # registers the CuPy primitives
+    return cupy
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SCAN_SIZES)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_scans_and_nonzero_positions_on_cupy_match_numpy(n, dtype):
+    cp = _cupy()
+    x = _ints(np.random.default_rng(n), n, dtype)
+    d = cp.asarray(x)
+    got = ops.cumsum(d)
+    assert isinstance(got, cp.ndarray) and got.dtype == np.int64
+    assert np.array_equal(cp.asnumpy(got), np.cumsum(x, dtype=np.int64))
+    out = cp.zeros(n + 1, dtype=cp.int64)
+    ops.cumsum(d, out=out[1:])
+    assert np.array_equal(cp.asnumpy(out)[1:], np.cumsum(x, dtype=np.int64)) and int(out[0]) == 0
+    wide = cp.asarray(x.astype(np.int64))
+    assert np.array_equal(cp.asnumpy(ops.flatnonzero(wide)), np.flatnonzero(x))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("rows", [0, 1, 1000, 70_001])
+def test_expand_spans_and_gathers_on_cupy_match_numpy(rows):
+    cp = _cupy()
+    rng = np.random.default_rng(rows + 3)
+    counts = rng.poisson(6, rows).astype(np.int64)
+    row, rank = ops.expand(cp.asarray(counts))
+    want = ops.expand(counts)
+    assert np.array_equal(cp.asnumpy(row), want[0]) and np.array_equal(cp.asnumpy(rank), want[1])
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    for dtype in (np.int32, np.int64):
+        pos = rng.integers(0, max(rows, 1), size=rows).astype(dtype) if rows else np.zeros(0, dtype)
+        got = ops.spans(cp.asarray(offsets), cp.asarray(pos))
+        exp = ops.spans(offsets, pos)
+        assert all(np.array_equal(cp.asnumpy(g), e) for g, e in zip(got, exp))
+        for values in (offsets, offsets.astype(np.int32)):
+            assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(values), cp.asarray(pos))), values[pos])
+    table = rng.integers(0, rows + 1, size=(rows, 3)).astype(np.int32)
+    col = cp.asarray(table)[:, 1]  # a strided column indexes in place
+    assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(offsets), col)), offsets[table[:, 1]])
+    b = rng.integers(0, 9, size=rows + 1).astype(np.int32)
+    assert np.array_equal(cp.asnumpy(ops.scaled_add(cp.asarray(offsets), 13, cp.asarray(b))), offsets * 13 + b)
+    assert np.array_equal(cp.asnumpy(ops.subtract(cp.asarray(offsets[1:]), cp.asarray(offsets[:-1]))), counts)
+    assert ops.search_right(cp.asarray(offsets), int(offsets[rows // 2])) == \
+        int(np.searchsorted(offsets, offsets[rows // 2], side="right"))
+    idx = [rng.integers(0, rows + 1, size=k).astype(np.int32) for k in (0, 5, 3000)]
+    assert ops.take_sums(cp.asarray(offsets), [cp.asarray(i) for i in idx]) == ops.take_sums(offsets, idx)
+
+
+@pytest.mark.gpu
+def test_casts_and_fallbacks_on_cupy_match_numpy():
+    """Casts by kernel keep shapes; a dtype or layout the kernels do not take goes to CuPy's own operation."""
+    cp = _cupy()
+    rng = np.random.default_rng(5)
+    x = rng.integers(-(1 << 30), 1 << 30, size=(700, 3)).astype(np.int64)
+    got = ops.cast(cp.asarray(x), np.int32)
+    assert got.shape == x.shape and np.array_equal(cp.asnumpy(got), x.astype(np.int32))
+    assert np.array_equal(cp.asnumpy(ops.cast(got, np.int64)), x)
+    f = rng.random(100)
+    assert np.allclose(cp.asnumpy(ops.cumsum(cp.asarray(f))), np.cumsum(f))
+    u = rng.integers(0, 9, size=100).astype(np.uint32)
+    assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(u), cp.asarray(u.astype(np.int64)))), u[u])
+    assert np.array_equal(cp.asnumpy(ops.flatnonzero(cp.asarray(u))), np.flatnonzero(u))

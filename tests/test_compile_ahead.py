@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import networkx as nx
 import pytest
@@ -106,3 +107,21 @@ def test_after_warmup_a_fresh_process_compiles_nothing(tmp_path):
               "        assert distsm.count(d, q, backend='cupy', **kw) >= 0\n")
     subprocess.run([sys.executable, "-c", script], env=env, check=True)
     assert sum(1 for p in (tmp_path / "cache").rglob("*") if p.is_file()) == before
+
+
+@pytest.mark.gpu
+def test_a_fresh_process_counts_labelled_queries_without_compiling(tmp_path):
+    """No warm-up and an empty kernel cache: the labelled count path (index, candidate filter, joins, split runs,
+    the trailing count) launches only kernels compiled ahead, so CuPy writes nothing to its cache."""
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cache")}
+    script = ("import distsm, glob; from distsm import example\n"
+              "d = distsm.read_graph(example.data_path())\n"
+              "for q in example.query_paths():\n"
+              "    assert distsm.count(d, q, backend='cupy') == distsm.count(d, q, backend='numpy')\n"
+              "h = distsm.read_graph('tests/data/hprd/data_graph/HPRD.graph')\n"
+              "for p in sorted(glob.glob('tests/data/hprd/query_graph/*.graph'))[::25]:\n"
+              "    q = distsm.read_graph(p)\n"
+              "    assert distsm.count(h, q, backend='cupy') == distsm.count(h, q, backend='numpy')\n")
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, cwd=Path(__file__).resolve().parent.parent)
+    written = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+    assert not written, written

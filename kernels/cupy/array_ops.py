@@ -1,5 +1,7 @@
-"""The counting primitives of :mod:`distsm.kernels.array_ops` for CuPy arrays: :func:`bincount` and
-:func:`count_true` as ``join.cu`` kernels, :func:`stable_order` by CuPy's own stable argsort.
+"""The primitives of :mod:`distsm.kernels.array_ops` for CuPy arrays: :func:`bincount` and :func:`count_true` as
+``join.cu`` kernels, the prefix sums, gathers, expansions, run bounds and casts as ``arrays.cu`` kernels (each
+falls back to CuPy's own operation for a dtype or layout it does not take), :func:`stable_order` by CuPy's own
+stable argsort (thrust, compiled into CuPy).
 
 CuPy's ``bincount`` first checks ``x >= 0`` and takes ``max(x)``, and its ``count_nonzero``, ``any`` and ``all``
 are CUB block reductions, which NVRTC compiles once per array-size class (block sizes 32 to 512), so a warm-up on
@@ -15,8 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
-from distsm.kernels.cupy.launch import COUNT_TRUE, HISTOGRAM, WEIGHTED_HISTOGRAM, Launcher
+from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
+from distsm.kernels.cupy.launch import (CAST, COUNT_TRUE, EXPAND, GATHER_RUNS, HISTOGRAM, SCALED_ADD, SCAN_APPLY,
+                                        SCAN_SUMS, SCATTER_NONZERO, SEARCH_RIGHT, SPANS, SUBTRACT, TAKE, TAKE_SUM,
+                                        WEIGHTED_HISTOGRAM, Launcher)
 
 _LAUNCHER = Launcher()
 
@@ -28,6 +34,11 @@ def register() -> None:
     bincount.register(cupy.ndarray, _bincount)
     count_true.register(cupy.ndarray, _count_true)
     stable_order.register(cupy.ndarray, _stable_order)
+    for generic, impl in ((ops.cumsum, _cumsum), (ops.flatnonzero, _flatnonzero), (ops.expand, _expand),
+                          (ops.gather_runs, _gather_runs), (ops.take, _take), (ops.spans, _spans),
+                          (ops.scaled_add, _scaled_add), (ops.subtract, _subtract), (ops.cast, _cast),
+                          (ops.search_right, _search_right), (ops.take_sums, _take_sums)):
+        generic.register(cupy.ndarray, impl)
 
 
 def _keys(x: Any) -> Any:
@@ -70,7 +81,182 @@ def _count_true(mask: Any) -> int:
 
 
 def _stable_order(keys: Any, bound: int) -> Any:
-    """CuPy's own stable argsort, on the device."""
+    """CuPy's stable argsort by thrust (compiled into CuPy), called directly on a copy of ``keys`` made by memcpy:
+    ``cupy.argsort`` copies its input by an elementwise kernel, which NVRTC compiles on first use."""
     import cupy
 
-    return cupy.argsort(keys, kind="stable")
+    try:
+        from cupy.cuda import thrust
+    except ImportError:  # a CuPy built without thrust sorts however it can
+        return cupy.argsort(keys, kind="stable")
+    keys = cupy.ascontiguousarray(keys.reshape(-1))
+    n = int(keys.shape[0])
+    order = cupy.empty(n, dtype=np.intp)
+    if n:
+        data = cupy.empty_like(keys)
+        data.data.copy_from_device_async(keys.data, keys.nbytes)
+        thrust.argsort(keys.dtype, order.data.ptr, data.data.ptr, 0, (n,))  # sorts data in place
+    return order
+
+
+_TILE = BLOCK * ARRAY_ITEMS
+
+
+def _flat(x: Any, dtypes: tuple[Any, ...]) -> bool:
+    """Whether the kernels take ``x`` as it is: 1-D, contiguous, of one of ``dtypes``."""
+    return x.ndim == 1 and x.dtype in dtypes and x.flags.c_contiguous
+
+
+_INTS = (np.dtype(np.int32), np.dtype(np.int64))
+_I64 = (np.dtype(np.int64),)
+
+
+def _scan(x: Any, nonzero: bool, out: Any = None) -> Any:
+    """Inclusive int64 prefix sums of ``x`` (of ``x != 0`` where ``nonzero``): per tile of ``_TILE`` entries its
+    sum, the tiles' sums scanned (recursively), then each tile scanned from its carry."""
+    import cupy
+
+    n = int(x.shape[0])
+    out = cupy.empty(n, dtype=np.int64) if out is None else out
+    if not n:
+        return out
+    tiles = -(-n // _TILE)
+    carry = out  # not read by a single tile
+    if tiles > 1:
+        sums = cupy.empty(tiles, dtype=np.int64)
+        _LAUNCHER.launch(SCAN_SUMS[x.dtype], tiles, BLOCK, x=x, n=n, nonzero=int(nonzero), sums=sums)
+        carry = _scan(sums, False)
+    _LAUNCHER.launch(SCAN_APPLY[x.dtype], tiles, BLOCK, x=x, n=n, nonzero=int(nonzero), carry=carry, out=out)
+    return out
+
+
+def _cumsum(x: Any, out: Any = None) -> Any:
+    import cupy
+
+    if not _flat(x, _INTS) or (out is not None and not _flat(out, _I64)):
+        return cupy.cumsum(x, dtype=ops._sum_dtype(x), out=out)
+    return _scan(x, False, out)
+
+
+def _flatnonzero(x: Any) -> Any:
+    import cupy
+
+    if not _flat(x, _I64):
+        return cupy.flatnonzero(x)
+    n = int(x.shape[0])
+    incl = _scan(x, True)
+    total = int(incl[-1]) if n else 0
+    out = cupy.empty(total, dtype=np.int64)
+    if total:
+        _LAUNCHER.grid(SCATTER_NONZERO, n, x=x, n=n, incl=incl, out=out)
+    return out
+
+
+def _expand(counts: Any) -> tuple[Any, Any]:
+    import cupy
+
+    incl = _cumsum(counts)
+    rows = int(incl.shape[0])
+    total = int(incl[-1]) if rows else 0
+    row, rank = cupy.empty(total, dtype=np.int64), cupy.empty(total, dtype=np.int64)
+    if total:
+        _LAUNCHER.grid(EXPAND, total, incl=incl, rows=rows, total=total, row=row, rank=rank)
+    return row, rank
+
+
+def _gather_runs(values: Any, start: Any, counts: Any) -> tuple[Any, Any]:
+    import cupy
+
+    row, rank = _expand(counts)
+    if not _flat(values, (np.dtype(np.int32),)) or not _flat(start, _I64):
+        return row, values[start[row] + rank]
+    n = int(row.shape[0])
+    out = cupy.empty(n, dtype=np.int32)
+    if n:
+        _LAUNCHER.grid(GATHER_RUNS, n, values=values, start=start, row=row, rank=rank, n=n, out=out)
+    return row, out
+
+
+def _take(a: Any, idx: Any) -> Any:
+    import cupy
+
+    kernel = TAKE.get((a.dtype, idx.dtype))
+    step = idx.strides[0] // idx.itemsize if idx.ndim == 1 else 0
+    if kernel is None or not _flat(a, _INTS) or step <= 0 or step * idx.itemsize != idx.strides[0]:
+        return a[idx]
+    n = int(idx.shape[0])
+    out = cupy.empty(n, dtype=a.dtype)
+    if n:
+        _LAUNCHER.grid(kernel, n, a=a, idx=idx, stride=step, n=n, out=out)
+    return out
+
+
+def _spans(offsets: Any, pos: Any) -> tuple[Any, Any]:
+    import cupy
+
+    if not _flat(offsets, _I64) or not _flat(pos, _INTS):
+        return ops.spans.dispatch(np.ndarray)(offsets, pos)
+    n = int(pos.shape[0])
+    start, length = cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(SPANS[pos.dtype], n, offsets=offsets, pos=pos, n=n, start=start, length=length)
+    return start, length
+
+
+def _scaled_add(a: Any, scale: int, b: Any) -> Any:
+    import cupy
+
+    if not _flat(a, _I64) or not _flat(b, (np.dtype(np.int32),)) or a.shape != b.shape:
+        return ops.scaled_add.dispatch(np.ndarray)(a, scale, b)
+    n = int(a.shape[0])
+    out = cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(SCALED_ADD, n, a=a, scale=scale, b=b, n=n, out=out)
+    return out
+
+
+def _subtract(a: Any, b: Any) -> Any:
+    import cupy
+
+    if not _flat(a, _I64) or not _flat(b, _I64) or a.shape != b.shape:
+        return a - b
+    n = int(a.shape[0])
+    out = cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(SUBTRACT, n, a=a, b=b, n=n, out=out)
+    return out
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    import cupy
+
+    kernel = CAST.get((x.dtype, np.dtype(dtype)))
+    if x.dtype == dtype or kernel is None or not x.flags.c_contiguous:
+        return x.astype(dtype, copy=False)
+    n = int(x.size)
+    out = cupy.empty(x.shape, dtype=dtype)
+    if n:
+        _LAUNCHER.grid(kernel, n, x=x.reshape(-1), n=n, out=out.reshape(-1))
+    return out
+
+
+def _search_right(a: Any, value: int) -> int:
+    import cupy
+
+    if not _flat(a, _I64):
+        return int(cupy.searchsorted(a, cupy.asarray([value], dtype=a.dtype), side="right")[0])
+    out = cupy.empty(1, dtype=np.int64)
+    _LAUNCHER.launch(SEARCH_RIGHT, 1, 1, a=a, n=int(a.shape[0]), value=value, out=out)
+    return int(out[0])
+
+
+def _take_sums(a: Any, indexes: list[Any]) -> list[int]:
+    import cupy
+
+    if not _flat(a, _I64) or not all(_flat(i, (np.dtype(np.int32),)) for i in indexes):
+        return ops.take_sums.dispatch(np.ndarray)(a, indexes)
+    out = cupy.zeros(max(len(indexes), 1), dtype=np.uint64)
+    for k, idx in enumerate(indexes):
+        if idx.shape[0]:
+            _LAUNCHER.grid(TAKE_SUM, int(idx.shape[0]), a=a, idx=idx, n=int(idx.shape[0]), out=out[k:k + 1])
+    return [int(v) for v in out.get()[:len(indexes)]]

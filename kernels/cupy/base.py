@@ -10,6 +10,7 @@ import numpy as np
 
 from distsm.config import GpuOptions, gpu_options
 from distsm.kernels.array_backend import NUMPY, ArrayBackend
+from distsm.kernels.array_ops import cast
 from distsm.kernels.backend import Backend
 from distsm.kernels.cupy import array_ops
 from distsm.kernels.cupy.launch import Launcher
@@ -143,7 +144,7 @@ class DeviceBase(ArrayBackend):
     def _as_table(self, table: Any) -> Any:
         if table.dtype == np.int32 and table.flags.c_contiguous:
             return table
-        return self.xp.ascontiguousarray(table, dtype=self.xp.int32)
+        return cast(self.xp.ascontiguousarray(table), np.int32)
 
     def _timer(self) -> Any:
         backend = self

@@ -8,6 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels.array_ops import cumsum
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.records import Allowed
@@ -60,7 +61,7 @@ class FilterOps(IndexOps):
             flags = xp.empty(items, dtype=xp.int32)
             self.kernels.grid(FILTER_FLAGS, items, **head, sig=idx.sig, n=idx.n, degrees=idx.degrees,
                               check_deg=check_deg, items=items, flags=flags)
-            scan = xp.cumsum(flags, dtype=xp.int64)
+            scan = cumsum(flags)
             self.kernels.grid(FILTER_SCATTER, items, **head, items=items, flags=flags, scan=scan, out=out,
                               seg_counts=seg_counts, words=words, nwords=nwords)
             del flags, scan

@@ -14,7 +14,7 @@ import numpy as np
 from distsm.graph import Graph
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import PCSR_SLOTS
-from distsm.kernels.cupy.launch import EMPTY_SLOT, PCSR_BUILD, PCSR_LOOKUP
+from distsm.kernels.cupy.launch import EMPTY_SLOT, FILL_U64, PCSR_BUILD, PCSR_LOOKUP
 from distsm.kernels.array_backend import INDEXES, NUMPY
 from distsm.kernels.index import DataIndex, index_to, memory_mapped
 
@@ -136,7 +136,6 @@ class IndexOps(DeviceBase):
         """The GPU index of ``base``: the (vertex, label) -> run hash over its runs (when ``use_pcsr`` and the
         graph has several labels) and the prebuilt kernel arguments; ``by_label``/``label_bounds`` are the
         vertices grouped by label (shared by gathered pieces)."""
-        xp = self.xp
         n = base.n
         stats.update(num_labels=base.num_labels, pcsr=False)
         L = base.num_labels
@@ -147,7 +146,7 @@ class IndexOps(DeviceBase):
             groups = 1
             while groups * PCSR_SLOTS * PCSR_LOAD < max(runs, 1):
                 groups *= 2
-            pcsr = xp.full(groups * PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            pcsr = self._empty_slots(groups * PCSR_SLOTS)
             with self._timer() as tm:
                 if runs:
                     self.kernels.grid(PCSR_BUILD, runs, run_keys=base.run_keys, runs=runs, table=pcsr,
@@ -156,7 +155,7 @@ class IndexOps(DeviceBase):
                          pcsr_bytes=int(pcsr.nbytes), pcsr_load=runs / (groups * PCSR_SLOTS))
             mask = groups - 1
         else:
-            pcsr = xp.full(PCSR_SLOTS, EMPTY_SLOT, dtype=xp.uint64)
+            pcsr = self._empty_slots(PCSR_SLOTS)
             # several labels but no hash: kernels binary-search run_keys (mask encodes -(runs + 1))
             mask = -(int(base.run_keys.shape[0]) + 1) if L > 1 else 0
         run_keys_arg = base.run_keys if base.run_keys is not None else base.run_start
@@ -170,6 +169,12 @@ class IndexOps(DeviceBase):
                         run_end=base.run_end)
         return GpuIndex(**kw, by_label=by_label, label_bounds=label_bounds, pcsr=pcsr, pcsr_mask=mask,
                         run_keys_arg=run_keys_arg, stats=stats, probe_args=probe_args, run_args=run_args)
+
+    def _empty_slots(self, n: int) -> Any:
+        """``n`` empty hash slots (``cupy.full`` would compile a kernel for the constant on first use)."""
+        out = self.xp.empty(n, dtype=self.xp.uint64)
+        self.kernels.grid(FILL_U64, n, out=out, n=n, value=EMPTY_SLOT)
+        return out
 
     def pcsr_lookup(self, idx: GpuIndex, v: Any, labels: Any) -> Any:
         """Run id of each ``(v[i], labels[i])`` through the hash (-1 when absent); for tests and tools."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_ops import bincount, count_true
+from distsm.kernels.array_ops import bincount, count_true, cumsum
 from distsm.kernels.cupy.index import IndexOps
 from distsm.kernels.cuda_modules import BLOCK, MAX_GRID, PROG_MAX, TIER_CHECKS, TIER_COLS
 from distsm.kernels.cupy.launch import (EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL, EXTEND_TIERED, EXTEND_WRITE,
@@ -81,7 +81,7 @@ class JoinOps(IndexOps):
             self.kernels.single(WORKLOAD_SMALL, **head, offsets=offsets, delta=delta, total=res)
             return delta, offsets, int(self.to_host(res)[0])
         self.kernels.grid(WORKLOAD_COUNTS, nrows, **head, counts=offsets, starts=delta)
-        offsets = xp.cumsum(offsets)
+        offsets = cumsum(offsets)
         self.kernels.grid(WORKLOAD_DELTA, nrows, starts=delta, offsets=offsets, nrows=nrows)
         return delta, offsets, int(offsets[-1])
 
@@ -139,7 +139,7 @@ class JoinOps(IndexOps):
             return out
         flags = xp.empty(m, dtype=xp.int32)
         self.kernels.grid(EXTEND_FLAGS, m, **probe, a=a, m=m, cand_out=cand, flags=flags)
-        scan = xp.cumsum(flags, dtype=xp.int64)
+        scan = cumsum(flags)
         del flags
         total = int(scan[-1])
         out = xp.empty((total, ncols + 1), dtype=xp.int32)

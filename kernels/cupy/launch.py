@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from distsm import caches
-from distsm.kernels.cuda_modules import (BLOCK, EMPTY_SLOT_BITS, JOIN_MODULE, MAX_GRID, SMALL_BLOCK, TRAILING_MODULE,
-                                         DFS_MODULE, Module, runs_on)
+from distsm.kernels.cuda_modules import (ARRAYS_MODULE, BLOCK, EMPTY_SLOT_BITS, JOIN_MODULE, MAX_GRID, SMALL_BLOCK,
+                                         TRAILING_MODULE, DFS_MODULE, Module, runs_on)
 
 EMPTY_SLOT = np.uint64(EMPTY_SLOT_BITS)
 
@@ -250,3 +250,40 @@ CLIQUE_COUNT = Kernel("clique_count", _DFS_COUNT_ARGS + (
 
 #: Every kernel of ``dfs.cu``, by name.
 DFS_KERNELS: dict[str, Kernel] = {k.name: k for k in (DFS_TASKS, DFS_COUNT, CLIQUE_COUNT)}
+
+
+# ------------------------------------------------------------------ arrays.cu (array primitives between joins)
+def _arrays(name: str, *args: Arg) -> Kernel:
+    return Kernel(name, args, ARRAYS_MODULE)
+
+
+_TYPE_NAMES = ((_i32, "i32"), (_i64, "i64"))
+SCAN_SUMS = {np.dtype(t): _arrays(f"ar_scan_sums_{s}", _p("x", t), Arg("n", _i64), Arg("nonzero", _i32),
+                                  _p("sums", _i64)) for t, s in _TYPE_NAMES}
+SCAN_APPLY = {np.dtype(t): _arrays(f"ar_scan_apply_{s}", _p("x", t), Arg("n", _i64), Arg("nonzero", _i32),
+                                   _p("carry", _i64), _p("out", _i64)) for t, s in _TYPE_NAMES}
+SCATTER_NONZERO = _arrays("ar_scatter_nonzero_i64", _p("x", _i64), Arg("n", _i64), _p("incl", _i64), _p("out", _i64))
+EXPAND = _arrays("ar_expand", _p("incl", _i64), Arg("rows", _i64), Arg("total", _i64), _p("row", _i64),
+                 _p("rank", _i64))
+GATHER_RUNS = _arrays("ar_gather_runs", _p("values", _i32), _p("start", _i64), _p("row", _i64), _p("rank", _i64),
+                      Arg("n", _i64), _p("out", _i32))
+#: Gathers by (values dtype, index dtype).
+TAKE = {(np.dtype(a), np.dtype(i)): _arrays(f"ar_take_{sa}_{si}", _p("a", a), _p("idx", i), Arg("stride", _i64),
+                                            Arg("n", _i64), _p("out", a))
+        for a, sa in _TYPE_NAMES for i, si in _TYPE_NAMES}
+SPANS = {np.dtype(t): _arrays(f"ar_spans_{s}", _p("offsets", _i64), _p("pos", t), Arg("n", _i64), _p("start", _i64),
+                              _p("length", _i64)) for t, s in _TYPE_NAMES}
+SCALED_ADD = _arrays("ar_scaled_add", _p("a", _i64), Arg("scale", _i64), _p("b", _i32), Arg("n", _i64),
+                     _p("out", _i64))
+SUBTRACT = _arrays("ar_subtract_i64", _p("a", _i64), _p("b", _i64), Arg("n", _i64), _p("out", _i64))
+SEARCH_RIGHT = _arrays("ar_search_right", _p("a", _i64), Arg("n", _i64), Arg("value", _i64), _p("out", _i64))
+#: Casts by (from dtype, to dtype).
+CAST = {(np.dtype(_i64), np.dtype(_i32)): _arrays("ar_i64_to_i32", _p("x", _i64), Arg("n", _i64), _p("out", _i32)),
+        (np.dtype(_i32), np.dtype(_i64)): _arrays("ar_i32_to_i64", _p("x", _i32), Arg("n", _i64), _p("out", _i64))}
+FILL_U64 = _arrays("ar_fill_u64", _p("out", _u64), Arg("n", _i64), Arg("value", _u64))
+TAKE_SUM = _arrays("ar_take_sum_i64_i32", _p("a", _i64), _p("idx", _i32), Arg("n", _i64), _p("out", _u64))
+
+#: Every kernel of ``arrays.cu``, by name.
+ARRAY_KERNELS: dict[str, Kernel] = {k.name: k for k in (
+    *SCAN_SUMS.values(), *SCAN_APPLY.values(), SCATTER_NONZERO, EXPAND, GATHER_RUNS, *TAKE.values(),
+    *SPANS.values(), SCALED_ADD, SUBTRACT, SEARCH_RIGHT, *CAST.values(), FILL_U64, TAKE_SUM)}

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.kernels.array_ops import cast, cumsum, subtract
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import (MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_MAX_GROUP,
                                          TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
@@ -150,7 +151,7 @@ class TrailingOps(DeviceBase):
     def _build_bits(self, program: TrailingProgram, shape: BitShape) -> tuple[Any, list[Any]]:
         xp = self.xp
         # A group's space: its one member's candidates, or the union of its members' (sorted on the host).
-        spaces = {g: xp.ascontiguousarray(program.targets[g[0]], dtype=xp.int32) if len(g) == 1 else
+        spaces = {g: cast(xp.ascontiguousarray(program.targets[g[0]]), np.int32) if len(g) == 1 else
                   xp.asarray(np.unique(np.concatenate([self.to_host(program.targets[t]) for t in g])).astype(np.int32))
                   for g in program.groups}
         group_of = {t: g for g in program.groups for t in g}
@@ -201,8 +202,8 @@ class TrailingOps(DeviceBase):
         total = int(ends[-1]) if counts.shape[0] else 0
         parents, xs = self.xp.empty(total, dtype=self.xp.int32), self.xp.empty(total, dtype=self.xp.int32)
         if total:
-            self.kernels.launch(CE_EXTEND_PAIRS, grid, TRAILING_BLOCK, **head, starts=ends - counts, parents=parents,
-                                xs=xs)
+            self.kernels.launch(CE_EXTEND_PAIRS, grid, TRAILING_BLOCK, **head, starts=subtract(ends, counts),
+                                parents=parents, xs=xs)
         return parents, xs
 
     def _extensions(self, program: TrailingProgram, table: Any) -> tuple[dict[str, Any], int, Any, Any] | None:
@@ -220,7 +221,7 @@ class TrailingOps(DeviceBase):
         counts = xp.empty(rows, dtype=xp.int64)
         if rows:
             self.kernels.launch(CE_EXTEND_COUNT, grid, TRAILING_BLOCK, **head, counts=counts)
-        return head, grid, counts, xp.cumsum(counts)
+        return head, grid, counts, cumsum(counts)
 
     def _uploaded(self, program: TrailingProgram) -> tuple[Any, Any, list[Any]]:
         """``program``'s words on the device, and its arc table: per arc, the device addresses of its offsets

@@ -1,0 +1,186 @@
+// Array primitives the engine runs between its join kernels (kernels/cupy/array_ops.py launches them): prefix sums,
+// the positions of non-zero entries, expanding per-row counts into entries, gathers, run bounds and casts.  CuPy's
+// own versions of these (cumsum, flatnonzero, searchsorted, fancy indexing, arithmetic, astype) are compiled by
+// NVRTC on first use, one kernel per dtype combination; these come compiled in this module's fatbin.
+#if !defined(DSM_AR_BLOCK) || !defined(DSM_AR_ITEMS)
+#error "compile with the -D options of kernels/cuda_modules.py (ARRAYS_MODULE)"
+#endif
+#if DSM_AR_BLOCK > 1024 || DSM_AR_BLOCK % 32 != 0
+#error "a scan block is whole warps, at most 32 of them"
+#endif
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+#define WARPS (DSM_AR_BLOCK / 32)
+#define TILE ((i64)DSM_AR_BLOCK * DSM_AR_ITEMS)
+
+template <typename T>
+__device__ __forceinline__ i64 scan_value(const T* x, i64 i, i64 n, int nonzero) {
+    if (i >= n) return 0;
+    return nonzero ? (i64)(x[i] != 0) : (i64)x[i];
+}
+
+// The exclusive prefix of v over the block; *total gets the block's sum.  Every thread of the block calls it.
+__device__ __forceinline__ i64 block_exclusive(i64 v, i64* total) {
+    __shared__ i64 warp_sums[WARPS];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    i64 s = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        i64 y = __shfl_up_sync(0xffffffffu, s, o);
+        if (lane >= o) s += y;
+    }
+    if (lane == 31) warp_sums[w] = s;
+    __syncthreads();
+    if (w == 0) {
+        i64 t = lane < WARPS ? warp_sums[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            i64 y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o) t += y;
+        }
+        if (lane < WARPS) warp_sums[lane] = t;
+    }
+    __syncthreads();
+    i64 before = (w ? warp_sums[w - 1] : 0) + s - v;
+    *total = warp_sums[WARPS - 1];
+    __syncthreads();  // the next call rewrites warp_sums
+    return before;
+}
+
+// Pass 1 of an inclusive scan: block b sums tile b (TILE entries read in coalesced rounds).
+template <typename T>
+__device__ void scan_sums(const T* x, i64 n, int nonzero, i64* sums) {
+    i64 base = (i64)blockIdx.x * TILE, acc = 0, total;
+    for (int k = 0; k < DSM_AR_ITEMS; k++) acc += scan_value(x, base + (i64)k * DSM_AR_BLOCK + threadIdx.x, n, nonzero);
+    block_exclusive(acc, &total);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// Pass 2: block b scans tile b in rounds, starting from the inclusive scan of the tiles before it (carry).
+template <typename T>
+__device__ void scan_apply(const T* x, i64 n, int nonzero, const i64* carry, i64* out) {
+    i64 base = (i64)blockIdx.x * TILE, total;
+    i64 running = blockIdx.x ? carry[blockIdx.x - 1] : 0;
+    for (int k = 0; k < DSM_AR_ITEMS; k++) {
+        i64 i = base + (i64)k * DSM_AR_BLOCK + threadIdx.x;
+        i64 v = scan_value(x, i, n, nonzero);
+        i64 before = block_exclusive(v, &total);
+        if (i < n) out[i] = running + before + v;
+        running += total;
+    }
+}
+
+extern "C" __global__ void ar_scan_sums_i64(const i64* x, i64 n, int nonzero, i64* sums) {
+    scan_sums(x, n, nonzero, sums);
+}
+extern "C" __global__ void ar_scan_sums_i32(const int* x, i64 n, int nonzero, i64* sums) {
+    scan_sums(x, n, nonzero, sums);
+}
+extern "C" __global__ void ar_scan_apply_i64(const i64* x, i64 n, int nonzero, const i64* carry, i64* out) {
+    scan_apply(x, n, nonzero, carry, out);
+}
+extern "C" __global__ void ar_scan_apply_i32(const int* x, i64 n, int nonzero, const i64* carry, i64* out) {
+    scan_apply(x, n, nonzero, carry, out);
+}
+
+#define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+
+// out[incl[i] - 1] = i for each non-zero x[i], incl the inclusive scan of x != 0.
+extern "C" __global__ void ar_scatter_nonzero_i64(const i64* x, i64 n, const i64* incl, i64* out) {
+    GRID_STRIDE(i, n) {
+        if (x[i] != 0) out[incl[i] - 1] = i;
+    }
+}
+
+// Entry i of counts laid end to end (incl: their inclusive scan over rows rows): its row, and its rank in it.
+extern "C" __global__ void ar_expand(const i64* incl, i64 rows, i64 total, i64* row, i64* rank) {
+    GRID_STRIDE(i, total) {
+        i64 lo = 0, hi = rows;  // the first row whose inclusive sum exceeds i
+        while (lo < hi) {
+            i64 mid = (lo + hi) >> 1;
+            if (incl[mid] <= i) lo = mid + 1; else hi = mid;
+        }
+        row[i] = lo;
+        rank[i] = i - (lo ? incl[lo - 1] : 0);
+    }
+}
+
+// out[i] = a[idx[i * stride]]: a stride steps down a column of a row-major table.
+// The runs values[start[r] : start[r] + counts[r]] laid end to end: entry i is rank[i] into the run of row[i].
+extern "C" __global__ void ar_gather_runs(const int* values, const i64* start, const i64* row, const i64* rank, i64 n,
+                                          int* out) {
+    GRID_STRIDE(i, n) out[i] = values[start[row[i]] + rank[i]];
+}
+
+template <typename T, typename I>
+__device__ void take(const T* a, const I* idx, i64 stride, i64 n, T* out) {
+    GRID_STRIDE(i, n) out[i] = a[idx[i * stride]];
+}
+extern "C" __global__ void ar_take_i32_i32(const int* a, const int* idx, i64 stride, i64 n, int* out) {
+    take(a, idx, stride, n, out);
+}
+extern "C" __global__ void ar_take_i32_i64(const int* a, const i64* idx, i64 stride, i64 n, int* out) {
+    take(a, idx, stride, n, out);
+}
+extern "C" __global__ void ar_take_i64_i32(const i64* a, const int* idx, i64 stride, i64 n, i64* out) {
+    take(a, idx, stride, n, out);
+}
+extern "C" __global__ void ar_take_i64_i64(const i64* a, const i64* idx, i64 stride, i64 n, i64* out) {
+    take(a, idx, stride, n, out);
+}
+
+// The run [offsets[p], offsets[p + 1]) of each position p: its start and length.
+template <typename I>
+__device__ void spans(const i64* offsets, const I* pos, i64 n, i64* start, i64* length) {
+    GRID_STRIDE(i, n) {
+        i64 s = offsets[pos[i]];
+        start[i] = s;
+        length[i] = offsets[pos[i] + 1] - s;
+    }
+}
+extern "C" __global__ void ar_spans_i32(const i64* offsets, const int* pos, i64 n, i64* start, i64* length) {
+    spans(offsets, pos, n, start, length);
+}
+extern "C" __global__ void ar_spans_i64(const i64* offsets, const i64* pos, i64 n, i64* start, i64* length) {
+    spans(offsets, pos, n, start, length);
+}
+
+// out = a * scale + b: composite keys such as (run, label) or (row, vertex).
+extern "C" __global__ void ar_scaled_add(const i64* a, i64 scale, const int* b, i64 n, i64* out) {
+    GRID_STRIDE(i, n) out[i] = a[i] * scale + (i64)b[i];
+}
+
+extern "C" __global__ void ar_subtract_i64(const i64* a, const i64* b, i64 n, i64* out) {
+    GRID_STRIDE(i, n) out[i] = a[i] - b[i];
+}
+
+// *out = how many entries of the sorted a are at most value (one thread: a chunk boundary between launches).
+extern "C" __global__ void ar_search_right(const i64* a, i64 n, i64 value, i64* out) {
+    i64 lo = 0, hi = n;
+    while (lo < hi) {
+        i64 mid = (lo + hi) >> 1;
+        if (a[mid] <= value) lo = mid + 1; else hi = mid;
+    }
+    *out = lo;
+}
+
+extern "C" __global__ void ar_i64_to_i32(const i64* x, i64 n, int* out) {
+    GRID_STRIDE(i, n) out[i] = (int)x[i];
+}
+extern "C" __global__ void ar_i32_to_i64(const int* x, i64 n, i64* out) {
+    GRID_STRIDE(i, n) out[i] = (i64)x[i];
+}
+extern "C" __global__ void ar_fill_u64(u64* out, i64 n, u64 value) {
+    GRID_STRIDE(i, n) out[i] = value;
+}
+
+// *out += the sum of a[idx[i]] (a block sums its entries, then one atomic).
+extern "C" __global__ void ar_take_sum_i64_i32(const i64* a, const int* idx, i64 n, u64* out) {
+    i64 acc = 0, total;
+    for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += (i64)gridDim.x * blockDim.x) {
+        i64 i = base + threadIdx.x;
+        if (i < n) acc += a[idx[i]];
+    }
+    block_exclusive(acc, &total);
+    if (threadIdx.x == 0 && total) atomicAdd(out, (u64)total);
+}
