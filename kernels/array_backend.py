@@ -174,7 +174,7 @@ class ArrayBackend:
             z = xp.zeros(v.shape[0], dtype=xp.int64)
             return z, z
         if idx.num_labels == 1:
-            return idx.run_start.take(v), idx.run_end.take(v)  # take: fancy indexing by int32 is slower
+            return array_ops.take(idx.run_start, v), array_ops.take(idx.run_end, v)
         key = v.astype(xp.int64, copy=False) * idx.num_labels + label
         pos = xp.searchsorted(idx.run_keys, key)
         pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)

@@ -73,7 +73,7 @@ def gather_runs(values: Any, start: Any, counts: Any) -> tuple[Any, Any]:
 @functools.singledispatch
 def take(a: Any, idx: Any) -> Any:
     """``a[idx]`` for a 1-D ``a`` and integer ``idx``."""
-    return a[idx]
+    return a.take(idx)  # NumPy's take converts int32 indexes faster than fancy indexing does
 
 
 @functools.singledispatch
@@ -111,6 +111,73 @@ def search_right(a: Any, value: int) -> int:
 def take_sums(a: Any, indexes: list[Any]) -> list[int]:
     """``sum(a[idx])`` of each of ``indexes``, as Python ints (one wait for the device in all)."""
     return [int(a[idx].sum()) for idx in indexes]
+
+
+@functools.singledispatch
+def positions_of(x: Any, value: int) -> Any:
+    """The int64 positions of ``x``'s entries equal to ``value``, in order."""
+    return np.flatnonzero(x == value)
+
+
+@functools.singledispatch
+def arange_like(x: Any, n: int, start: int = 0, step: int = 1, dtype: Any = np.int64) -> Any:
+    """``arange(start, start + n * step, step)`` as ``dtype`` (int32 or int64) in ``x``'s module."""
+    return np.arange(start, start + n * step, step, dtype=dtype)[:n]
+
+
+@functools.singledispatch
+def inverse_permutation(order: Any) -> Any:
+    """``rank`` with ``rank[order[i]] = i`` (int64) for a permutation ``order`` of ``0..n-1``."""
+    rank = np.empty(order.shape[0], dtype=np.int64)
+    rank[order] = np.arange(order.shape[0], dtype=np.int64)
+    return rank
+
+
+@functools.singledispatch
+def scatter(idx: Any, values: Any, size: int) -> Any:
+    """An int32 array of ``size`` with ``out[idx[i]] = values[i]`` (``idx`` a permutation where ``size`` is its
+    length, so that every entry is written)."""
+    out = np.empty(size, dtype=np.int32)
+    out[idx] = values
+    return out
+
+
+@functools.singledispatch
+def divmod_keys(keys: Any, d: int) -> tuple[Any, Any]:
+    """``(keys // d, keys % d)`` of non-negative int64 ``keys``: int64 quotients, int32 remainders (``d`` below
+    2^31)."""
+    q, r = np.divmod(keys, d)
+    return q, r.astype(np.int32)
+
+
+@functools.singledispatch
+def run_upper(ptr: Any, nbr: Any, runs_per_vertex: int) -> Any:
+    """Per run ``r`` of a ranked adjacency (``ptr``; the runs of vertex ``r // runs_per_vertex``, each sorted): the
+    position of its first entry above that vertex."""
+    runs = np.repeat(np.arange(ptr.shape[0] - 1, dtype=np.int64), np.diff(ptr))
+    below = np.bincount(runs[nbr <= runs // runs_per_vertex], minlength=ptr.shape[0] - 1)
+    return ptr[:-1] + below
+
+
+@functools.singledispatch
+def max_value(x: Any) -> int:
+    """The largest entry of the non-negative int64 ``x`` (0 when empty)."""
+    return int(x.max()) if x.shape[0] else 0
+
+
+@functools.singledispatch
+def count_members(s: Any, x: Any) -> int:
+    """How many entries of ``x`` lie in the sorted ``s``."""
+    if not s.shape[0]:
+        return 0
+    pos = np.minimum(np.searchsorted(s, x), s.shape[0] - 1)
+    return int(np.count_nonzero(s[pos] == x))
+
+
+@functools.singledispatch
+def sort_inplace(keys: Any) -> None:
+    """Sort the 1-D ``keys`` in place."""
+    keys.sort()
 
 
 #: Bits of one pass of :func:`stable_order`: NumPy sorts integers of at most 16 bits stably by radix sort in linear

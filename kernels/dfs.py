@@ -20,8 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from distsm import caches
 from distsm.graph import Graph
+from distsm.kernels import array_ops as ops
 from distsm.kernels import paths, wedges
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import task_runs
@@ -113,20 +116,18 @@ def unsupported(query: Graph, options: MatchOptions, idx: DataIndex, restricted:
 def arc_selectivity(backend: Backend, idx: DataIndex, cands: Sequence[Any], query: Graph) -> float:
     """The geometric mean over the query's arcs ``(u, w, e)`` of the share of entries of ``N(v, e)``, ``v`` a
     strided sample of ``u``'s candidates (sorted arrays of ``backend``), that are candidates of ``w``."""
-    xp = backend.xp
     logs = []
     for u, row in enumerate(query_adjacency(query)):
         cu = cands[u]
         step = max(1, int(cu.shape[0]) // SAMPLE_VERTICES)
-        sample = cu[::step][:SAMPLE_VERTICES].astype(xp.int64)
+        size = min(-(-int(cu.shape[0]) // step), SAMPLE_VERTICES)
+        sample = ops.cast(ops.take(cu, ops.arange_like(cu, size, 0, step)), np.int64)
         for w, e in row:
             lo, hi = backend.run_bounds(idx, sample, e)
-            _, entries = backend.gather_runs(idx.nbr, lo, hi - lo)
+            _, entries = backend.gather_runs(idx.nbr, lo, ops.subtract(hi, lo))
             if not entries.shape[0]:
                 return 0.0
-            cw = cands[w]
-            pos = xp.minimum(xp.searchsorted(cw, entries), max(int(cw.shape[0]) - 1, 0))
-            hit = int(xp.count_nonzero(cw[pos] == entries)) if cw.shape[0] else 0
+            hit = ops.count_members(cands[w], entries)
             logs.append(math.log(max(hit, 1) / int(entries.shape[0])))
     return math.exp(sum(logs) / len(logs)) if logs else 0.0
 

@@ -19,6 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from distsm.kernels import array_ops as ops
+from distsm.kernels.array_ops import bincount, stable_order
 from distsm.kernels.index import DataIndex
 from distsm import caches
 
@@ -70,6 +74,22 @@ def slots_of(idx: DataIndex) -> tuple[int, ...]:
     return tuple(labels) if 1 < len(labels) and idx.num_labels * len(labels) <= MAX_RANKED_LABELS else ()
 
 
+def _sub_run(xp: Any, idx: DataIndex, slots: tuple[int, ...]) -> Any | None:
+    """Each entry's run within its vertex's runs (int32): ``e * S + s`` for its edge label ``e`` and its neighbour's
+    slot ``s``; None where every vertex has one run."""
+    sub = None
+    if idx.num_labels > 1:
+        # Each run of the index holds one effective label: number the entries' runs back to their labels.
+        run, _ = ops.expand(ops.subtract(xp.asarray(idx.run_end), xp.asarray(idx.run_start)))
+        sub = ops.divmod_keys(ops.take(xp.asarray(idx.run_keys), run), idx.num_labels)[1]
+    if slots:
+        # Labels are small non-negative codes: a table from label to slot, built on the host.
+        table = np.searchsorted(np.asarray(slots), np.arange(max(max(slots), 0) + 1)).astype(np.int32)
+        slot = ops.take(xp.asarray(table), ops.take(ops.cast(xp.asarray(idx.vertex_labels), np.int32), idx.nbr))
+        sub = slot if sub is None else ops.cast(ops.scaled_add(ops.cast(sub, np.int64), len(slots), slot), np.int32)
+    return sub
+
+
 def ranked_bytes(idx: DataIndex) -> int:
     """Bytes of the ranked copy of ``idx`` and of the sort that builds it (keys and their order, 16 per entry)."""
     nnz = int(idx.nbr.shape[0])
@@ -86,38 +106,29 @@ def ranked_graph(xp: Any, idx: DataIndex) -> RankedGraph | None:
     if idx.num_labels > MAX_RANKED_LABELS:
         return None
     n, L = idx.n, idx.num_labels
-    degrees = xp.asarray(idx.degrees).astype(xp.int64)
-    order = xp.argsort(degrees * n + xp.arange(n, dtype=xp.int64))  # (degree, id): ties by id, deterministic
-    rank = xp.empty(n, dtype=xp.int64)
-    rank[order] = xp.arange(n, dtype=xp.int64)
+    degrees = ops.cast(xp.asarray(idx.degrees), np.int64)
+    # Ranks by (degree, id): a stable sort of the degrees keeps ties in id order, deterministic.
+    rank = ops.inverse_permutation(stable_order(degrees, ops.max_value(degrees) + 1))
     nnz = int(idx.nbr.shape[0])
-    src = xp.repeat(xp.arange(n, dtype=xp.int64), degrees)
-    if L == 1:
-        elab = xp.zeros(nnz, dtype=xp.int64)
-    else:
-        lengths = xp.asarray(idx.run_end) - xp.asarray(idx.run_start)
-        elab = xp.repeat(xp.asarray(idx.run_keys) % L, lengths)
+    nbr_rank = ops.cast(ops.take(rank, xp.asarray(idx.nbr)), np.int32)  # ranks are below n < 2^31
     slots = slots_of(idx)
     S = max(len(slots), 1)
-    neighbour = xp.asarray(idx.nbr).astype(xp.int64)
-    if slots:
-        slot = xp.searchsorted(xp.asarray(slots, dtype=xp.int64),
-                               xp.asarray(idx.vertex_labels).astype(xp.int64)[neighbour])
-        elab = elab * S + slot
-        del slot
     R = L * S
-    keys = (rank[src] * R + elab) * n + rank[neighbour]
-    del src, elab, neighbour
-    keys.sort()
-    nbr = (keys % n).astype(xp.int32)
-    runs = keys // n
+    key = ops.take(rank, ops.expand(degrees)[0])  # each entry's source, by rank
+    sub = _sub_run(xp, idx, slots)
+    if sub is not None:
+        key = ops.scaled_add(key, R, sub)
+    del sub
+    keys = ops.scaled_add(key, n, nbr_rank)
+    del key, nbr_rank
+    ops.sort_inplace(keys)
+    runs, nbr = ops.divmod_keys(keys, n)
     del keys
-    counts = xp.bincount(runs, minlength=n * R)
-    ptr = xp.zeros(n * R + 1, dtype=xp.int64)
-    xp.cumsum(counts, out=ptr[1:])
-    up = ptr[:-1] + xp.bincount(runs[nbr <= runs // R], minlength=n * R)
+    counts = bincount(runs, n * R)
     del runs
-    labels = xp.empty(n, dtype=xp.int32)
-    labels[rank] = xp.asarray(idx.vertex_labels).astype(xp.int32)
-    max_run = int(counts.max()) if nnz else 0
+    ptr = xp.zeros(n * R + 1, dtype=xp.int64)
+    ops.cumsum(counts, out=ptr[1:])
+    up = ops.run_upper(ptr, nbr, R)
+    labels = ops.scatter(rank, ops.cast(xp.asarray(idx.vertex_labels), np.int32), n)
+    max_run = ops.max_value(counts) if nnz else 0
     return _RANKED.put(idx, RankedGraph(n, R, nbr, ptr, up, labels, max_run, slots))

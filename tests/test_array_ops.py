@@ -268,3 +268,72 @@ def test_casts_and_fallbacks_on_cupy_match_numpy():
     u = rng.integers(0, 9, size=100).astype(np.uint32)
     assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(u), cp.asarray(u.astype(np.int64)))), u[u])
     assert np.array_equal(cp.asnumpy(ops.flatnonzero(cp.asarray(u))), np.flatnonzero(u))
+
+
+def test_the_numpy_ranking_primitives_against_plain_python():
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 4, size=200).astype(np.int32)
+    assert ops.positions_of(x, 2).tolist() == [i for i, v in enumerate(x.tolist()) if v == 2]
+    assert ops.arange_like(x, 5, 3, 4).tolist() == [3, 7, 11, 15, 19]
+    order = rng.permutation(50)
+    rank = ops.inverse_permutation(order)
+    assert all(rank[order[i]] == i for i in range(50))
+    values = rng.integers(0, 99, size=50).astype(np.int32)
+    out = ops.scatter(order, values, 50)
+    assert all(out[order[i]] == values[i] for i in range(50))
+    keys = rng.integers(0, 1 << 40, size=100).astype(np.int64)
+    q, r = ops.divmod_keys(keys, 977)
+    assert q.tolist() == [k // 977 for k in keys.tolist()] and r.tolist() == [k % 977 for k in keys.tolist()]
+    assert r.dtype == np.int32 and ops.max_value(keys) == max(keys.tolist()) and ops.max_value(keys[:0]) == 0
+    s = np.unique(rng.integers(0, 300, size=80)).astype(np.int32)
+    probe = rng.integers(-5, 305, size=400).astype(np.int32)
+    assert ops.count_members(s, probe) == sum(v in set(s.tolist()) for v in probe.tolist())
+    ops.sort_inplace(keys)
+    assert keys.tolist() == sorted(keys.tolist())
+
+
+def _ranked_runs(rng: np.random.Generator, n: int, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets of ``n * R`` runs and their entries, each run sorted (ranks below n)."""
+    counts = rng.poisson(5, n * R)
+    ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    nbr = np.concatenate([np.sort(rng.integers(0, n, size=c)) for c in counts] or [np.zeros(0)]).astype(np.int32)
+    return ptr, nbr
+
+
+def test_run_upper_on_numpy_finds_each_runs_first_entry_above_its_vertex():
+    rng = np.random.default_rng(13)
+    ptr, nbr = _ranked_runs(rng, 40, 3)
+    up = ops.run_upper(ptr, nbr, 3)
+    for r in range(120):
+        run = nbr[ptr[r]:ptr[r + 1]].tolist()
+        assert up[r] == ptr[r] + sum(v <= r // 3 for v in run)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 1000, 70_001])
+def test_ranking_primitives_on_cupy_match_numpy(n):
+    cp = _cupy()
+    rng = np.random.default_rng(n + 21)
+    for dtype in (np.int32, np.int64):
+        x = rng.integers(0, 5, size=n).astype(dtype)
+        assert np.array_equal(cp.asnumpy(ops.positions_of(cp.asarray(x), 3)), ops.positions_of(x, 3))
+        got = ops.arange_like(cp.asarray(x), n, 7, 3, dtype=dtype)
+        assert got.dtype == dtype and np.array_equal(cp.asnumpy(got), ops.arange_like(x, n, 7, 3, dtype=dtype))
+    order = rng.permutation(n).astype(np.int64)
+    assert np.array_equal(cp.asnumpy(ops.inverse_permutation(cp.asarray(order))), ops.inverse_permutation(order))
+    values = rng.integers(0, 1 << 30, size=n).astype(np.int32)
+    assert np.array_equal(cp.asnumpy(ops.scatter(cp.asarray(order), cp.asarray(values), n)),
+                          ops.scatter(order, values, n))
+    keys = rng.integers(0, 1 << 45, size=n).astype(np.int64)
+    got_q, got_r = ops.divmod_keys(cp.asarray(keys), 100_003)
+    want_q, want_r = ops.divmod_keys(keys, 100_003)
+    assert np.array_equal(cp.asnumpy(got_q), want_q) and np.array_equal(cp.asnumpy(got_r), want_r)
+    assert ops.max_value(cp.asarray(keys)) == ops.max_value(keys)
+    s = np.unique(rng.integers(0, 3 * n + 1, size=n)).astype(np.int32)
+    probe = rng.integers(-2, 3 * n + 3, size=2 * n).astype(np.int32)
+    assert ops.count_members(cp.asarray(s), cp.asarray(probe)) == ops.count_members(s, probe)
+    d = cp.asarray(keys)
+    ops.sort_inplace(d)
+    assert np.array_equal(cp.asnumpy(d), np.sort(keys))
+    ptr, nbr = _ranked_runs(rng, max(n // 10, 1), 2)
+    assert np.array_equal(cp.asnumpy(ops.run_upper(cp.asarray(ptr), cp.asarray(nbr), 2)), ops.run_upper(ptr, nbr, 2))

@@ -15,10 +15,20 @@ typedef unsigned long long u64;
 #define WARPS (DSM_AR_BLOCK / 32)
 #define TILE ((i64)DSM_AR_BLOCK * DSM_AR_ITEMS)
 
+// What a scan adds up per entry: the value (mode 0), or 1 where it is selected: non-zero (1), equal to value (2).
+#define SUM 0
+#define NONZERO 1
+#define EQUAL 2
+
 template <typename T>
-__device__ __forceinline__ i64 scan_value(const T* x, i64 i, i64 n, int nonzero) {
+__device__ __forceinline__ bool selected(const T* x, i64 i, int mode, i64 value) {
+    return mode == NONZERO ? x[i] != 0 : (i64)x[i] == value;
+}
+
+template <typename T>
+__device__ __forceinline__ i64 scan_value(const T* x, i64 i, i64 n, int mode, i64 value) {
     if (i >= n) return 0;
-    return nonzero ? (i64)(x[i] != 0) : (i64)x[i];
+    return mode == SUM ? (i64)x[i] : (i64)selected(x, i, mode, value);
 }
 
 // The exclusive prefix of v over the block; *total gets the block's sum.  Every thread of the block calls it.
@@ -49,47 +59,54 @@ __device__ __forceinline__ i64 block_exclusive(i64 v, i64* total) {
 
 // Pass 1 of an inclusive scan: block b sums tile b (TILE entries read in coalesced rounds).
 template <typename T>
-__device__ void scan_sums(const T* x, i64 n, int nonzero, i64* sums) {
+__device__ void scan_sums(const T* x, i64 n, int mode, i64 value, i64* sums) {
     i64 base = (i64)blockIdx.x * TILE, acc = 0, total;
-    for (int k = 0; k < DSM_AR_ITEMS; k++) acc += scan_value(x, base + (i64)k * DSM_AR_BLOCK + threadIdx.x, n, nonzero);
+    for (int k = 0; k < DSM_AR_ITEMS; k++) acc += scan_value(x, base + (i64)k * DSM_AR_BLOCK + threadIdx.x, n, mode, value);
     block_exclusive(acc, &total);
     if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 
 // Pass 2: block b scans tile b in rounds, starting from the inclusive scan of the tiles before it (carry).
 template <typename T>
-__device__ void scan_apply(const T* x, i64 n, int nonzero, const i64* carry, i64* out) {
+__device__ void scan_apply(const T* x, i64 n, int mode, i64 value, const i64* carry, i64* out) {
     i64 base = (i64)blockIdx.x * TILE, total;
     i64 running = blockIdx.x ? carry[blockIdx.x - 1] : 0;
     for (int k = 0; k < DSM_AR_ITEMS; k++) {
         i64 i = base + (i64)k * DSM_AR_BLOCK + threadIdx.x;
-        i64 v = scan_value(x, i, n, nonzero);
+        i64 v = scan_value(x, i, n, mode, value);
         i64 before = block_exclusive(v, &total);
         if (i < n) out[i] = running + before + v;
         running += total;
     }
 }
 
-extern "C" __global__ void ar_scan_sums_i64(const i64* x, i64 n, int nonzero, i64* sums) {
-    scan_sums(x, n, nonzero, sums);
+extern "C" __global__ void ar_scan_sums_i64(const i64* x, i64 n, int mode, i64 value, i64* sums) {
+    scan_sums(x, n, mode, value, sums);
 }
-extern "C" __global__ void ar_scan_sums_i32(const int* x, i64 n, int nonzero, i64* sums) {
-    scan_sums(x, n, nonzero, sums);
+extern "C" __global__ void ar_scan_sums_i32(const int* x, i64 n, int mode, i64 value, i64* sums) {
+    scan_sums(x, n, mode, value, sums);
 }
-extern "C" __global__ void ar_scan_apply_i64(const i64* x, i64 n, int nonzero, const i64* carry, i64* out) {
-    scan_apply(x, n, nonzero, carry, out);
+extern "C" __global__ void ar_scan_apply_i64(const i64* x, i64 n, int mode, i64 value, const i64* carry, i64* out) {
+    scan_apply(x, n, mode, value, carry, out);
 }
-extern "C" __global__ void ar_scan_apply_i32(const int* x, i64 n, int nonzero, const i64* carry, i64* out) {
-    scan_apply(x, n, nonzero, carry, out);
+extern "C" __global__ void ar_scan_apply_i32(const int* x, i64 n, int mode, i64 value, const i64* carry, i64* out) {
+    scan_apply(x, n, mode, value, carry, out);
 }
 
 #define GRID_STRIDE(i, n) for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
 
-// out[incl[i] - 1] = i for each non-zero x[i], incl the inclusive scan of x != 0.
-extern "C" __global__ void ar_scatter_nonzero_i64(const i64* x, i64 n, const i64* incl, i64* out) {
+// out[incl[i] - 1] = i for each selected x[i] (mode and value as the scan's), incl the scan of the selection.
+template <typename T>
+__device__ void scatter_selected(const T* x, i64 n, int mode, i64 value, const i64* incl, i64* out) {
     GRID_STRIDE(i, n) {
-        if (x[i] != 0) out[incl[i] - 1] = i;
+        if (selected(x, i, mode, value)) out[incl[i] - 1] = i;
     }
+}
+extern "C" __global__ void ar_scatter_selected_i64(const i64* x, i64 n, int mode, i64 value, const i64* incl, i64* out) {
+    scatter_selected(x, n, mode, value, incl, out);
+}
+extern "C" __global__ void ar_scatter_selected_i32(const int* x, i64 n, int mode, i64 value, const i64* incl, i64* out) {
+    scatter_selected(x, n, mode, value, incl, out);
 }
 
 // Entry i of counts laid end to end (incl: their inclusive scan over rows rows): its row, and its rank in it.
@@ -183,4 +200,64 @@ extern "C" __global__ void ar_take_sum_i64_i32(const i64* a, const int* idx, i64
     }
     block_exclusive(acc, &total);
     if (threadIdx.x == 0 && total) atomicAdd(out, (u64)total);
+}
+
+extern "C" __global__ void ar_iota_i64(i64 n, i64 start, i64 step, i64* out) {
+    GRID_STRIDE(i, n) out[i] = start + i * step;
+}
+extern "C" __global__ void ar_iota_i32(i64 n, i64 start, i64 step, int* out) {
+    GRID_STRIDE(i, n) out[i] = (int)(start + i * step);
+}
+
+// out[idx[i]] = i: the inverse of the permutation idx.
+extern "C" __global__ void ar_scatter_iota(const i64* idx, i64 n, i64* out) {
+    GRID_STRIDE(i, n) out[idx[i]] = i;
+}
+extern "C" __global__ void ar_scatter_i32(const i64* idx, const int* values, i64 n, int* out) {
+    GRID_STRIDE(i, n) out[idx[i]] = values[i];
+}
+
+// quot = keys / d, rem = keys % d (keys non-negative, rem below 2^31).
+extern "C" __global__ void ar_divmod(const i64* keys, i64 n, i64 d, i64* quot, int* rem) {
+    GRID_STRIDE(i, n) {
+        i64 k = keys[i];
+        quot[i] = k / d;
+        rem[i] = (int)(k % d);
+    }
+}
+
+// Per run r of a ranked adjacency (runs of rank v = r / R, each sorted): the first entry above v.
+extern "C" __global__ void ar_run_upper(const i64* ptr, const int* nbr, i64 R, i64 nruns, i64* up) {
+    GRID_STRIDE(r, nruns) {
+        i64 lo = ptr[r], hi = ptr[r + 1], v = r / R;
+        while (lo < hi) {
+            i64 mid = (lo + hi) >> 1;
+            if ((i64)nbr[mid] <= v) lo = mid + 1; else hi = mid;
+        }
+        up[r] = lo;
+    }
+}
+
+// *out = max(*out, the largest of x), x non-negative.
+extern "C" __global__ void ar_max_i64(const i64* x, i64 n, u64* out) {
+    i64 m = 0;
+    GRID_STRIDE(i, n) m = max(m, x[i]);
+    for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_down_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0 && m) atomicMax(out, (u64)m);
+}
+
+// *out += how many of x lie in the sorted array s of m entries.
+extern "C" __global__ void ar_count_members(const int* s, i64 m, const int* x, i64 n, u64* out) {
+    u64 hits = 0;
+    GRID_STRIDE(i, n) {
+        i64 lo = 0, hi = m;
+        int v = x[i];
+        while (lo < hi) {
+            i64 mid = (lo + hi) >> 1;
+            if (s[mid] < v) lo = mid + 1; else hi = mid;
+        }
+        hits += lo < m && s[lo] == v;
+    }
+    for (int o = 16; o > 0; o >>= 1) hits += __shfl_down_sync(0xffffffffu, hits, o);
+    if ((threadIdx.x & 31) == 0 && hits) atomicAdd(out, hits);
 }

@@ -20,9 +20,10 @@ import numpy as np
 from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
-from distsm.kernels.cupy.launch import (CAST, COUNT_TRUE, EXPAND, GATHER_RUNS, HISTOGRAM, SCALED_ADD, SCAN_APPLY,
-                                        SCAN_SUMS, SCATTER_NONZERO, SEARCH_RIGHT, SPANS, SUBTRACT, TAKE, TAKE_SUM,
-                                        WEIGHTED_HISTOGRAM, Launcher)
+from distsm.kernels.cupy.launch import (CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EXPAND, GATHER_RUNS, HISTOGRAM,
+                                        IOTA, MAX_I64, RUN_UPPER, SCALED_ADD, SCAN_APPLY, SCAN_EQUAL, SCAN_NONZERO,
+                                        SCAN_SUM, SCAN_SUMS, SCATTER_I32, SCATTER_IOTA, SCATTER_SELECTED,
+                                        SEARCH_RIGHT, SPANS, SUBTRACT, TAKE, TAKE_SUM, WEIGHTED_HISTOGRAM, Launcher)
 
 _LAUNCHER = Launcher()
 
@@ -37,7 +38,11 @@ def register() -> None:
     for generic, impl in ((ops.cumsum, _cumsum), (ops.flatnonzero, _flatnonzero), (ops.expand, _expand),
                           (ops.gather_runs, _gather_runs), (ops.take, _take), (ops.spans, _spans),
                           (ops.scaled_add, _scaled_add), (ops.subtract, _subtract), (ops.cast, _cast),
-                          (ops.search_right, _search_right), (ops.take_sums, _take_sums)):
+                          (ops.search_right, _search_right), (ops.take_sums, _take_sums),
+                          (ops.positions_of, _positions_of), (ops.arange_like, _arange_like),
+                          (ops.inverse_permutation, _inverse_permutation), (ops.scatter, _scatter),
+                          (ops.divmod_keys, _divmod_keys), (ops.run_upper, _run_upper), (ops.max_value, _max_value),
+                          (ops.count_members, _count_members), (ops.sort_inplace, _sort_inplace)):
         generic.register(cupy.ndarray, impl)
 
 
@@ -111,9 +116,10 @@ _INTS = (np.dtype(np.int32), np.dtype(np.int64))
 _I64 = (np.dtype(np.int64),)
 
 
-def _scan(x: Any, nonzero: bool, out: Any = None) -> Any:
-    """Inclusive int64 prefix sums of ``x`` (of ``x != 0`` where ``nonzero``): per tile of ``_TILE`` entries its
-    sum, the tiles' sums scanned (recursively), then each tile scanned from its carry."""
+def _scan(x: Any, mode: int, value: int = 0, out: Any = None) -> Any:
+    """Inclusive int64 prefix sums of ``x`` (``mode`` SCAN_SUM), or of its selection (SCAN_NONZERO: ``x != 0``,
+    SCAN_EQUAL: ``x == value``): per tile of ``_TILE`` entries its sum, the tiles' sums scanned (recursively), then
+    each tile scanned from its carry."""
     import cupy
 
     n = int(x.shape[0])
@@ -124,9 +130,9 @@ def _scan(x: Any, nonzero: bool, out: Any = None) -> Any:
     carry = out  # not read by a single tile
     if tiles > 1:
         sums = cupy.empty(tiles, dtype=np.int64)
-        _LAUNCHER.launch(SCAN_SUMS[x.dtype], tiles, BLOCK, x=x, n=n, nonzero=int(nonzero), sums=sums)
-        carry = _scan(sums, False)
-    _LAUNCHER.launch(SCAN_APPLY[x.dtype], tiles, BLOCK, x=x, n=n, nonzero=int(nonzero), carry=carry, out=out)
+        _LAUNCHER.launch(SCAN_SUMS[x.dtype], tiles, BLOCK, x=x, n=n, mode=mode, value=value, sums=sums)
+        carry = _scan(sums, SCAN_SUM)
+    _LAUNCHER.launch(SCAN_APPLY[x.dtype], tiles, BLOCK, x=x, n=n, mode=mode, value=value, carry=carry, out=out)
     return out
 
 
@@ -135,21 +141,32 @@ def _cumsum(x: Any, out: Any = None) -> Any:
 
     if not _flat(x, _INTS) or (out is not None and not _flat(out, _I64)):
         return cupy.cumsum(x, dtype=ops._sum_dtype(x), out=out)
-    return _scan(x, False, out)
+    return _scan(x, SCAN_SUM, out=out)
+
+
+def _selected(x: Any, mode: int, value: int) -> Any:
+    """The int64 positions of the entries of ``x`` that ``mode`` and ``value`` select (see :func:`_scan`)."""
+    import cupy
+
+    n = int(x.shape[0])
+    incl = _scan(x, mode, value)
+    total = int(incl[-1]) if n else 0
+    out = cupy.empty(total, dtype=np.int64)
+    if total:
+        _LAUNCHER.grid(SCATTER_SELECTED[x.dtype], n, x=x, n=n, mode=mode, value=value, incl=incl, out=out)
+    return out
 
 
 def _flatnonzero(x: Any) -> Any:
     import cupy
 
-    if not _flat(x, _I64):
-        return cupy.flatnonzero(x)
-    n = int(x.shape[0])
-    incl = _scan(x, True)
-    total = int(incl[-1]) if n else 0
-    out = cupy.empty(total, dtype=np.int64)
-    if total:
-        _LAUNCHER.grid(SCATTER_NONZERO, n, x=x, n=n, incl=incl, out=out)
-    return out
+    return _selected(x, SCAN_NONZERO, 0) if _flat(x, _INTS) else cupy.flatnonzero(x)
+
+
+def _positions_of(x: Any, value: int) -> Any:
+    import cupy
+
+    return _selected(x, SCAN_EQUAL, int(value)) if _flat(x, _INTS) else cupy.flatnonzero(x == value)
 
 
 def _expand(counts: Any) -> tuple[Any, Any]:
@@ -260,3 +277,89 @@ def _take_sums(a: Any, indexes: list[Any]) -> list[int]:
         if idx.shape[0]:
             _LAUNCHER.grid(TAKE_SUM, int(idx.shape[0]), a=a, idx=idx, n=int(idx.shape[0]), out=out[k:k + 1])
     return [int(v) for v in out.get()[:len(indexes)]]
+
+
+def _arange_like(x: Any, n: int, start: int = 0, step: int = 1, dtype: Any = np.int64) -> Any:
+    import cupy
+
+    out = cupy.empty(n, dtype=dtype)
+    if n:
+        _LAUNCHER.grid(IOTA[out.dtype], n, n=n, start=start, step=step, out=out)
+    return out
+
+
+def _inverse_permutation(order: Any) -> Any:
+    import cupy
+
+    n = int(order.shape[0])
+    rank = cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(SCATTER_IOTA, n, idx=_cast(cupy.ascontiguousarray(order), np.int64), n=n, out=rank)
+    return rank
+
+
+def _scatter(idx: Any, values: Any, size: int) -> Any:
+    import cupy
+
+    out = cupy.empty(size, dtype=np.int32)
+    n = int(idx.shape[0])
+    if n:
+        _LAUNCHER.grid(SCATTER_I32, n, idx=_cast(cupy.ascontiguousarray(idx), np.int64),
+                       values=_cast(cupy.ascontiguousarray(values), np.int32), n=n, out=out)
+    return out
+
+
+def _divmod_keys(keys: Any, d: int) -> tuple[Any, Any]:
+    import cupy
+
+    n = int(keys.shape[0])
+    q, r = cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int32)
+    if n:
+        _LAUNCHER.grid(DIVMOD, n, keys=keys, n=n, d=d, quot=q, rem=r)
+    return q, r
+
+
+def _run_upper(ptr: Any, nbr: Any, runs_per_vertex: int) -> Any:
+    import cupy
+
+    runs = int(ptr.shape[0]) - 1
+    up = cupy.empty(max(runs, 0), dtype=np.int64)
+    if runs > 0:
+        _LAUNCHER.grid(RUN_UPPER, runs, ptr=ptr, nbr=_cast(nbr, np.int32), R=runs_per_vertex, nruns=runs, up=up)
+    return up
+
+
+def _max_value(x: Any) -> int:
+    import cupy
+
+    if not _flat(x, _I64):
+        return int(x.max()) if x.shape[0] else 0
+    out = cupy.zeros(1, dtype=np.uint64)
+    if x.shape[0]:
+        _LAUNCHER.grid(MAX_I64, int(x.shape[0]), x=x, n=int(x.shape[0]), out=out)
+    return int(out[0])
+
+
+def _count_members(s: Any, x: Any) -> int:
+    import cupy
+
+    i32 = (np.dtype(np.int32),)
+    if not _flat(s, i32) or not _flat(x, i32):
+        return ops.count_members.dispatch(np.ndarray)(s, x)
+    out = cupy.zeros(1, dtype=np.uint64)
+    if x.shape[0] and s.shape[0]:
+        _LAUNCHER.grid(COUNT_MEMBERS, int(x.shape[0]), s=s, m=int(s.shape[0]), x=x, n=int(x.shape[0]), out=out)
+    return int(out[0])
+
+
+def _sort_inplace(keys: Any) -> None:
+    """thrust's sort (compiled into CuPy) in place; ``ndarray.sort`` may copy by an elementwise kernel first."""
+    try:
+        from cupy.cuda import thrust
+    except ImportError:
+        keys.sort()
+        return
+    if keys.ndim != 1 or not keys.flags.c_contiguous:
+        keys.sort()
+    elif keys.shape[0] > 1:
+        thrust.sort(keys.dtype, keys.data.ptr, 0, (int(keys.shape[0]),))

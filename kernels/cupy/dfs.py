@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from distsm import caches
+from distsm.kernels import array_ops as ops
 from distsm.kernels import dfs_host
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import DFS_BLOCK, DFS_TASK_RANGE, MAX_GRID
@@ -126,8 +127,8 @@ class DfsOps(DeviceBase):
     def _list_tasks(self, g: RankedGraph, key: tuple[int, int, int, int], words: Any) -> tuple[Any, ...]:
         """:meth:`_tasks` of the task definition ``key``, listed by ``dfs_tasks`` (``()`` where there are none)."""
         xp = self.xp
-        verts = xp.arange(g.n, dtype=xp.int32) if key[0] < 0 else \
-            xp.flatnonzero(g.vertex_labels == key[0]).astype(xp.int32)
+        verts = ops.arange_like(g.nbr, g.n, dtype=np.int32) if key[0] < 0 else \
+            ops.cast(ops.positions_of(g.vertex_labels, key[0]), np.int32)
         nv = int(verts.shape[0])
         if not nv:
             return ()
@@ -135,12 +136,12 @@ class DfsOps(DeviceBase):
         self.kernels.launch(DFS_TASKS, max(1, min(-(-nv // DFS_BLOCK), MAX_GRID)), DFS_BLOCK, prog=words,
                             verts=verts, nv=nv, ptr=g.ptr, up=g.up, L=g.labels, start=start, count=count)
         # Only vertices with tasks are kept: the kernel finds a grab's rows among the 32 after its first.
-        keep = xp.flatnonzero(count)
+        keep = ops.flatnonzero(count)
         if not keep.shape[0]:
             return ()
-        verts, start, count = verts[keep], start[keep], count[keep]
+        verts, start, count = ops.take(verts, keep), ops.take(start, keep), ops.take(count, keep)
         task_ptr = xp.zeros(int(keep.shape[0]) + 1, dtype=xp.int64)
-        xp.cumsum(count, out=task_ptr[1:])
+        ops.cumsum(count, out=task_ptr[1:])
         return verts, start, task_ptr, int(task_ptr[-1])
 
     def _resident_blocks(self, kernel: Kernel) -> int:

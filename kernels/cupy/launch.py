@@ -258,11 +258,14 @@ def _arrays(name: str, *args: Arg) -> Kernel:
 
 
 _TYPE_NAMES = ((_i32, "i32"), (_i64, "i64"))
-SCAN_SUMS = {np.dtype(t): _arrays(f"ar_scan_sums_{s}", _p("x", t), Arg("n", _i64), Arg("nonzero", _i32),
-                                  _p("sums", _i64)) for t, s in _TYPE_NAMES}
-SCAN_APPLY = {np.dtype(t): _arrays(f"ar_scan_apply_{s}", _p("x", t), Arg("n", _i64), Arg("nonzero", _i32),
-                                   _p("carry", _i64), _p("out", _i64)) for t, s in _TYPE_NAMES}
-SCATTER_NONZERO = _arrays("ar_scatter_nonzero_i64", _p("x", _i64), Arg("n", _i64), _p("incl", _i64), _p("out", _i64))
+#: What a scan sums per entry (arrays.cu): the value, or 1 where it is non-zero, or equal to a value.
+SCAN_SUM, SCAN_NONZERO, SCAN_EQUAL = 0, 1, 2
+_SELECT = (Arg("n", _i64), Arg("mode", _i32), Arg("value", _i64))
+SCAN_SUMS = {np.dtype(t): _arrays(f"ar_scan_sums_{s}", _p("x", t), *_SELECT, _p("sums", _i64)) for t, s in _TYPE_NAMES}
+SCAN_APPLY = {np.dtype(t): _arrays(f"ar_scan_apply_{s}", _p("x", t), *_SELECT, _p("carry", _i64), _p("out", _i64))
+              for t, s in _TYPE_NAMES}
+SCATTER_SELECTED = {np.dtype(t): _arrays(f"ar_scatter_selected_{s}", _p("x", t), *_SELECT, _p("incl", _i64),
+                                         _p("out", _i64)) for t, s in _TYPE_NAMES}
 EXPAND = _arrays("ar_expand", _p("incl", _i64), Arg("rows", _i64), Arg("total", _i64), _p("row", _i64),
                  _p("rank", _i64))
 GATHER_RUNS = _arrays("ar_gather_runs", _p("values", _i32), _p("start", _i64), _p("row", _i64), _p("rank", _i64),
@@ -282,8 +285,19 @@ CAST = {(np.dtype(_i64), np.dtype(_i32)): _arrays("ar_i64_to_i32", _p("x", _i64)
         (np.dtype(_i32), np.dtype(_i64)): _arrays("ar_i32_to_i64", _p("x", _i32), Arg("n", _i64), _p("out", _i64))}
 FILL_U64 = _arrays("ar_fill_u64", _p("out", _u64), Arg("n", _i64), Arg("value", _u64))
 TAKE_SUM = _arrays("ar_take_sum_i64_i32", _p("a", _i64), _p("idx", _i32), Arg("n", _i64), _p("out", _u64))
+IOTA = {np.dtype(t): _arrays(f"ar_iota_{s}", Arg("n", _i64), Arg("start", _i64), Arg("step", _i64), _p("out", t))
+        for t, s in _TYPE_NAMES}
+SCATTER_IOTA = _arrays("ar_scatter_iota", _p("idx", _i64), Arg("n", _i64), _p("out", _i64))
+SCATTER_I32 = _arrays("ar_scatter_i32", _p("idx", _i64), _p("values", _i32), Arg("n", _i64), _p("out", _i32))
+DIVMOD = _arrays("ar_divmod", _p("keys", _i64), Arg("n", _i64), Arg("d", _i64), _p("quot", _i64), _p("rem", _i32))
+RUN_UPPER = _arrays("ar_run_upper", _p("ptr", _i64), _p("nbr", _i32), Arg("R", _i64), Arg("nruns", _i64),
+                    _p("up", _i64))
+MAX_I64 = _arrays("ar_max_i64", _p("x", _i64), Arg("n", _i64), _p("out", _u64))
+COUNT_MEMBERS = _arrays("ar_count_members", _p("s", _i32), Arg("m", _i64), _p("x", _i32), Arg("n", _i64),
+                        _p("out", _u64))
 
 #: Every kernel of ``arrays.cu``, by name.
 ARRAY_KERNELS: dict[str, Kernel] = {k.name: k for k in (
-    *SCAN_SUMS.values(), *SCAN_APPLY.values(), SCATTER_NONZERO, EXPAND, GATHER_RUNS, *TAKE.values(),
-    *SPANS.values(), SCALED_ADD, SUBTRACT, SEARCH_RIGHT, *CAST.values(), FILL_U64, TAKE_SUM)}
+    *SCAN_SUMS.values(), *SCAN_APPLY.values(), *SCATTER_SELECTED.values(), EXPAND, GATHER_RUNS, *TAKE.values(),
+    *SPANS.values(), SCALED_ADD, SUBTRACT, SEARCH_RIGHT, *CAST.values(), FILL_U64, TAKE_SUM, *IOTA.values(),
+    SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS)}
