@@ -77,10 +77,11 @@ def take(a: Any, idx: Any) -> Any:
 
 
 @functools.singledispatch
-def spans(offsets: Any, pos: Any) -> tuple[Any, Any]:
-    """Start and length of the run ``[offsets[p], offsets[p + 1])`` of each position ``p`` of ``pos``."""
-    start = offsets[pos]
-    return start, offsets[pos + 1] - start
+def spans(lo: Any, hi: Any, pos: Any) -> tuple[Any, Any]:
+    """Start and length of the run ``[lo[p], hi[p])`` of each position ``p`` of ``pos`` (int64 ``lo`` and ``hi``;
+    a CSR's ``offsets`` and ``offsets[1:]`` give its rows)."""
+    start = lo[pos]
+    return start, hi[pos] - start
 
 
 @functools.singledispatch
@@ -172,6 +173,59 @@ def count_members(s: Any, x: Any) -> int:
         return 0
     pos = np.minimum(np.searchsorted(s, x), s.shape[0] - 1)
     return int(np.count_nonzero(s[pos] == x))
+
+
+@functools.singledispatch
+def affine(x: Any, scale: int, offset: int, floor: int | None = None) -> Any:
+    """``x * scale + offset`` in int64, at least ``floor`` where given."""
+    out = x.astype(np.int64) * np.int64(scale) + np.int64(offset)
+    return out if floor is None else np.maximum(out, floor)
+
+
+@functools.singledispatch
+def poly2(x: Any, c0: float, c1: float, c2: float) -> Any:
+    """``c0 + c1 * x + c2 * x * x`` of the float64 ``x``."""
+    return c0 + x * (c1 + c2 * x)
+
+
+@functools.singledispatch
+def key_ranges(keys: Any, base: Any, bound: Any, c0: int, c1: int) -> tuple[Any, Any]:
+    """Per ``i``, where the entries of the sorted int64 ``keys`` in ``[base[i] + c0, base[i] + min(bound[i], c1))``
+    start, and how many there are (0 where the range is empty)."""
+    lo = np.searchsorted(keys, base + c0)
+    hi = np.searchsorted(keys, base + np.minimum(bound, c1))
+    return lo, np.maximum(hi - lo, 0)
+
+
+@functools.singledispatch
+def equal_pairs(keys: Any) -> int:
+    """The sum over groups of equal entries of the sorted ``keys`` of ``C(size, 2)``."""
+    if not keys.shape[0]:
+        return 0
+    ends = np.flatnonzero(keys[1:] != keys[:-1])
+    w = np.diff(np.concatenate(([-1], ends, [keys.shape[0] - 1])))
+    return int((w * (w - 1) // 2).sum())
+
+
+@functools.singledispatch
+def walk_sums(nbr: Any, start: Any, length: Any, weights: Any, vertex_labels: Any, label: int) -> int:
+    """The sum over rows ``r`` of ``s1^2 - s2`` modulo 2^64, ``s1`` and ``s2`` the sums of ``w = weights[x]`` and
+    ``w^2`` over the run ``nbr[start[r]:start[r] + length[r]]`` (``w = 0`` where ``label >= 0`` and
+    ``vertex_labels[x] != label``)."""
+    _, x = gather_runs(nbr, start, length)
+    value = weights[x].astype(np.uint64)
+    if label >= 0:
+        value *= (vertex_labels[x] == label).astype(np.uint64)
+    firsts = np.concatenate(([0], np.cumsum(length)))
+    zero = np.zeros(1, dtype=np.uint64)
+    s1, s2 = (np.diff(np.concatenate((zero, np.cumsum(v, dtype=np.uint64)))[firsts]) for v in (value, value * value))
+    return int((s1 * s1 - s2).sum(dtype=np.uint64))
+
+
+@functools.singledispatch
+def copy_into(dst: Any, src: Any) -> None:
+    """``dst[...] = src`` for arrays of one shape and dtype."""
+    dst[...] = src
 
 
 @functools.singledispatch

@@ -45,7 +45,8 @@ class Extension:
 
 def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]:
     """Start and length of the candidate-edge run of arc ``arc_key`` for each row's vertex in ``col``."""
-    return ops.spans(ce.arc(*arc_key).offsets, ce.position(xp, arc_key[0], table[:, col]))
+    offsets = ce.arc(*arc_key).offsets
+    return ops.spans(offsets, offsets[1:], ce.position(xp, arc_key[0], table[:, col]))
 
 
 def run_entries(xp: Any, ce: CandidateEdges, start: Any, counts: Any, arc_key: tuple[int, int, int],

@@ -209,7 +209,7 @@ def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
     if search.shortcut is not None:
         return SHORTCUTS[search.shortcut].task_work(backend, g, _first_label(search))
     prog = search.program
-    runs = task_runs(xp, g, prog)
+    runs = task_runs(g, prog)
     if prog.levels == 2:
         return xp.ones(runs.total, dtype=xp.float64)
     images = runs.images(xp, g, 0, runs.total)

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from distsm.kernels import array_ops as ops
 from distsm.kernels.dfs_plan import DfsProgram
 from distsm import caches
 from distsm.kernels.ranked import RankedGraph
@@ -27,8 +28,8 @@ def run_keys(xp: Any, g: RankedGraph) -> Any:
     members of a run below a rank are one binary search away."""
     keys = _KEYS.get(g)
     if keys is None:
-        run = xp.repeat(xp.arange(g.n * g.labels, dtype=xp.int64), xp.diff(g.ptr))
-        keys = _KEYS.put(g, run * g.n + g.nbr.astype(xp.int64))
+        run, _ = ops.expand(ops.subtract(g.ptr[1:], g.ptr[:-1]))
+        keys = _KEYS.put(g, ops.scaled_add(run, g.n, g.nbr))
     return keys
 
 
@@ -40,13 +41,13 @@ def _member(xp: Any, g: RankedGraph, v: Any, e: int, x: Any) -> Any:
     return keys[pos] == want if keys.shape[0] else xp.zeros(x.shape[0], dtype=bool)
 
 
-def row_chunks(xp: Any, lengths: Any, cap: float) -> Iterator[tuple[int, int]]:
+def row_chunks(lengths: Any, cap: float) -> Iterator[tuple[int, int]]:
     """Row ranges whose ``lengths`` sum to at most ``cap``, or single rows that alone exceed it."""
-    ends = xp.cumsum(lengths)
+    ends = ops.cumsum(lengths)
     rows, a = int(lengths.shape[0]), 0
     while a < rows:
-        base = int(ends[a - 1]) if a else 0
-        b = max(a + 1, int(xp.searchsorted(ends, base + cap, side="right")))
+        base = ends[a - 1].item() if a else 0
+        b = max(a + 1, ops.search_right(ends, base + cap))
         yield a, b
         a = b
 
@@ -76,20 +77,16 @@ class TaskRuns:
         return self.verts[row], v1
 
 
-def task_runs(xp: Any, g: RankedGraph, prog: DfsProgram) -> TaskRuns:
+def task_runs(g: RankedGraph, prog: DfsProgram) -> TaskRuns:
     """The :class:`TaskRuns` of ``prog`` on ``g``."""
     first, second = prog.level(0), prog.level(1)
-    verts = xp.arange(g.n, dtype=xp.int64)
-    if first[0] >= 0:
-        verts = verts[g.vertex_labels == first[0]]
-    run = verts * g.labels + int(prog.words[3])
-    start, end = g.ptr[run], g.ptr[run + 1]
-    if second[2] & 1:   # v1 > v0: the run above v0
-        start = g.up[run]
-    if second[3] & 1:   # v1 < v0
-        end = g.up[run]
-    lengths = xp.maximum(end - start, 0)
-    return TaskRuns(verts, start, lengths, xp.cumsum(lengths))
+    verts = ops.arange_like(g.ptr, g.n) if first[0] < 0 else ops.positions_of(g.vertex_labels, first[0])
+    run = ops.affine(verts, g.labels, int(prog.words[3]))
+    lo = g.up if second[2] & 1 else g.ptr        # v1 > v0: the run above v0
+    hi = g.up if second[3] & 1 else g.ptr[1:]    # v1 < v0: the run below it
+    start, lengths = ops.spans(lo, hi, run)
+    lengths = ops.affine(lengths, 1, 0, 0)
+    return TaskRuns(verts, start, lengths, ops.cumsum(lengths))
 
 
 def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Control | None = None,
@@ -100,7 +97,7 @@ def count(xp: Any, g: RankedGraph, prog: DfsProgram, budget: int, control: Contr
     before each chunk of tasks.  With ``weights`` (int64 per rank) each match counts the sum of its vertices'
     weights instead of one."""
     cap = max(1, budget // ENTRY_BYTES)
-    runs = task_runs(xp, g, prog)
+    runs = task_runs(g, prog)
     lo, hi = tasks if tasks is not None else (0, runs.total)
     label1 = int(prog.level(1)[0])
     total = 0
@@ -127,7 +124,7 @@ def _extend(xp: Any, g: RankedGraph, prog: DfsProgram, table: Any, i: int, cap: 
     run = table[:, j0] * g.labels + e0
     start, end = g.ptr[run], g.ptr[run + 1]
     total = 0
-    for a, b in row_chunks(xp, end - start, cap):
+    for a, b in row_chunks(end - start, cap):
         lengths = end[a:b] - start[a:b]
         row = xp.repeat(xp.arange(b - a, dtype=xp.int64), lengths)
         offset = xp.arange(int(row.shape[0]), dtype=xp.int64) - xp.repeat(xp.cumsum(lengths) - lengths, lengths)

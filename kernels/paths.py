@@ -34,7 +34,9 @@ import numpy as np
 
 from distsm import caches
 from distsm.graph import Graph
+from distsm.kernels import array_ops as ops
 from distsm.kernels import wedges
+from distsm.kernels.array_ops import bincount
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import row_chunks, task_runs
 from distsm.kernels.dfs_plan import DfsProgram, program
@@ -128,15 +130,13 @@ def _terms(backend: Backend, g: RankedGraph, label: int) -> _Terms:
     in dozens of task ranges and each would rebuild them over the whole graph.  A task's triangle work is the
     square of its run above itself, which the triangle count reads (and the weights again)."""
     def compute() -> _Terms:
-        xp = backend.xp
         triangle = _triangle(g, label)
-        weights = xp.maximum(_degrees(backend, g, label) - 1, 0)
-        verts = wedges.tasks(xp, g, label)
-        run = _runs(g, label, verts)
-        above = (g.ptr[run + 1] - g.up[run]).astype(xp.float64)
-        return _Terms(verts, weights, triangle, task_runs(xp, g, triangle).ends,
+        weights = ops.affine(_degrees(backend, g, label), 1, -1, 0)
+        verts = wedges.tasks(backend.xp, g, label)
+        _, above = ops.spans(g.up, g.ptr[1:], _runs(g, label, verts))
+        return _Terms(verts, weights, triangle, task_runs(g, triangle).ends,
                       _running(backend, wedges.task_work(backend, g, label), 1),
-                      _running(backend, 1.0 + above * above, WORK_BLOCK))
+                      _running(backend, ops.poly2(ops.cast(above, np.float64), 1.0, 0.0, 1.0), WORK_BLOCK))
 
     found: _Terms = _TERMS.get_or(g, compute, label)
     return found
@@ -145,16 +145,16 @@ def _terms(backend: Backend, g: RankedGraph, label: int) -> _Terms:
 def _running(backend: Backend, work: Any, block: int) -> np.ndarray:
     """The running sums of ``work`` (float64) before each block of ``block`` entries, then the whole, on the
     host."""
-    xp = backend.xp
-    running = xp.cumsum(work)
-    ends = xp.arange(block - 1, int(work.shape[0]) - 1, block)
-    total = float(running[-1]) if work.shape[0] else 0.0
-    return np.concatenate(([0.0], backend.to_host(running[ends]), [total]))
+    running = ops.cumsum(work)
+    n = int(work.shape[0])
+    ends = ops.arange_like(work, max(-(-(n - block) // block), 0), block - 1, block)  # block - 1, ... below n - 1
+    total = float(running[-1]) if n else 0.0
+    return np.concatenate(([0.0], backend.to_host(ops.take(running, ends)), [total]))
 
 
 def _runs(g: RankedGraph, label: int, v: Any) -> Any:
     """The run of each rank of ``v`` that holds its neighbours of ``label`` (its only run where there is one)."""
-    return v.astype(np.int64) * g.labels + ((g.run_offset(0, label) or 0) if label >= 0 else 0)
+    return ops.affine(v, g.labels, (g.run_offset(0, label) or 0) if label >= 0 else 0)
 
 
 def _tested(g: RankedGraph, label: int) -> bool:
@@ -164,37 +164,20 @@ def _tested(g: RankedGraph, label: int) -> bool:
 
 def _degrees(backend: Backend, g: RankedGraph, label: int) -> Any:
     """Each rank's number of neighbours of ``label`` (int64; all of them for -1)."""
-    xp = backend.xp
-    run = _runs(g, label, xp.arange(g.n, dtype=xp.int64))
+    start, length = ops.spans(g.ptr, g.ptr[1:], _runs(g, label, ops.arange_like(g.ptr, g.n)))
     if not _tested(g, label):
-        return (g.ptr[run + 1] - g.ptr[run]).astype(xp.int64)
-    row, b = backend.gather_runs(g.nbr, g.ptr[run], g.ptr[run + 1] - g.ptr[run])
-    return xp.bincount(row[g.vertex_labels[b] == label], minlength=g.n).astype(xp.int64)
+        return length
+    row, b = backend.gather_runs(g.nbr, start, length)
+    return bincount(ops.take(row, ops.positions_of(ops.take(g.vertex_labels, b), label)), g.n)
 
 
 def _walks(backend: Backend, g: RankedGraph, label: int, weights: Any, middles: Any, budget: int) -> int:
     """``W`` over the middles ``middles``, by chunks of their runs: each neighbour's ``d - 1`` (``weights``) summed
-    per middle by differences of running sums (uint64: exact while each middle's sum of squares is below 2^64)."""
-    xp = backend.xp
-    run = _runs(g, label, middles)
-    start, length = g.ptr[run], g.ptr[run + 1] - g.ptr[run]
-    total = 0
-    for a, b in row_chunks(xp, length, max(budget // ENTRY_BYTES, 1)):
-        _, nb = backend.gather_runs(g.nbr, start[a:b], length[a:b])
-        value = weights[nb].astype(xp.uint64)
-        if _tested(g, label):
-            value *= (g.vertex_labels[nb] == label).astype(xp.uint64)
-        firsts = xp.concatenate((xp.zeros(1, dtype=xp.int64), xp.cumsum(length[a:b])))
-        s1 = _segment_sums(xp, value, firsts)
-        s2 = _segment_sums(xp, value * value, firsts)
-        total += int((s1 * s1 - s2).sum())
-    return total
-
-
-def _segment_sums(xp: Any, values: Any, firsts: Any) -> Any:
-    """The sums of ``values`` between consecutive ``firsts`` (uint64)."""
-    running = xp.concatenate((xp.zeros(1, dtype=xp.uint64), xp.cumsum(values, dtype=xp.uint64)))
-    return running[firsts[1:]] - running[firsts[:-1]]
+    per middle (uint64: exact while each middle's sum of squares is below 2^64)."""
+    start, length = ops.spans(g.ptr, g.ptr[1:], _runs(g, label, middles))
+    tested = label if _tested(g, label) else -1
+    return sum(ops.walk_sums(g.nbr, start[a:b], length[a:b], weights, g.vertex_labels, tested)
+               for a, b in row_chunks(length, max(budget // ENTRY_BYTES, 1)))
 
 
 def _triangle(g: RankedGraph, label: int) -> DfsProgram:

@@ -22,7 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from distsm.graph import Graph
+from distsm.kernels import array_ops as ops
+from distsm.kernels.array_ops import bincount
 from distsm.kernels.backend import Backend
 from distsm.kernels.dfs_host import row_chunks, run_keys
 from distsm.kernels.ranked import RankedGraph
@@ -57,8 +61,8 @@ def applies(query: Graph, edge_labels: int) -> bool:
 def tasks(xp: Any, g: RankedGraph, label: int) -> Any:
     """The ranks that may be ``a`` (int64, ascending): all, or those of vertex label ``label`` (-1: any)."""
     if label < 0:
-        return xp.arange(g.n, dtype=xp.int64)
-    return xp.flatnonzero(g.vertex_labels == label).astype(xp.int64)
+        return ops.arange_like(g.ptr, g.n)
+    return ops.positions_of(g.vertex_labels, label)
 
 
 class _Wedges:
@@ -75,60 +79,53 @@ class _Wedges:
         self.tested = label >= 0 and not g.slots
 
     def _run(self, v: Any) -> Any:
-        return v.astype(self.xp.int64) * self.g.labels + self.offset
+        return ops.affine(v, self.g.labels, self.offset)
+
+    def _of_label(self, *arrays: Any) -> tuple[Any, ...]:
+        """``arrays`` (the last of them ranks) cut to the entries whose rank has the label, where it is tested."""
+        if not self.tested:
+            return arrays
+        keep = ops.positions_of(ops.take(self.g.vertex_labels, arrays[-1]), self.label)
+        return tuple(ops.take(x, keep) for x in arrays)
 
     def _down(self, a: Any) -> tuple[Any, Any]:
         """``(row, b)``: every neighbour ``b`` of each ``a[row]`` ranked below it (of the label, where one is set)."""
         g = self.g
-        run = self._run(a)
-        row, b = self.backend.gather_runs(g.nbr, g.ptr[run], g.up[run] - g.ptr[run])
-        if self.tested:
-            keep = g.vertex_labels[b] == self.label
-            row, b = row[keep], b[keep]
-        return row, b
+        start, length = ops.spans(g.ptr, g.up, self._run(a))
+        row, b = self.backend.gather_runs(g.nbr, start, length)
+        return self._of_label(row, b)
 
-    def _runs(self, a: Any, b: Any, c0: int, c1: Any) -> tuple[Any, Any]:
+    def _runs(self, a: Any, b: Any, c0: int, c1: int) -> tuple[Any, Any]:
         """For edges ``a-b``: the start and length of the part of ``N(b)`` with ``c0 <= c < min(a, c1)``."""
-        xp = self.xp
-        base = self._run(b) * self.g.n
-        lo = xp.searchsorted(self.keys, base + c0)
-        return lo, xp.searchsorted(self.keys, base + xp.minimum(a, c1)) - lo
+        g = self.g
+        return ops.key_ranges(self.keys, ops.affine(b, g.labels * g.n, self.offset * g.n), a, c0, c1)
 
     def per_task(self, a: Any, most: int) -> Any:
         """The wedges each of ``a`` lists (float64), read by blocks of at most ``most`` edges."""
-        xp = self.xp
         g = self.g
-        out = xp.zeros(a.shape[0], dtype=xp.float64)
-        run = self._run(a)
-        for t0, t1 in row_chunks(xp, (g.up[run] - g.ptr[run]).astype(xp.float64), most):
+        out = self.xp.zeros(a.shape[0], dtype=self.xp.float64)
+        _, width = ops.spans(g.ptr, g.up, self._run(a))
+        for t0, t1 in row_chunks(width, most):
             row, b = self._down(a[t0:t1])
-            _, length = self._runs(a[t0:t1][row], b, 0, self.g.n)
-            out[t0:t1] = xp.bincount(row, weights=length.astype(xp.float64), minlength=t1 - t0)
+            _, length = self._runs(ops.take(a[t0:t1], row), b, 0, self.g.n)
+            ops.copy_into(out[t0:t1], bincount(row, t1 - t0, ops.cast(length, np.float64)))
         return out
 
     def pairs(self, a: Any, c0: int = 0, c1: int | None = None) -> int:
         """``sum C(w(a, c), 2)`` over ``a`` (several ranks, or one) and ``c0 <= c < c1``, one chunk."""
-        xp = self.xp
         g = self.g
         row, b = self._down(a)
-        start, length = self._runs(a[row], b, c0, g.n if c1 is None else c1)
+        start, length = self._runs(ops.take(a, row), b, c0, g.n if c1 is None else c1)
         entry, c = self.backend.gather_runs(g.nbr, start, length)
         del start, length
-        owner = row[entry]
+        owner, c = self._of_label(ops.take(row, entry), c)
         del entry, row, b
-        if self.tested:
-            keep = g.vertex_labels[c] == self.label
-            owner, c = owner[keep], c[keep]
         if not c.shape[0]:
             return 0
-        key = owner * g.n + c.astype(xp.int64)
+        key = ops.scaled_add(owner, g.n, c)
         del owner, c
-        key.sort()
-        ends = xp.flatnonzero(key[1:] != key[:-1])
-        bounds = xp.concatenate((xp.asarray([-1], dtype=xp.int64), ends.astype(xp.int64),
-                                 xp.asarray([key.shape[0] - 1], dtype=xp.int64)))
-        w = xp.diff(bounds)
-        return int((w * (w - 1) // 2).sum())
+        ops.sort_inplace(key)
+        return ops.equal_pairs(key)
 
     def split(self, a: Any, wedges: int, cap: int) -> Iterator[tuple[int, int]]:
         """Ranges ``[c0, c1)`` of the opposite vertex that cut the ``wedges`` of the one task ``a`` (an array of one
@@ -141,8 +138,8 @@ class _Wedges:
                 yield c0, c1
                 continue
             mid = (c0 + c1) // 2
-            _, low = self._runs(a[row], b, c0, mid)
-            below = int(low.sum())
+            _, low = self._runs(ops.take(a, row), b, c0, mid)
+            below = int(ops.cumsum(low)[-1]) if low.shape[0] else 0
             stack.append((mid, c1, have - below))
             stack.append((c0, mid, below))
 
@@ -151,7 +148,7 @@ def task_work(backend: Backend, g: RankedGraph, label: int) -> Any:
     """The estimated work of each task (float64, in task order): one plus the wedges it lists."""
     xp = backend.xp
     a = tasks(xp, g, label)
-    return 1.0 + _Wedges(backend, g, label).per_task(a, 1 << 26)
+    return ops.poly2(_Wedges(backend, g, label).per_task(a, 1 << 26), 1.0, 1.0, 0.0)
 
 
 def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Control | None = None,
@@ -167,7 +164,7 @@ def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Co
     cap = max(budget // WEDGE_BYTES, MIN_CHUNK)
     per_task = wedges.per_task(a, cap)
     total, done = 0, 0
-    for t0, t1 in row_chunks(xp, per_task, cap):
+    for t0, t1 in row_chunks(per_task, cap):
         if control is not None:
             control.check()
         if t1 - t0 == 1 and float(per_task[t0]) > cap:

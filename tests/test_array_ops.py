@@ -193,7 +193,7 @@ def test_the_numpy_primitives_against_plain_python():
     assert list(zip(row.tolist(), rank.tolist())) == [(r, k) for r, c in enumerate(counts.tolist()) for k in range(c)]
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     pos = rng.integers(0, 50, size=40).astype(np.int32)
-    start, length = ops.spans(offsets, pos)
+    start, length = ops.spans(offsets, offsets[1:], pos)
     assert start.tolist() == [int(offsets[p]) for p in pos] and length.tolist() == [int(counts[p]) for p in pos]
     assert ops.scaled_add(offsets[:40], 7, pos).tolist() == [int(o) * 7 + int(p) for o, p in zip(offsets, pos)]
     assert ops.search_right(offsets, int(offsets[20])) == int(np.sum(offsets <= offsets[20]))
@@ -237,8 +237,9 @@ def test_expand_spans_and_gathers_on_cupy_match_numpy(rows):
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     for dtype in (np.int32, np.int64):
         pos = rng.integers(0, max(rows, 1), size=rows).astype(dtype) if rows else np.zeros(0, dtype)
-        got = ops.spans(cp.asarray(offsets), cp.asarray(pos))
-        exp = ops.spans(offsets, pos)
+        d = cp.asarray(offsets)
+        got = ops.spans(d, d[1:], cp.asarray(pos))
+        exp = ops.spans(offsets, offsets[1:], pos)
         assert all(np.array_equal(cp.asnumpy(g), e) for g, e in zip(got, exp))
         for values in (offsets, offsets.astype(np.int32)):
             assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(values), cp.asarray(pos))), values[pos])
@@ -337,3 +338,73 @@ def test_ranking_primitives_on_cupy_match_numpy(n):
     assert np.array_equal(cp.asnumpy(d), np.sort(keys))
     ptr, nbr = _ranked_runs(rng, max(n // 10, 1), 2)
     assert np.array_equal(cp.asnumpy(ops.run_upper(cp.asarray(ptr), cp.asarray(nbr), 2)), ops.run_upper(ptr, nbr, 2))
+
+
+def test_the_numpy_wedge_and_walk_primitives_against_plain_python():
+    rng = np.random.default_rng(14)
+    x = rng.integers(0, 50, size=60).astype(np.int32)
+    assert ops.affine(x, 3, -7, 0).tolist() == [max(3 * v - 7, 0) for v in x.tolist()]
+    assert ops.affine(x, 3, -7).tolist() == [3 * v - 7 for v in x.tolist()]
+    f = rng.random(20)
+    assert np.allclose(ops.poly2(f, 1.0, 2.0, 3.0), 1 + 2 * f + 3 * f * f)
+    keys = np.sort(rng.integers(0, 500, size=300)).astype(np.int64)
+    base = rng.integers(0, 400, size=50).astype(np.int64)
+    bound = rng.integers(0, 120, size=50).astype(np.int64)
+    lo, length = ops.key_ranges(keys, base, bound, 10, 90)
+    for i in range(50):
+        inside = [j for j, k in enumerate(keys.tolist()) if base[i] + 10 <= k < base[i] + min(bound[i], 90)]
+        assert length[i] == len(inside) and (not inside or lo[i] == inside[0])
+    groups = np.unique(keys, return_counts=True)[1]
+    assert ops.equal_pairs(keys) == sum(c * (c - 1) // 2 for c in groups.tolist()) and ops.equal_pairs(keys[:0]) == 0
+    nbr = rng.integers(0, 40, size=400).astype(np.int32)
+    weights = rng.integers(0, 1 << 40, size=40).astype(np.int64)
+    labels = rng.integers(0, 2, size=40).astype(np.int32)
+    start = rng.integers(0, 300, size=30).astype(np.int64)
+    length = rng.integers(0, 100, size=30).astype(np.int64)
+    for label in (-1, 1):
+        want = 0
+        for s, n in zip(start.tolist(), length.tolist()):
+            w = [int(weights[v]) if label < 0 or labels[v] == label else 0 for v in nbr[s:s + n].tolist()]
+            want += sum(w) ** 2 - sum(v * v for v in w)
+        assert ops.walk_sums(nbr, start, length, weights, labels, label) == want % (1 << 64)
+    out = np.zeros(5)
+    ops.copy_into(out[1:4], np.ones(3))
+    assert out.tolist() == [0, 1, 1, 1, 0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [0, 1, 1000, 70_001])
+def test_wedge_and_walk_primitives_on_cupy_match_numpy(n):
+    cp = _cupy()
+    rng = np.random.default_rng(n + 31)
+    f = rng.random(n)
+    assert np.allclose(cp.asnumpy(ops.cumsum(cp.asarray(f))), np.cumsum(f))
+    assert np.array_equal(cp.asnumpy(ops.take(cp.asarray(f), cp.asarray(np.arange(n)[::-1].copy()))), f[::-1])
+    if n:
+        ends = np.cumsum(f)
+        value = float(ends[n // 2]) + 0.5
+        assert ops.search_right(cp.asarray(ends), value) == ops.search_right(ends, value)
+    for dtype in (np.int32, np.int64):
+        x = rng.integers(0, 1 << 20, size=n).astype(dtype)
+        assert np.array_equal(cp.asnumpy(ops.affine(cp.asarray(x), 5, -9, 3)), ops.affine(x, 5, -9, 3))
+    assert np.allclose(cp.asnumpy(ops.poly2(cp.asarray(f), 1.0, 0.5, 2.0)), ops.poly2(f, 1.0, 0.5, 2.0))
+    ints = rng.integers(0, 1 << 40, size=n).astype(np.int64)
+    assert np.array_equal(cp.asnumpy(ops.cast(cp.asarray(ints), np.float64)), ints.astype(np.float64))
+    keys = np.sort(rng.integers(0, 4 * n + 10, size=n)).astype(np.int64)
+    base = rng.integers(0, 4 * n + 10, size=n).astype(np.int64)
+    bound = rng.integers(0, 50, size=n).astype(np.int64)
+    got = ops.key_ranges(cp.asarray(keys), cp.asarray(base), cp.asarray(bound), 3, 40)
+    want = ops.key_ranges(keys, base, bound, 3, 40)
+    assert all(np.array_equal(cp.asnumpy(g), w) for g, w in zip(got, want))
+    assert ops.equal_pairs(cp.asarray(keys)) == ops.equal_pairs(keys)
+    nbr = rng.integers(0, 1000, size=3 * n + 1).astype(np.int32)
+    weights = rng.integers(0, 1 << 40, size=1000).astype(np.int64)
+    labels = rng.integers(0, 3, size=1000).astype(np.int32)
+    start = rng.integers(0, 2 * n + 1, size=n).astype(np.int64)
+    length = rng.integers(0, n + 1, size=n).astype(np.int64)
+    for label in (-1, 2):
+        assert ops.walk_sums(cp.asarray(nbr), cp.asarray(start), cp.asarray(length), cp.asarray(weights),
+                             cp.asarray(labels), label) == ops.walk_sums(nbr, start, length, weights, labels, label)
+    out = cp.zeros(n + 2)
+    ops.copy_into(out[1:n + 1], cp.asarray(f))
+    assert np.array_equal(cp.asnumpy(out)[1:n + 1], f)

@@ -218,7 +218,7 @@ def test_triangle_weights_by_the_clique_kernel_equal_the_host(gpu):
             weights = rng.integers(0, 1000, g_host.n).astype(np.int64)
             want = NUMPY.dfs_weigh(g_host, prog, weights, 1 << 24)
             assert gpu.dfs_weigh(g_dev, prog, gpu.xp.asarray(weights), 1 << 28) == want > 0
-            total = task_runs(np, g_host, prog).total
+            total = task_runs(g_host, prog).total
             parts = [(0, total // 3), (total // 3, total)]
             assert sum(gpu.dfs_weigh(g_dev, prog, gpu.xp.asarray(weights), 1 << 28, p) for p in parts) == want
 

@@ -101,7 +101,7 @@ def test_dfs_kernels_are_described_in_signature_order():
 
 def test_array_kernels_are_described_in_signature_order():
     src = ARRAYS_MODULE.path.read_text()
-    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64}
+    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64, "double": np.float64}
     found = {}
     for m in re.finditer(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', src, re.S):
         args = []

@@ -20,10 +20,11 @@ import numpy as np
 from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
-from distsm.kernels.cupy.launch import (CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EXPAND, GATHER_RUNS, HISTOGRAM,
-                                        IOTA, MAX_I64, RUN_UPPER, SCALED_ADD, SCAN_APPLY, SCAN_EQUAL, SCAN_NONZERO,
-                                        SCAN_SUM, SCAN_SUMS, SCATTER_I32, SCATTER_IOTA, SCATTER_SELECTED,
-                                        SEARCH_RIGHT, SPANS, SUBTRACT, TAKE, TAKE_SUM, WEIGHTED_HISTOGRAM, Launcher)
+from distsm.kernels.cupy.launch import (AFFINE, CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EQUAL_PAIRS, EXPAND,
+                                        GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, MAX_I64, POLY2, RUN_UPPER,
+                                        SCALED_ADD, SCAN_APPLY, SCAN_EQUAL, SCAN_NONZERO, SCAN_SUM, SCAN_SUMS,
+                                        SCAN_TYPES, SCATTER_I32, SCATTER_IOTA, SCATTER_SELECTED, SEARCH_RIGHT, SPANS,
+                                        SUBTRACT, TAKE, TAKE_SUM, WALK_SUMS, WEIGHTED_HISTOGRAM, Launcher)
 
 _LAUNCHER = Launcher()
 
@@ -42,7 +43,9 @@ def register() -> None:
                           (ops.positions_of, _positions_of), (ops.arange_like, _arange_like),
                           (ops.inverse_permutation, _inverse_permutation), (ops.scatter, _scatter),
                           (ops.divmod_keys, _divmod_keys), (ops.run_upper, _run_upper), (ops.max_value, _max_value),
-                          (ops.count_members, _count_members), (ops.sort_inplace, _sort_inplace)):
+                          (ops.count_members, _count_members), (ops.sort_inplace, _sort_inplace),
+                          (ops.affine, _affine), (ops.poly2, _poly2), (ops.key_ranges, _key_ranges),
+                          (ops.equal_pairs, _equal_pairs), (ops.walk_sums, _walk_sums), (ops.copy_into, _copy_into)):
         generic.register(cupy.ndarray, impl)
 
 
@@ -123,13 +126,13 @@ def _scan(x: Any, mode: int, value: int = 0, out: Any = None) -> Any:
     import cupy
 
     n = int(x.shape[0])
-    out = cupy.empty(n, dtype=np.int64) if out is None else out
+    out = cupy.empty(n, dtype=SCAN_TYPES[x.dtype]) if out is None else out
     if not n:
         return out
     tiles = -(-n // _TILE)
     carry = out  # not read by a single tile
     if tiles > 1:
-        sums = cupy.empty(tiles, dtype=np.int64)
+        sums = cupy.empty(tiles, dtype=out.dtype)
         _LAUNCHER.launch(SCAN_SUMS[x.dtype], tiles, BLOCK, x=x, n=n, mode=mode, value=value, sums=sums)
         carry = _scan(sums, SCAN_SUM)
     _LAUNCHER.launch(SCAN_APPLY[x.dtype], tiles, BLOCK, x=x, n=n, mode=mode, value=value, carry=carry, out=out)
@@ -139,7 +142,7 @@ def _scan(x: Any, mode: int, value: int = 0, out: Any = None) -> Any:
 def _cumsum(x: Any, out: Any = None) -> Any:
     import cupy
 
-    if not _flat(x, _INTS) or (out is not None and not _flat(out, _I64)):
+    if not _flat(x, tuple(SCAN_TYPES)) or (out is not None and not _flat(out, (SCAN_TYPES[x.dtype],))):
         return cupy.cumsum(x, dtype=ops._sum_dtype(x), out=out)
     return _scan(x, SCAN_SUM, out=out)
 
@@ -199,7 +202,7 @@ def _take(a: Any, idx: Any) -> Any:
 
     kernel = TAKE.get((a.dtype, idx.dtype))
     step = idx.strides[0] // idx.itemsize if idx.ndim == 1 else 0
-    if kernel is None or not _flat(a, _INTS) or step <= 0 or step * idx.itemsize != idx.strides[0]:
+    if kernel is None or not _flat(a, (a.dtype,)) or step <= 0 or step * idx.itemsize != idx.strides[0]:
         return a[idx]
     n = int(idx.shape[0])
     out = cupy.empty(n, dtype=a.dtype)
@@ -208,15 +211,15 @@ def _take(a: Any, idx: Any) -> Any:
     return out
 
 
-def _spans(offsets: Any, pos: Any) -> tuple[Any, Any]:
+def _spans(lo: Any, hi: Any, pos: Any) -> tuple[Any, Any]:
     import cupy
 
-    if not _flat(offsets, _I64) or not _flat(pos, _INTS):
-        return ops.spans.dispatch(np.ndarray)(offsets, pos)
+    if not _flat(lo, _I64) or not _flat(hi, _I64) or not _flat(pos, _INTS):
+        return ops.spans.dispatch(np.ndarray)(lo, hi, pos)
     n = int(pos.shape[0])
     start, length = cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int64)
     if n:
-        _LAUNCHER.grid(SPANS[pos.dtype], n, offsets=offsets, pos=pos, n=n, start=start, length=length)
+        _LAUNCHER.grid(SPANS[pos.dtype], n, lo=lo, hi=hi, pos=pos, n=n, start=start, length=length)
     return start, length
 
 
@@ -260,10 +263,11 @@ def _cast(x: Any, dtype: Any) -> Any:
 def _search_right(a: Any, value: int) -> int:
     import cupy
 
-    if not _flat(a, _I64):
+    kernel = SEARCH_RIGHT.get(a.dtype)
+    if kernel is None or not _flat(a, (a.dtype,)):
         return int(cupy.searchsorted(a, cupy.asarray([value], dtype=a.dtype), side="right")[0])
     out = cupy.empty(1, dtype=np.int64)
-    _LAUNCHER.launch(SEARCH_RIGHT, 1, 1, a=a, n=int(a.shape[0]), value=value, out=out)
+    _LAUNCHER.launch(kernel, 1, 1, a=a, n=int(a.shape[0]), value=value, out=out)
     return int(out[0])
 
 
@@ -363,3 +367,72 @@ def _sort_inplace(keys: Any) -> None:
         keys.sort()
     elif keys.shape[0] > 1:
         thrust.sort(keys.dtype, keys.data.ptr, 0, (int(keys.shape[0]),))
+
+
+def _affine(x: Any, scale: int, offset: int, floor: int | None = None) -> Any:
+    import cupy
+
+    if not _flat(x, _INTS):
+        return ops.affine.dispatch(np.ndarray)(x, scale, offset, floor)
+    n = int(x.shape[0])
+    out = cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(AFFINE[x.dtype], n, x=x, scale=scale, offset=offset,
+                       floor=np.iinfo(np.int64).min if floor is None else floor, n=n, out=out)
+    return out
+
+
+def _poly2(x: Any, c0: float, c1: float, c2: float) -> Any:
+    import cupy
+
+    if not _flat(x, (np.dtype(np.float64),)):
+        return ops.poly2.dispatch(np.ndarray)(x, c0, c1, c2)
+    n = int(x.shape[0])
+    out = cupy.empty(n, dtype=np.float64)
+    if n:
+        _LAUNCHER.grid(POLY2, n, x=x, c0=c0, c1=c1, c2=c2, n=n, out=out)
+    return out
+
+
+def _key_ranges(keys: Any, base: Any, bound: Any, c0: int, c1: int) -> tuple[Any, Any]:
+    import cupy
+
+    if not (_flat(keys, _I64) and _flat(base, _I64) and _flat(bound, _I64)):
+        return ops.key_ranges.dispatch(np.ndarray)(keys, base, bound, c0, c1)
+    n = int(base.shape[0])
+    lo, length = cupy.empty(n, dtype=np.int64), cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(KEY_RANGES, n, keys=keys, m=int(keys.shape[0]), base=base, bound=bound, c0=c0, c1=c1, n=n,
+                       lo=lo, length=length)
+    return lo, length
+
+
+def _equal_pairs(keys: Any) -> int:
+    import cupy
+
+    if not _flat(keys, _I64):
+        return ops.equal_pairs.dispatch(np.ndarray)(keys)
+    out = cupy.zeros(1, dtype=np.uint64)
+    if keys.shape[0]:
+        _LAUNCHER.grid(EQUAL_PAIRS, int(keys.shape[0]), keys=keys, n=int(keys.shape[0]), out=out)
+    return int(out[0])
+
+
+def _walk_sums(nbr: Any, start: Any, length: Any, weights: Any, vertex_labels: Any, label: int) -> int:
+    import cupy
+
+    rows = int(start.shape[0])
+    out = cupy.zeros(1, dtype=np.uint64)
+    if rows:
+        _LAUNCHER.grid(WALK_SUMS, 32 * rows, nbr=nbr, start=start, length=length, weights=weights,
+                       vlab=vertex_labels, label=label, rows=rows, out=out)  # a warp per row
+    return int(out[0])
+
+
+def _copy_into(dst: Any, src: Any) -> None:
+    """A device-to-device copy (``dst[...] = src`` would compile an elementwise copy)."""
+    if dst.flags.c_contiguous and src.flags.c_contiguous and dst.dtype == src.dtype and dst.shape == src.shape:
+        if dst.nbytes:
+            dst.data.copy_from_device_async(src.data, dst.nbytes)
+    else:
+        dst[...] = src

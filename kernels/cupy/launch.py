@@ -261,9 +261,14 @@ _TYPE_NAMES = ((_i32, "i32"), (_i64, "i64"))
 #: What a scan sums per entry (arrays.cu): the value, or 1 where it is non-zero, or equal to a value.
 SCAN_SUM, SCAN_NONZERO, SCAN_EQUAL = 0, 1, 2
 _SELECT = (Arg("n", _i64), Arg("mode", _i32), Arg("value", _i64))
-SCAN_SUMS = {np.dtype(t): _arrays(f"ar_scan_sums_{s}", _p("x", t), *_SELECT, _p("sums", _i64)) for t, s in _TYPE_NAMES}
-SCAN_APPLY = {np.dtype(t): _arrays(f"ar_scan_apply_{s}", _p("x", t), *_SELECT, _p("carry", _i64), _p("out", _i64))
-              for t, s in _TYPE_NAMES}
+_f64 = np.float64
+#: Scans by input dtype, and the dtype they sum in.
+SCAN_TYPES = {np.dtype(_i32): np.dtype(_i64), np.dtype(_i64): np.dtype(_i64), np.dtype(_f64): np.dtype(_f64)}
+_SCAN_NAMES = ((_i32, "i32"), (_i64, "i64"), (_f64, "f64"))
+SCAN_SUMS = {np.dtype(t): _arrays(f"ar_scan_sums_{s}", _p("x", t), *_SELECT, _p("sums", a))
+             for t, s in _SCAN_NAMES for a in (SCAN_TYPES[np.dtype(t)].type,)}
+SCAN_APPLY = {np.dtype(t): _arrays(f"ar_scan_apply_{s}", _p("x", t), *_SELECT, _p("carry", a), _p("out", a))
+              for t, s in _SCAN_NAMES for a in (SCAN_TYPES[np.dtype(t)].type,)}
 SCATTER_SELECTED = {np.dtype(t): _arrays(f"ar_scatter_selected_{s}", _p("x", t), *_SELECT, _p("incl", _i64),
                                          _p("out", _i64)) for t, s in _TYPE_NAMES}
 EXPAND = _arrays("ar_expand", _p("incl", _i64), Arg("rows", _i64), Arg("total", _i64), _p("row", _i64),
@@ -273,16 +278,18 @@ GATHER_RUNS = _arrays("ar_gather_runs", _p("values", _i32), _p("start", _i64), _
 #: Gathers by (values dtype, index dtype).
 TAKE = {(np.dtype(a), np.dtype(i)): _arrays(f"ar_take_{sa}_{si}", _p("a", a), _p("idx", i), Arg("stride", _i64),
                                             Arg("n", _i64), _p("out", a))
-        for a, sa in _TYPE_NAMES for i, si in _TYPE_NAMES}
-SPANS = {np.dtype(t): _arrays(f"ar_spans_{s}", _p("offsets", _i64), _p("pos", t), Arg("n", _i64), _p("start", _i64),
-                              _p("length", _i64)) for t, s in _TYPE_NAMES}
+        for a, sa in _SCAN_NAMES for i, si in _TYPE_NAMES if sa != "f64" or si == "i64"}
+SPANS = {np.dtype(t): _arrays(f"ar_spans_{s}", _p("lo", _i64), _p("hi", _i64), _p("pos", t), Arg("n", _i64),
+                              _p("start", _i64), _p("length", _i64)) for t, s in _TYPE_NAMES}
 SCALED_ADD = _arrays("ar_scaled_add", _p("a", _i64), Arg("scale", _i64), _p("b", _i32), Arg("n", _i64),
                      _p("out", _i64))
 SUBTRACT = _arrays("ar_subtract_i64", _p("a", _i64), _p("b", _i64), Arg("n", _i64), _p("out", _i64))
-SEARCH_RIGHT = _arrays("ar_search_right", _p("a", _i64), Arg("n", _i64), Arg("value", _i64), _p("out", _i64))
+SEARCH_RIGHT = {np.dtype(t): _arrays(f"ar_search_right_{s}", _p("a", t), Arg("n", _i64), Arg("value", t),
+                                     _p("out", _i64)) for t, s in ((_i64, "i64"), (_f64, "f64"))}
 #: Casts by (from dtype, to dtype).
 CAST = {(np.dtype(_i64), np.dtype(_i32)): _arrays("ar_i64_to_i32", _p("x", _i64), Arg("n", _i64), _p("out", _i32)),
-        (np.dtype(_i32), np.dtype(_i64)): _arrays("ar_i32_to_i64", _p("x", _i32), Arg("n", _i64), _p("out", _i64))}
+        (np.dtype(_i32), np.dtype(_i64)): _arrays("ar_i32_to_i64", _p("x", _i32), Arg("n", _i64), _p("out", _i64)),
+        (np.dtype(_i64), np.dtype(_f64)): _arrays("ar_i64_to_f64", _p("x", _i64), Arg("n", _i64), _p("out", _f64))}
 FILL_U64 = _arrays("ar_fill_u64", _p("out", _u64), Arg("n", _i64), Arg("value", _u64))
 TAKE_SUM = _arrays("ar_take_sum_i64_i32", _p("a", _i64), _p("idx", _i32), Arg("n", _i64), _p("out", _u64))
 IOTA = {np.dtype(t): _arrays(f"ar_iota_{s}", Arg("n", _i64), Arg("start", _i64), Arg("step", _i64), _p("out", t))
@@ -293,11 +300,21 @@ DIVMOD = _arrays("ar_divmod", _p("keys", _i64), Arg("n", _i64), Arg("d", _i64), 
 RUN_UPPER = _arrays("ar_run_upper", _p("ptr", _i64), _p("nbr", _i32), Arg("R", _i64), Arg("nruns", _i64),
                     _p("up", _i64))
 MAX_I64 = _arrays("ar_max_i64", _p("x", _i64), Arg("n", _i64), _p("out", _u64))
+AFFINE = {np.dtype(t): _arrays(f"ar_affine_{s}", _p("x", t), Arg("scale", _i64), Arg("offset", _i64),
+                               Arg("floor", _i64), Arg("n", _i64), _p("out", _i64)) for t, s in _TYPE_NAMES}
+POLY2 = _arrays("ar_poly2_f64", _p("x", _f64), Arg("c0", _f64), Arg("c1", _f64), Arg("c2", _f64), Arg("n", _i64),
+                _p("out", _f64))
+KEY_RANGES = _arrays("ar_key_ranges", _p("keys", _i64), Arg("m", _i64), _p("base", _i64), _p("bound", _i64),
+                     Arg("c0", _i64), Arg("c1", _i64), Arg("n", _i64), _p("lo", _i64), _p("length", _i64))
+EQUAL_PAIRS = _arrays("ar_equal_pairs", _p("keys", _i64), Arg("n", _i64), _p("out", _u64))
+WALK_SUMS = _arrays("ar_walk_sums", _p("nbr", _i32), _p("start", _i64), _p("length", _i64), _p("weights", _i64),
+                    _p("vlab", _i32), Arg("label", _i32), Arg("rows", _i64), _p("out", _u64))
 COUNT_MEMBERS = _arrays("ar_count_members", _p("s", _i32), Arg("m", _i64), _p("x", _i32), Arg("n", _i64),
                         _p("out", _u64))
 
 #: Every kernel of ``arrays.cu``, by name.
 ARRAY_KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *SCAN_SUMS.values(), *SCAN_APPLY.values(), *SCATTER_SELECTED.values(), EXPAND, GATHER_RUNS, *TAKE.values(),
-    *SPANS.values(), SCALED_ADD, SUBTRACT, SEARCH_RIGHT, *CAST.values(), FILL_U64, TAKE_SUM, *IOTA.values(),
-    SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS)}
+    *SPANS.values(), SCALED_ADD, SUBTRACT, *SEARCH_RIGHT.values(), *CAST.values(), FILL_U64, TAKE_SUM, *IOTA.values(),
+    SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS, *AFFINE.values(), POLY2, KEY_RANGES,
+    EQUAL_PAIRS, WALK_SUMS)}
