@@ -183,6 +183,18 @@ def affine(x: Any, scale: int, offset: int, floor: int | None = None) -> Any:
 
 
 @functools.singledispatch
+def minimum(a: Any, b: Any) -> Any:
+    """The smaller of ``a[i]`` and ``b[i]`` (int64 arrays of one length)."""
+    return np.minimum(a, b)
+
+
+@functools.singledispatch
+def search_left(a: Any, values: np.ndarray) -> np.ndarray:
+    """``searchsorted(a, values)`` of the sorted float64 ``a`` and host ``values``, on the host (int64)."""
+    return np.searchsorted(a, values)
+
+
+@functools.singledispatch
 def poly2(x: Any, c0: float, c1: float, c2: float) -> Any:
     """``c0 + c1 * x + c2 * x * x`` of the float64 ``x``."""
     return c0 + x * (c1 + c2 * x)
@@ -220,6 +232,12 @@ def walk_sums(nbr: Any, start: Any, length: Any, weights: Any, vertex_labels: An
     zero = np.zeros(1, dtype=np.uint64)
     s1, s2 = (np.diff(np.concatenate((zero, np.cumsum(v, dtype=np.uint64)))[firsts]) for v in (value, value * value))
     return int((s1 * s1 - s2).sum(dtype=np.uint64))
+
+
+@functools.singledispatch
+def ones(x: Any, n: int) -> Any:
+    """``n`` float64 ones in ``x``'s module."""
+    return np.ones(n, dtype=np.float64)
 
 
 @functools.singledispatch

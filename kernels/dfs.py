@@ -203,25 +203,26 @@ def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
     planner's host work takes on NumPy (3e8 a second) within a factor of 15 either way, so the two compare as they
     are.  A cost model that sees the deeper levels is still to come.  A count by a shortcut takes its own
     (:data:`SHORTCUTS`)."""
-    xp = backend.xp
-    g = ranked_graph(xp, idx)
+    g = ranked_graph(backend.xp, idx)
     assert g is not None
     if search.shortcut is not None:
         return SHORTCUTS[search.shortcut].task_work(backend, g, _first_label(search))
     prog = search.program
     runs = task_runs(g, prog)
     if prog.levels == 2:
-        return xp.ones(runs.total, dtype=xp.float64)
-    images = runs.images(xp, g, 0, runs.total)
+        return ops.ones(g.ptr, runs.total)
+    # Every task's two images: its run's entries laid end to end are the tasks, in order.
+    row, v1 = backend.gather_runs(g.nbr, runs.start, runs.lengths)
+    images = (ops.take(runs.verts, row), v1)
     level = prog.level(2)
     shortest = None
     for j in (0, 1):
         if level[1] >> j & 1:
-            run = images[j] * g.labels + int(level[7 + j])
-            length = g.ptr[run + 1] - (g.up[run] if level[2] >> j & 1 else g.ptr[run])
-            shortest = length if shortest is None else xp.minimum(shortest, length)
+            run = ops.affine(images[j], g.labels, int(level[7 + j]))
+            _, length = ops.spans(g.up if level[2] >> j & 1 else g.ptr, g.ptr[1:], run)
+            shortest = length if shortest is None else ops.minimum(shortest, length)
     assert shortest is not None  # level 2 has an earlier neighbour
-    return 1.0 + shortest.astype(xp.float64) * (prog.levels - 2)
+    return ops.poly2(ops.cast(shortest, np.float64), 1.0, float(prog.levels - 2), 0.0)
 
 
 def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
@@ -231,11 +232,10 @@ def cuts(backend: Backend, idx: DataIndex, search: Search, per: float,
     while the cluster waits (a 4-cycle's or 5-path's lists every task's wedges)."""
 
     def compute() -> tuple[tuple[tuple[int, int], ...], float]:
-        xp = backend.xp
-        work = xp.cumsum(task_work(backend, idx, search))
+        work = ops.cumsum(task_work(backend, idx, search))
         total = float(work[-1]) if work.shape[0] else 0.0
         pieces = max(2, min(most, math.ceil(total / max(per, 1.0))))
-        marks = xp.searchsorted(work, xp.asarray([total * i / pieces for i in range(1, pieces)]))
+        marks = ops.search_left(work, np.asarray([total * i / pieces for i in range(1, pieces)]))
         bounds = sorted({0, *(int(b) for b in marks.tolist()), int(work.shape[0])})
         return tuple(zip(bounds[:-1], bounds[1:])), total
 

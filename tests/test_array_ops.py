@@ -408,3 +408,24 @@ def test_wedge_and_walk_primitives_on_cupy_match_numpy(n):
     out = cp.zeros(n + 2)
     ops.copy_into(out[1:n + 1], cp.asarray(f))
     assert np.array_equal(cp.asnumpy(out)[1:n + 1], f)
+
+
+def test_the_numpy_task_primitives_against_plain_python():
+    a = np.array([5, 1, 9], dtype=np.int64)
+    b = np.array([3, 4, 9], dtype=np.int64)
+    assert ops.minimum(a, b).tolist() == [3, 1, 9]
+    work = np.cumsum([1.0, 2.0, 3.0, 4.0])
+    assert ops.search_left(work, np.array([0.5, 3.0, 3.5, 11.0])).tolist() == [0, 1, 2, 4]
+    assert ops.ones(a, 4).tolist() == [1.0] * 4
+
+
+@pytest.mark.gpu
+def test_task_primitives_on_cupy_match_numpy():
+    cp = _cupy()
+    rng = np.random.default_rng(41)
+    a, b = (rng.integers(0, 1 << 40, size=5000).astype(np.int64) for _ in range(2))
+    assert np.array_equal(cp.asnumpy(ops.minimum(cp.asarray(a), cp.asarray(b))), np.minimum(a, b))
+    work = np.cumsum(rng.random(5000))
+    values = rng.random(300) * work[-1]
+    assert np.array_equal(ops.search_left(cp.asarray(work), values), np.searchsorted(work, values))
+    assert np.array_equal(cp.asnumpy(ops.ones(cp.asarray(a), 777)), np.ones(777))

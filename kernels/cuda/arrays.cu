@@ -299,6 +299,22 @@ extern "C" __global__ void ar_affine_i64(const i64* x, i64 scale, i64 offset, i6
     affine(x, scale, offset, floor, n, out);
 }
 
+extern "C" __global__ void ar_minimum_i64(const i64* a, const i64* b, i64 n, i64* out) {
+    GRID_STRIDE(i, n) out[i] = min(a[i], b[i]);
+}
+
+// out[j] = the first position of the sorted a (m entries) whose entry is not below values[j].
+extern "C" __global__ void ar_search_left_f64(const double* a, i64 m, const double* values, i64 k, i64* out) {
+    GRID_STRIDE(j, k) {
+        i64 lo = 0, hi = m;
+        while (lo < hi) {
+            i64 mid = (lo + hi) >> 1;
+            if (a[mid] < values[j]) lo = mid + 1; else hi = mid;
+        }
+        out[j] = lo;
+    }
+}
+
 // out = c0 + c1 * x + c2 * x * x.
 extern "C" __global__ void ar_poly2_f64(const double* x, double c0, double c1, double c2, i64 n, double* out) {
     GRID_STRIDE(i, n) {

@@ -21,7 +21,8 @@ from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
 from distsm.kernels.cupy.launch import (AFFINE, CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EQUAL_PAIRS, EXPAND,
-                                        GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, MAX_I64, POLY2, RUN_UPPER,
+                                        FILL_U64, GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, MAX_I64, MINIMUM, POLY2,
+                                        RUN_UPPER, SEARCH_LEFT,
                                         SCALED_ADD, SCAN_APPLY, SCAN_EQUAL, SCAN_NONZERO, SCAN_SUM, SCAN_SUMS,
                                         SCAN_TYPES, SCATTER_I32, SCATTER_IOTA, SCATTER_SELECTED, SEARCH_RIGHT, SPANS,
                                         SUBTRACT, TAKE, TAKE_SUM, WALK_SUMS, WEIGHTED_HISTOGRAM, Launcher)
@@ -45,7 +46,8 @@ def register() -> None:
                           (ops.divmod_keys, _divmod_keys), (ops.run_upper, _run_upper), (ops.max_value, _max_value),
                           (ops.count_members, _count_members), (ops.sort_inplace, _sort_inplace),
                           (ops.affine, _affine), (ops.poly2, _poly2), (ops.key_ranges, _key_ranges),
-                          (ops.equal_pairs, _equal_pairs), (ops.walk_sums, _walk_sums), (ops.copy_into, _copy_into)):
+                          (ops.equal_pairs, _equal_pairs), (ops.walk_sums, _walk_sums), (ops.copy_into, _copy_into),
+                          (ops.minimum, _minimum), (ops.search_left, _search_left), (ops.ones, _ones)):
         generic.register(cupy.ndarray, impl)
 
 
@@ -436,3 +438,38 @@ def _copy_into(dst: Any, src: Any) -> None:
             dst.data.copy_from_device_async(src.data, dst.nbytes)
     else:
         dst[...] = src
+
+
+def _minimum(a: Any, b: Any) -> Any:
+    import cupy
+
+    if not (_flat(a, _I64) and _flat(b, _I64)) or a.shape != b.shape:
+        return cupy.minimum(a, b)
+    n = int(a.shape[0])
+    out = cupy.empty(n, dtype=np.int64)
+    if n:
+        _LAUNCHER.grid(MINIMUM, n, a=a, b=b, n=n, out=out)
+    return out
+
+
+def _search_left(a: Any, values: np.ndarray) -> np.ndarray:
+    import cupy
+
+    v = cupy.asarray(np.asarray(values, dtype=np.float64))
+    if not _flat(a, (np.dtype(np.float64),)):
+        return cupy.asnumpy(cupy.searchsorted(a, v))
+    k = int(v.shape[0])
+    out = cupy.zeros(max(k, 1), dtype=np.int64)
+    if k:
+        _LAUNCHER.grid(SEARCH_LEFT, k, a=a, m=int(a.shape[0]), values=v, k=k, out=out)
+    return cupy.asnumpy(out[:k])
+
+
+def _ones(x: Any, n: int) -> Any:
+    """Float64 ones by their bit pattern through the uint64 fill (``cupy.ones`` compiles a fill kernel)."""
+    import cupy
+
+    out = cupy.empty(n, dtype=np.float64)
+    if n:
+        _LAUNCHER.grid(FILL_U64, n, out=out.view(np.uint64), n=n, value=np.float64(1.0).view(np.uint64))
+    return out

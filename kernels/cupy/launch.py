@@ -304,6 +304,9 @@ AFFINE = {np.dtype(t): _arrays(f"ar_affine_{s}", _p("x", t), Arg("scale", _i64),
                                Arg("floor", _i64), Arg("n", _i64), _p("out", _i64)) for t, s in _TYPE_NAMES}
 POLY2 = _arrays("ar_poly2_f64", _p("x", _f64), Arg("c0", _f64), Arg("c1", _f64), Arg("c2", _f64), Arg("n", _i64),
                 _p("out", _f64))
+MINIMUM = _arrays("ar_minimum_i64", _p("a", _i64), _p("b", _i64), Arg("n", _i64), _p("out", _i64))
+SEARCH_LEFT = _arrays("ar_search_left_f64", _p("a", _f64), Arg("m", _i64), _p("values", _f64), Arg("k", _i64),
+                      _p("out", _i64))
 KEY_RANGES = _arrays("ar_key_ranges", _p("keys", _i64), Arg("m", _i64), _p("base", _i64), _p("bound", _i64),
                      Arg("c0", _i64), Arg("c1", _i64), Arg("n", _i64), _p("lo", _i64), _p("length", _i64))
 EQUAL_PAIRS = _arrays("ar_equal_pairs", _p("keys", _i64), Arg("n", _i64), _p("out", _u64))
@@ -317,4 +320,4 @@ ARRAY_KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *SCAN_SUMS.values(), *SCAN_APPLY.values(), *SCATTER_SELECTED.values(), EXPAND, GATHER_RUNS, *TAKE.values(),
     *SPANS.values(), SCALED_ADD, SUBTRACT, *SEARCH_RIGHT.values(), *CAST.values(), FILL_U64, TAKE_SUM, *IOTA.values(),
     SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS, *AFFINE.values(), POLY2, KEY_RANGES,
-    EQUAL_PAIRS, WALK_SUMS)}
+    EQUAL_PAIRS, WALK_SUMS, MINIMUM, SEARCH_LEFT)}
