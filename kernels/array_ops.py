@@ -135,10 +135,10 @@ def inverse_permutation(order: Any) -> Any:
 
 
 @functools.singledispatch
-def scatter(idx: Any, values: Any, size: int) -> Any:
-    """An int32 array of ``size`` with ``out[idx[i]] = values[i]`` (``idx`` a permutation where ``size`` is its
-    length, so that every entry is written)."""
-    out = np.empty(size, dtype=np.int32)
+def scatter(idx: Any, values: Any, size: int, fill: int | None = None) -> Any:
+    """An int32 array of ``size`` with ``out[idx[i]] = values[i]``, ``fill`` elsewhere (None: nothing written
+    there, for an ``idx`` that is a permutation of ``0..size-1``)."""
+    out = np.empty(size, dtype=np.int32) if fill is None else np.full(size, fill, dtype=np.int32)
     out[idx] = values
     return out
 

@@ -459,6 +459,4 @@ class _Refinement:
 
 def position_map(xp: Any, n: int, members: Any) -> Any:
     """int32[n]: each data vertex's position in the sorted ``members``, -1 if not among them."""
-    m = xp.full(n, -1, dtype=xp.int32)
-    m[members] = xp.arange(int(members.shape[0]), dtype=xp.int32)
-    return m
+    return ops.scatter(members, ops.arange_like(members, int(members.shape[0]), dtype=np.int32), n, fill=-1)

@@ -215,6 +215,9 @@ extern "C" __global__ void ar_i64_to_f64(const i64* x, i64 n, double* out) {
 extern "C" __global__ void ar_fill_u64(u64* out, i64 n, u64 value) {
     GRID_STRIDE(i, n) out[i] = value;
 }
+extern "C" __global__ void ar_fill_i32(int* out, i64 n, int value) {
+    GRID_STRIDE(i, n) out[i] = value;
+}
 
 // *out += the sum of a[idx[i]] (a block sums its entries, then one atomic).
 extern "C" __global__ void ar_take_sum_i64_i32(const i64* a, const int* idx, i64 n, u64* out) {

@@ -21,11 +21,11 @@ from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
 from distsm.kernels.cupy.launch import (AFFINE, CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EQUAL_PAIRS, EXPAND,
-                                        FILL_U64, GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, MAX_I64, MINIMUM, POLY2,
-                                        RUN_UPPER, SEARCH_LEFT,
-                                        SCALED_ADD, SCAN_APPLY, SCAN_EQUAL, SCAN_NONZERO, SCAN_SUM, SCAN_SUMS,
-                                        SCAN_TYPES, SCATTER_I32, SCATTER_IOTA, SCATTER_SELECTED, SEARCH_RIGHT, SPANS,
-                                        SUBTRACT, TAKE, TAKE_SUM, WALK_SUMS, WEIGHTED_HISTOGRAM, Launcher)
+                                        FILL_I32, FILL_U64, GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, Launcher,
+                                        MAX_I64, MINIMUM, POLY2, RUN_UPPER, SCALED_ADD, SCAN_APPLY, SCAN_EQUAL,
+                                        SCAN_NONZERO, SCAN_SUM, SCAN_SUMS, SCAN_TYPES, SCATTER_I32, SCATTER_IOTA,
+                                        SCATTER_SELECTED, SEARCH_LEFT, SEARCH_RIGHT, SPANS, SUBTRACT, TAKE, TAKE_SUM,
+                                        WALK_SUMS, WEIGHTED_HISTOGRAM)
 
 _LAUNCHER = Launcher()
 
@@ -304,10 +304,12 @@ def _inverse_permutation(order: Any) -> Any:
     return rank
 
 
-def _scatter(idx: Any, values: Any, size: int) -> Any:
+def _scatter(idx: Any, values: Any, size: int, fill: int | None = None) -> Any:
     import cupy
 
     out = cupy.empty(size, dtype=np.int32)
+    if fill is not None and size:
+        _LAUNCHER.grid(FILL_I32, size, out=out, n=size, value=fill)
     n = int(idx.shape[0])
     if n:
         _LAUNCHER.grid(SCATTER_I32, n, idx=_cast(cupy.ascontiguousarray(idx), np.int64),

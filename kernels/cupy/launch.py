@@ -291,6 +291,7 @@ CAST = {(np.dtype(_i64), np.dtype(_i32)): _arrays("ar_i64_to_i32", _p("x", _i64)
         (np.dtype(_i32), np.dtype(_i64)): _arrays("ar_i32_to_i64", _p("x", _i32), Arg("n", _i64), _p("out", _i64)),
         (np.dtype(_i64), np.dtype(_f64)): _arrays("ar_i64_to_f64", _p("x", _i64), Arg("n", _i64), _p("out", _f64))}
 FILL_U64 = _arrays("ar_fill_u64", _p("out", _u64), Arg("n", _i64), Arg("value", _u64))
+FILL_I32 = _arrays("ar_fill_i32", _p("out", _i32), Arg("n", _i64), Arg("value", _i32))
 TAKE_SUM = _arrays("ar_take_sum_i64_i32", _p("a", _i64), _p("idx", _i32), Arg("n", _i64), _p("out", _u64))
 IOTA = {np.dtype(t): _arrays(f"ar_iota_{s}", Arg("n", _i64), Arg("start", _i64), Arg("step", _i64), _p("out", t))
         for t, s in _TYPE_NAMES}
@@ -318,6 +319,6 @@ COUNT_MEMBERS = _arrays("ar_count_members", _p("s", _i32), Arg("m", _i64), _p("x
 #: Every kernel of ``arrays.cu``, by name.
 ARRAY_KERNELS: dict[str, Kernel] = {k.name: k for k in (
     *SCAN_SUMS.values(), *SCAN_APPLY.values(), *SCATTER_SELECTED.values(), EXPAND, GATHER_RUNS, *TAKE.values(),
-    *SPANS.values(), SCALED_ADD, SUBTRACT, *SEARCH_RIGHT.values(), *CAST.values(), FILL_U64, TAKE_SUM, *IOTA.values(),
-    SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS, *AFFINE.values(), POLY2, KEY_RANGES,
-    EQUAL_PAIRS, WALK_SUMS, MINIMUM, SEARCH_LEFT)}
+    *SPANS.values(), SCALED_ADD, SUBTRACT, *SEARCH_RIGHT.values(), *CAST.values(), FILL_U64, FILL_I32, TAKE_SUM,
+    *IOTA.values(), SCATTER_IOTA, SCATTER_I32, DIVMOD, RUN_UPPER, MAX_I64, COUNT_MEMBERS, *AFFINE.values(), POLY2,
+    KEY_RANGES, EQUAL_PAIRS, WALK_SUMS, MINIMUM, SEARCH_LEFT)}
