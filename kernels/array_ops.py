@@ -103,7 +103,7 @@ def cast(x: Any, dtype: Any) -> Any:
 
 
 @functools.singledispatch
-def search_right(a: Any, value: int) -> int:
+def search_right(a: Any, value: float) -> int:
     """How many entries of the sorted ``a`` are at most ``value`` (``searchsorted(a, value, side="right")``)."""
     return int(np.searchsorted(a, value, side="right"))
 

@@ -109,11 +109,19 @@ def test_after_warmup_a_fresh_process_compiles_nothing(tmp_path):
     assert sum(1 for p in (tmp_path / "cache").rglob("*") if p.is_file()) == before
 
 
+def _kernel_files_written(tmp_path: Path, script: str) -> list[str]:
+    """The files CuPy writes to an empty kernel cache while a fresh process runs ``script`` in the repository."""
+    root = Path(__file__).resolve().parent.parent
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": path}
+    subprocess.run([sys.executable, "-c", script], env=env, check=True, cwd=root)
+    return sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
+
+
 @pytest.mark.gpu
 def test_a_fresh_process_counts_labelled_queries_without_compiling(tmp_path):
     """No warm-up and an empty kernel cache: the labelled count path (index, candidate filter, joins, split runs,
     the trailing count) launches only kernels compiled ahead, so CuPy writes nothing to its cache."""
-    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cache")}
     script = ("import distsm, glob; from distsm import example\n"
               "d = distsm.read_graph(example.data_path())\n"
               "for q in example.query_paths():\n"
@@ -122,16 +130,13 @@ def test_a_fresh_process_counts_labelled_queries_without_compiling(tmp_path):
               "for p in sorted(glob.glob('tests/data/hprd/query_graph/*.graph'))[::25]:\n"
               "    q = distsm.read_graph(p)\n"
               "    assert distsm.count(h, q, backend='cupy') == distsm.count(h, q, backend='numpy')\n")
-    subprocess.run([sys.executable, "-c", script], env=env, check=True, cwd=Path(__file__).resolve().parent.parent)
-    written = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
-    assert not written, written
+    assert _kernel_files_written(tmp_path, script) == []
 
 
 @pytest.mark.gpu
 def test_a_fresh_process_counts_motifs_without_compiling(tmp_path):
     """The motif path (ranked graph, depth-first search, the wedge and path shortcuts) on unlabelled and labelled
     graphs launches only kernels compiled ahead; counts are checked against the NumPy backend."""
-    env = {**os.environ, "CUPY_CACHE_DIR": str(tmp_path / "cache")}
     script = ("import distsm\n"
               "from benchmarks.generators import rmat_graph\n"
               "from benchmarks.motifs import PATTERNS, pattern_graph\n"
@@ -140,8 +145,4 @@ def test_a_fresh_process_counts_motifs_without_compiling(tmp_path):
               "    for name in PATTERNS:\n"
               "        q = pattern_graph(name)\n"
               "        assert distsm.count(g, q, backend='cupy') == distsm.count(g, q, backend='numpy'), name\n")
-    root = Path(__file__).resolve().parent.parent
-    path = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
-    subprocess.run([sys.executable, "-c", script], env={**env, "PYTHONPATH": path}, check=True, cwd=root)
-    written = sorted(p.name for p in (tmp_path / "cache").rglob("*") if p.is_file())
-    assert not written, written
+    assert _kernel_files_written(tmp_path, script) == []

@@ -14,6 +14,7 @@ import pytest
 from distsm.kernels.cupy import launch
 from distsm.kernels.cuda_modules import ARRAYS_MODULE, DFS_MODULE, JOIN_MODULE
 from distsm.kernels.cupy.launch import KERNELS, Kernel, KernelArgumentError
+from kernel_signatures import assert_described
 
 C_TYPES = {"int": np.int32, "long long": np.int64, "unsigned int": np.uint32, "unsigned long long": np.uint64,
            "unsigned char": np.uint8, "double": np.float64}
@@ -100,18 +101,4 @@ def test_dfs_kernels_are_described_in_signature_order():
 
 
 def test_array_kernels_are_described_in_signature_order():
-    src = ARRAYS_MODULE.path.read_text()
-    types = {"int": np.int32, "i64": np.int64, "u64": np.uint64, "double": np.float64}
-    found = {}
-    for m in re.finditer(r'extern "C" __global__ void (\w+)\((.*?)\)\s*\{', src, re.S):
-        args = []
-        for part in m.group(2).split(","):
-            words = part.replace("const", " ").replace("*", " ").split()
-            args.append((words[-1], types[words[0]], "*" in part))
-        found[m.group(1)] = args
-    assert sorted(found) == sorted(launch.ARRAY_KERNELS)
-    for name, kernel in launch.ARRAY_KERNELS.items():
-        assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
-        assert kernel.module is ARRAYS_MODULE
-    for name, _ in ARRAYS_MODULE.defines:
-        assert not re.search(rf"#define\s+{name}\b", src) and f"defined({name})" in src, name
+    assert_described(ARRAYS_MODULE, launch.ARRAY_KERNELS)

@@ -13,13 +13,13 @@ kernels' programs check their layout and the algorithms against NumPy.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import scaled
+from kernel_signatures import assert_described
 from oracles import brute_force, networkx_matches, random_graph
 
 from distsm.config import options
@@ -38,25 +38,10 @@ from distsm.kernels.trailing import SAFE_BOUND, TrailingCounter
 NUMPY = get_backend("numpy")
 #: The fused count's two passes: walked runs and bit rows.
 BITS = st.sampled_from(["never", "always"])
-C_TYPES = {"int": np.int32, "long long": np.int64, "double": np.float64, "unsigned long long": np.uint64}
 
 
 def test_the_kernel_is_described_in_signature_order_and_its_constants_come_from_python():
-    src = TRAILING_MODULE.path.read_text()
-    found = {}
-    for m in re.finditer(r'extern "C" __global__ void (?:__launch_bounds__\(\w+\)\s*)?(\w+)\((.*?)\)\s*\{', src,
-                         re.S):
-        args = []
-        for part in m.group(2).split(","):
-            words = part.replace("__restrict__", " ").replace("const", " ").replace("*", " ").split()
-            args.append((words[-1], C_TYPES[" ".join(words[:-1])], "*" in part))
-        found[m.group(1)] = args
-    assert sorted(found) == sorted(launch.TRAILING_KERNELS)
-    for name, kernel in launch.TRAILING_KERNELS.items():
-        assert [(a.name, a.dtype, a.pointer) for a in kernel.args] == found[name], name
-        assert kernel.module is TRAILING_MODULE
-    for name, _ in TRAILING_MODULE.defines:
-        assert not re.search(rf"#define\s+{name}\b", src) and f"defined({name})" in src, name
+    assert_described(TRAILING_MODULE, launch.TRAILING_KERNELS)
 
 
 def tree_with_leaves(rng: np.random.Generator, directed: bool, core: int, leaves: int,

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels import array_ops as ops
-from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.cuda_modules import ARRAY_ITEMS, BLOCK
 from distsm.kernels.cupy.launch import (AFFINE, CAST, COUNT_MEMBERS, COUNT_TRUE, DIVMOD, EQUAL_PAIRS, EXPAND,
                                         FILL_I32, FILL_U64, GATHER_RUNS, HISTOGRAM, IOTA, KEY_RANGES, Launcher,
@@ -34,21 +33,18 @@ def register() -> None:
     """Register the CuPy implementations (idempotent; the backend calls it when it starts, CuPy imported)."""
     import cupy
 
-    bincount.register(cupy.ndarray, _bincount)
-    count_true.register(cupy.ndarray, _count_true)
-    stable_order.register(cupy.ndarray, _stable_order)
-    for generic, impl in ((ops.cumsum, _cumsum), (ops.flatnonzero, _flatnonzero), (ops.expand, _expand),
-                          (ops.gather_runs, _gather_runs), (ops.take, _take), (ops.spans, _spans),
-                          (ops.scaled_add, _scaled_add), (ops.subtract, _subtract), (ops.cast, _cast),
-                          (ops.search_right, _search_right), (ops.take_sums, _take_sums),
-                          (ops.positions_of, _positions_of), (ops.arange_like, _arange_like),
-                          (ops.inverse_permutation, _inverse_permutation), (ops.scatter, _scatter),
-                          (ops.divmod_keys, _divmod_keys), (ops.run_upper, _run_upper), (ops.max_value, _max_value),
-                          (ops.count_members, _count_members), (ops.sort_inplace, _sort_inplace),
-                          (ops.affine, _affine), (ops.poly2, _poly2), (ops.key_ranges, _key_ranges),
-                          (ops.equal_pairs, _equal_pairs), (ops.walk_sums, _walk_sums), (ops.copy_into, _copy_into),
-                          (ops.minimum, _minimum), (ops.search_left, _search_left), (ops.ones, _ones)):
-        generic.register(cupy.ndarray, impl)
+    impls = globals()
+    for name in _PRIMITIVES:
+        getattr(ops, name).register(cupy.ndarray, impls[f"_{name}"])
+
+
+#: The primitives of :mod:`distsm.kernels.array_ops` implemented here, each by the function of its name with a
+#: leading underscore.
+_PRIMITIVES = ("bincount", "count_true", "stable_order", "cumsum", "flatnonzero", "expand", "gather_runs", "take",
+               "spans", "scaled_add", "subtract", "cast", "search_right", "take_sums", "positions_of", "arange_like",
+               "inverse_permutation", "scatter", "divmod_keys", "run_upper", "max_value", "count_members",
+               "sort_inplace", "affine", "poly2", "key_ranges", "equal_pairs", "walk_sums", "copy_into", "minimum",
+               "search_left", "ones")
 
 
 def _keys(x: Any) -> Any:
@@ -262,7 +258,7 @@ def _cast(x: Any, dtype: Any) -> Any:
     return out
 
 
-def _search_right(a: Any, value: int) -> int:
+def _search_right(a: Any, value: float) -> int:
     import cupy
 
     kernel = SEARCH_RIGHT.get(a.dtype)
