@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from distsm import caches
-from distsm.arguments import check_flag, check_int
+from distsm.arguments import check_choice, check_flag, check_int
 from distsm.graph import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
@@ -42,7 +42,7 @@ from distsm.plan.results import QueryResult
 from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
 from distsm.semantics import Semantics
-from distsm.vocabulary import Adjacency, BackendName, PartitionMethod, check_adjacency
+from distsm.vocabulary import PARTITION_METHODS, Adjacency, BackendName, PartitionMethod, check_adjacency
 
 __all__ = ["GraphLike", "Restrict", "as_graph", "count", "count_batch", "explain", "iter_batch", "iter_mappings",
            "iter_matches", "match", "partitioned_matcher", "restrict_positions"]
@@ -71,7 +71,11 @@ def partitioned_matcher(request: Request) -> Any:
 
 def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: int,
                   adjacency: Adjacency) -> Partitioning | None:
+    """The :class:`Partitioning` the keywords name (None without ``partitions``); every keyword is checked, also
+    those that ``partitions=None`` leaves unused."""
     check_adjacency(adjacency)
+    check_choice("partition_method", method, PARTITION_METHODS)
+    check_int("partition_seed", seed, minimum=0, optional=False)
     return None if partitions is None else Partitioning(partitions, method, seed, adjacency)
 
 
@@ -235,11 +239,13 @@ def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | s
     running join stops within one chunk, its device memory is freed and ``TimeoutError`` is raised."""
     if not isinstance(queries, list):
         raise TypeError(f"queries must be a list of queries, not {type(queries).__name__}")
+    how = _partitioning(partitions, partition_method, partition_seed, adjacency)
+    if how is None:
+        raise ValueError("partitions must be a positive integer or 'auto' for a batch, got None")
     if not queries:
         return iter(())
     req = prepare(data, queries, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
-                  backend=backend, partitioning=Partitioning(partitions, partition_method, partition_seed, adjacency),
-                  timeout=timeout)
+                  backend=backend, partitioning=how, timeout=timeout)
     results = partitioned_matcher(req).iter_batch(list(req.queries), req.semantics, req.budget, names=names,
                                                   control=req.control)
     return _timed(results, timeout, req.backend)

@@ -41,6 +41,34 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     return value
 
 
+def check_seconds(name: str, value: Any) -> float | None:
+    """``value`` as a positive number of seconds; None passes.
+
+    Raises:
+        TypeError: not a number (bools and strings are refused).
+        ValueError: zero, negative or not finite.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__} {short_repr(value)}")
+    if not 0 < float(value) < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def check_callable(name: str, value: Any) -> Any:
+    """``value`` when it is callable or None."""
+    if value is not None and not callable(value):
+        raise TypeError(f"{name} must be callable or None, not {type(value).__name__} {short_repr(value)}")
+    return value
+
+
+def check_optional_flag(name: str, value: Any) -> bool | None:
+    """``value`` when it is a bool or None (None: the default of whatever reads it)."""
+    return None if value is None else check_flag(name, value)
+
+
 def check_flag(name: str, value: Any) -> bool:
     """``value`` when it is a bool (``induced="no"`` would otherwise read as True)."""
     if not isinstance(value, (bool, np.bool_)):

@@ -43,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
+from distsm.arguments import check_callable, check_choice
 from distsm.config import options
 from distsm.graph import Graph
-from distsm.vocabulary import BackendName
+from distsm.vocabulary import BACKENDS, BackendName
 from distsm.warm import (CLUSTERED_DEGREE, CLUSTERED_VERTICES, PLANNED_ON_DEVICE, array_kernels, checked_slices,
                          dense_graph, query_shapes)
 
@@ -149,6 +150,8 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     from distsm.api import count, match
     from distsm.kernels import get_backend
 
+    check_choice("backend", backend, BACKENDS)
+    check_callable("progress", progress)
     t = time.perf_counter()
     cache = kernel_cache_dir()
     before = _cached_files(cache)

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from distsm.arguments import check_flag
 from distsm.errors import GraphFormatError, short_repr
 from distsm.formats._common import PathLike
 from distsm.graph import Graph
@@ -65,6 +66,8 @@ def save_graph(graph: Graph, path: PathLike) -> None:
         TypeError: a node name or label value that is not a string, number, boolean, None or tuple of these.
         FileExistsError: ``path`` exists and is not a saved graph (nothing else is overwritten).
     """
+    if not isinstance(graph, Graph):
+        raise TypeError(f"graph must be a distsm.Graph, not {type(graph).__name__}")
     target = Path(path)
     if target.exists() and not (target / MANIFEST).is_file():
         raise FileExistsError(f"{target}: exists and is not a saved distsm graph; not overwriting it")
@@ -110,6 +113,7 @@ def load_graph(path: PathLike, *, verify: bool = False) -> Graph:
         GraphFormatError: no manifest, a manifest of another format or version, or a missing, truncated or
             inconsistent array; the message names the file.
     """
+    check_flag("verify", verify)
     root = Path(path)
     man = _manifest(root)
     n, m = man["n"], man["m"]
