@@ -21,7 +21,7 @@ from oracles import brute_force, make_case, networkx_matches, random_graph, subg
 
 import distsm
 from distsm.graph import Graph
-from distsm.kernels import counting, engine, get_backend
+from distsm.kernels import count_plan, counting, engine, get_backend
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.budget import Parts
 from distsm.kernels.count_plan import MAX_GROUP, independent_sets, maximal_sets, partitions
@@ -702,6 +702,8 @@ NO_TRIALS = {"engine.trial-entries": 0, "engine.trial-ratio-host": 0.0, "engine.
 # agreed (issue 25).  The caller's budget now holds on the host too.
 @example(seed=0, n=6, p=0.5, vl=1, el=1, directed=False, qsize=5, sampled=False, homomorphism=False, budget=1,
          trials=False)
+@example(seed=1, n=32, p=0.5, vl=1, el=1, directed=False, qsize=7, sampled=False, homomorphism=False,
+         budget=1 << 26, trials=False)
 def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed, qsize, sampled, homomorphism,
                                                    budget, trials):
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
@@ -713,8 +715,11 @@ def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed,
         assert decisions(device, data, query, opts, budget)[0] == expected
         assert decisions(device, device.index(data), query, opts, budget)[0] == expected
         return
-    # Without trials queries this small take the planner's path too.
-    with distsm.options(NO_TRIALS):
+    # Without trials queries this small take the planner's path too.  A plan bound for a device is worth less
+    # sampling (count_plan.PLAN_SHARE_DEVICE), which may stop its search before NumPy's: with the two allowances
+    # made equal, the plans must be the same (seed=1, n=32 found the device stopping at a core of 5 against 4).
+    equal_share = count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP
+    with distsm.options(NO_TRIALS), patch.object(count_plan, "PLAN_SHARE_DEVICE", equal_share):
         # The caller's budget holds on both sides: a device whose budget cannot hold the index does not count on
         # its host under another budget, it takes the general join as NumPy does.
         want = decisions(NUMPY, data, query, opts, budget)
