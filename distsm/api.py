@@ -39,7 +39,7 @@ from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.explain import Explanation
 from distsm.plan.execute import timeout_error
 from distsm.plan.results import QueryResult
-from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
+from distsm.request import (GraphLike, Partitioning, Request, Resources, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
 from distsm.semantics import Semantics
 from distsm.vocabulary import PARTITION_METHODS, Adjacency, BackendName, PartitionMethod, check_adjacency
@@ -106,10 +106,9 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
         timeout: seconds the search may take; past it the work stops within one chunk, its device memory is freed
             and ``TimeoutError`` is raised.
     """
-    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
-                  backend=backend, restrict=restrict,
-                  partitioning=_partitioning(partitions, partition_method, partition_seed, adjacency),
-                  progress=progress, timeout=timeout)
+    how = _partitioning(partitions, partition_method, partition_seed, adjacency)
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
+                  restrict=restrict, partitioning=how, progress=progress)
     with timeout_error(timeout, req.backend):
         if req.partitioning is not None:
             return partitioned_matcher(req).count(req.query, req.semantics, req.budget, control=req.control).count
@@ -122,8 +121,7 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
     order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
-    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
-                  backend=backend)
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend))
     report = Explanation()
     counting.count(req.backend, req.data, req.query, req.semantics.match_options, budget=req.budget,
                    symmetry=req.symmetry(), explain=report)
@@ -147,10 +145,9 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     ``TimeoutError`` past it.
     """
     check_int("limit", limit, minimum=0)
-    req = prepare(data, query, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
-                  backend=backend, restrict=restrict,
-                  partitioning=_partitioning(partitions, partition_method, partition_seed, adjacency),
-                  timeout=timeout)
+    how = _partitioning(partitions, partition_method, partition_seed, adjacency)
+    req = prepare(data, query, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
+                  restrict=restrict, partitioning=how)
     q, budget = req.query, req.budget
     if req.partitioning is not None:
         chunks = partitioned_matcher(req).iter_matches(q, req.semantics, budget, limit, control=req.control)
@@ -244,8 +241,8 @@ def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | s
         raise ValueError("partitions must be a positive integer or 'auto' for a batch, got None")
     if not queries:
         return iter(())
-    req = prepare(data, queries, Semantics(induced, homomorphism, unique), memory_budget=memory_budget,
-                  backend=backend, partitioning=how, timeout=timeout)
+    req = prepare(data, queries, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
+                  partitioning=how)
     results = partitioned_matcher(req).iter_batch(list(req.queries), req.semantics, req.budget, names=names,
                                                   control=req.control)
     return _timed(results, timeout, req.backend)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_size
+from distsm.arguments import check_choice, check_seconds, check_size
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.backend import Backend
@@ -70,6 +70,27 @@ def query_for(data: Graph, query: GraphLike) -> Graph:
 
 
 @dataclass(frozen=True)
+class Resources:
+    """What a call may use: ``memory_budget`` (bytes, or a size such as ``"1GB"``; None: the backend's default),
+    ``backend`` (``"auto"``, ``"numpy"``, ``"cupy"``) and ``timeout`` (seconds; None: no limit).  Checked when made,
+    so a bad value reads the same from every entry point."""
+
+    memory_budget: int | str | None = None
+    backend: str = "auto"
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        check_size("memory_budget", self.memory_budget)
+        check_choice("backend", self.backend, BACKENDS)
+        check_seconds("timeout", self.timeout)
+
+    @property
+    def budget_bytes(self) -> int | None:
+        """The memory budget in bytes (None: the backend's default)."""
+        return check_size("memory_budget", self.memory_budget)
+
+
+@dataclass(frozen=True)
 class Request:
     """A validated call: the backend, the data graph, its queries (checked and in the data graph's label codes),
     the semantics, the budget in bytes, the restriction as positions (one query only), the partitioning (None:
@@ -98,10 +119,9 @@ class Request:
         return self.symmetry().less_than
 
 
-def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Semantics, *,
-            memory_budget: int | str | None = None, backend: str = "auto", restrict: Restrict | None = None,
-            partitioning: Partitioning | None = None, progress: Callable[[int, int], None] | None = None,
-            timeout: float | None = None) -> Request:
+def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Semantics,
+            resources: Resources = Resources(), *, restrict: Restrict | None = None,
+            partitioning: Partitioning | None = None, progress: Callable[[int, int], None] | None = None) -> Request:
     """The :class:`Request` of one call, or the first error in its arguments, before any work starts.
 
     ``queries`` is one query or a list; ``restrict`` (query node name -> allowed data node names) takes one.
@@ -110,18 +130,17 @@ def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Se
         TypeError, ValueError: an argument of the wrong type or range, or a pair of :data:`CONFLICTS`.
         GraphError, GraphFormatError: a graph that cannot be read or matched.
     """
-    memory_budget = check_size("memory_budget", memory_budget)
     check_conflicts({"restrict": restrict, "unique": semantics.unique, "partitions": partitioning,
                      "progress": progress})
-    be = get_backend(check_choice("backend", backend, BACKENDS))
-    control = deadline(timeout, progress)
+    be = get_backend(resources.backend)
+    control = deadline(resources.timeout, progress)
     d = as_graph(data, role="data")
     many = isinstance(queries, list)
     qs = tuple(query_for(d, q) for q in (queries if isinstance(queries, list) else [queries]))
     if restrict is not None and many:
         raise ValueError("restrict names the nodes of one query: pass one query")
     allowed = restrict_positions(d, qs[0], restrict) if qs else None
-    return Request(be, d, qs, semantics, default_budget(be, memory_budget), allowed, partitioning, control)
+    return Request(be, d, qs, semantics, default_budget(be, resources.budget_bytes), allowed, partitioning, control)
 
 
 def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None) -> dict[int, np.ndarray] | None:

@@ -25,7 +25,7 @@ KNOWN = {
     "kernels/cupy/join.py _extend_tiered",
     "kernels/engine.py prepare", "kernels/counting.py count", "kernels/backend.py extend",
     "kernels/array_backend.py extend",
-    "kernels/engine.py iter_matches", "kernels/ce_join.py walk_core", "distsm/request.py prepare",
+    "kernels/engine.py iter_matches", "kernels/ce_join.py walk_core",
 }
 
 
