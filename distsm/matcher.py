@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_size
+from distsm.arguments import check_choice, check_seconds, check_size
 from distsm.cluster import tasks
 from distsm.cluster.worker_site import WorkerSite
 from distsm.cluster.batch import Batch, Unit
@@ -320,8 +320,7 @@ class Matcher:
                      for i, q in enumerate(queries)]
         if len(names) != len(graphs):
             raise ValueError("names must have one entry per query")
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"timeout must be positive, got {timeout}")
+        timeout = check_seconds("timeout", timeout)
         sem = Semantics(induced, homomorphism, unique)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         addrs = self.owners.resolve(self.client)
