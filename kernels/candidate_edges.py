@@ -122,7 +122,7 @@ class CandidateEdges:
         ``matrix_arcs`` built again (see :meth:`without_lookups`)."""
         if not maps:
             return self
-        positions = [position_map(xp, self.n, c) for c in self.candidates]
+        positions = [position_map(self.n, c) for c in self.candidates]
         arcs = {}
         for k, a in self.arcs.items():
             matrix = None
@@ -325,7 +325,7 @@ class _Refinement:
         self.bits = [backend.bitset(idx, c) if rows is None else rows[u] for u, c in enumerate(self.initial)]
         self.first_maps = None
         if self.maps_bytes <= min(POSITION_BYTES, lookup_bytes):
-            self.first_maps = [position_map(xp, idx.n, c) for c in self.initial]
+            self.first_maps = [position_map(idx.n, c) for c in self.initial]
         # Where every input candidate of a query vertex has one vertex label (the filter's always do), its arcs read
         # only the neighbours with that label.
         self.runs = labelled_runs(backend, idx)
@@ -424,7 +424,7 @@ class _Refinement:
         renumber = [xp.where(m, xp.cumsum(m) - 1, -1).astype(xp.int32) for m in self.alive]
         cands = [c if size == int(c.shape[0]) else c[m] for c, m, size in zip(initial, self.alive, sizes)]
         positions = None if self.first_maps is None else [
-            m if size == int(i.shape[0]) else position_map(xp, idx.n, c)
+            m if size == int(i.shape[0]) else position_map(idx.n, c)
             for m, i, c, size in zip(self.first_maps, initial, cands, sizes)]
         matrices = self._matrix_arcs(sizes, lookup_bytes) if positions is not None else set()
         index = {}
@@ -457,6 +457,6 @@ class _Refinement:
         return chosen
 
 
-def position_map(xp: Any, n: int, members: Any) -> Any:
+def position_map(n: int, members: Any) -> Any:
     """int32[n]: each data vertex's position in the sorted ``members``, -1 if not among them."""
     return ops.scatter(members, ops.arange_like(members, int(members.shape[0]), dtype=np.int32), n, fill=-1)

@@ -132,7 +132,7 @@ def _terms(backend: Backend, g: RankedGraph, label: int) -> _Terms:
     def compute() -> _Terms:
         triangle = _triangle(g, label)
         weights = ops.affine(_degrees(backend, g, label), 1, -1, 0)
-        verts = wedges.tasks(backend.xp, g, label)
+        verts = wedges.tasks(g, label)
         _, above = ops.spans(g.up, g.ptr[1:], _runs(g, label, verts))
         return _Terms(verts, weights, triangle, task_runs(g, triangle).ends,
                       _running(backend, wedges.task_work(backend, g, label), 1),

@@ -58,7 +58,7 @@ def applies(query: Graph, edge_labels: int) -> bool:
                                                                       query.edge_dst.tolist())}) == 4
 
 
-def tasks(xp: Any, g: RankedGraph, label: int) -> Any:
+def tasks(g: RankedGraph, label: int) -> Any:
     """The ranks that may be ``a`` (int64, ascending): all, or those of vertex label ``label`` (-1: any)."""
     if label < 0:
         return ops.arange_like(g.ptr, g.n)
@@ -146,8 +146,7 @@ class _Wedges:
 
 def task_work(backend: Backend, g: RankedGraph, label: int) -> Any:
     """The estimated work of each task (float64, in task order): one plus the wedges it lists."""
-    xp = backend.xp
-    a = tasks(xp, g, label)
+    a = tasks(g, label)
     return ops.poly2(_Wedges(backend, g, label).per_task(a, 1 << 26), 1.0, 1.0, 0.0)
 
 
@@ -156,9 +155,8 @@ def count(backend: Backend, g: RankedGraph, label: int, budget: int, control: Co
     """The number of 4-cycles (each once) whose vertices have label ``label`` (-1: any) on ``g``, within ``budget``
     bytes of listed wedges; ``task_range`` restricts ``a`` to a range of :func:`tasks`; ``control`` may cancel
     between chunks and hears progress in tasks."""
-    xp = backend.xp
     wedges = _Wedges(backend, g, label)
-    a = tasks(xp, g, label)
+    a = tasks(g, label)
     if task_range is not None:
         a = a[task_range[0]:task_range[1]]
     cap = max(budget // WEDGE_BYTES, MIN_CHUNK)

@@ -78,7 +78,7 @@ def test_budgets_and_task_ranges_give_the_same_count():
         assert expected > 10_000
         for budget in (1 << 30, 1 << 12):
             assert paths.count(NUMPY, g, first, budget) == expected, budget
-        n = int(wedges.tasks(np, g, first).shape[0])
+        n = int(wedges.tasks(g, first).shape[0])
         cuts = [0, n // 5, n // 2, n]
         parts = [paths.count(NUMPY, g, first, 1 << 30, task_range=(a, b)) for a, b in zip(cuts, cuts[1:])]
         assert sum(parts) == expected

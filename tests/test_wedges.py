@@ -61,7 +61,7 @@ def test_task_ranges_add_up_and_task_work_counts_the_wedges():
     data = _hub_graph(rng, 200, 900, 2)
     g = ranked_graph(np, NUMPY.index(data))
     for label in (0, 1):
-        a = wedges.tasks(np, g, label)
+        a = wedges.tasks(g, label)
         work = wedges.task_work(NUMPY, g, label)
         assert work.shape == a.shape
         whole = wedges.count(NUMPY, g, label, 1 << 30)
@@ -78,7 +78,7 @@ def test_task_ranges_add_up_and_task_work_counts_the_wedges():
             adj[rank_of[w]].add(rank_of[u])
     work = wedges.task_work(NUMPY, g, 0)
     heaviest = int(np.argmax(work))
-    a = int(wedges.tasks(np, g, 0)[heaviest])
+    a = int(wedges.tasks(g, 0)[heaviest])
     by_hand = sum(1 for b in adj[a] if b < a for c in adj[b] if c < a)
     assert work[heaviest] == 1 + by_hand > 1
     with pytest.raises(ValueError, match="name one"):
