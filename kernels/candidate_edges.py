@@ -35,7 +35,7 @@ from distsm.kernels.array_ops import chunk_ranges
 from distsm.kernels.vertex_sets import bit_words, member
 from distsm.kernels.array_ops import bincount, count_true, stable_order
 from distsm.kernels.candidate_sets import CandidateSets
-from distsm.kernels.index import DataIndex
+from distsm.kernels.index import DataIndex, entry_run_keys
 from distsm import caches
 from distsm.kernels.order import query_adjacency
 
@@ -218,12 +218,7 @@ def labelled_runs(backend: Backend, idx: DataIndex) -> LabelledRuns | None:
     if cached is not None:
         return cached
     xp = backend.xp
-    if idx.num_labels == 1:
-        key, _ = backend.expand(idx.degrees)
-    else:
-        # Each run of the index holds one effective label: number the entries' runs back to their labels.
-        run, _ = backend.expand(ops.subtract(idx.run_end, idx.run_start))
-        key = ops.take(idx.run_keys, run)
+    key = backend.expand(idx.degrees)[0] if idx.num_labels == 1 else entry_run_keys(idx, xp)
     # Entries are sorted by (vertex, effective label, neighbour): a stable sort on the key with the neighbour's
     # label appended keeps each new run sorted by neighbour.
     key = ops.scaled_add(key, labels, ops.take(ops.cast(idx.vertex_labels, np.int32), idx.nbr))

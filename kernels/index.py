@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
+from distsm.kernels import array_ops
 from distsm.kernels.signature import signatures
 
 
@@ -110,6 +111,13 @@ def build_index(graph: Graph, xp: Any) -> DataIndex:
     nbytes += n * 4
     return DataIndex(n=n, num_labels=L, label_entries={int(a): int(b) for a, b in zip(labs, cnt)},
                      vertices_by_label=by_label, nbytes=nbytes, **dev)
+
+
+def entry_run_keys(idx: DataIndex, xp: Any) -> Any:
+    """Each adjacency entry's run key ``v * num_labels + e`` (int64; ``idx`` has several effective labels): each
+    run of the index holds one effective label, so its entries number back to it."""
+    run, _ = array_ops.expand(array_ops.subtract(xp.asarray(idx.run_end), xp.asarray(idx.run_start)))
+    return array_ops.take(xp.asarray(idx.run_keys), run)
 
 
 def memory_mapped(a: Any) -> bool:

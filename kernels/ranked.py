@@ -23,7 +23,7 @@ import numpy as np
 
 from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import bincount, stable_order
-from distsm.kernels.index import DataIndex
+from distsm.kernels.index import DataIndex, entry_run_keys
 from distsm import caches
 
 #: Runs per vertex a ranked copy holds at most (its offsets grow with ``n * R``): edge labels beyond it give no
@@ -79,9 +79,7 @@ def _sub_run(xp: Any, idx: DataIndex, slots: tuple[int, ...]) -> Any | None:
     slot ``s``; None where every vertex has one run."""
     sub = None
     if idx.num_labels > 1:
-        # Each run of the index holds one effective label: number the entries' runs back to their labels.
-        run, _ = ops.expand(ops.subtract(xp.asarray(idx.run_end), xp.asarray(idx.run_start)))
-        sub = ops.divmod_keys(ops.take(xp.asarray(idx.run_keys), run), idx.num_labels)[1]
+        sub = ops.divmod_keys(entry_run_keys(idx, xp), idx.num_labels)[1]
     if slots:
         # Labels are small non-negative codes: a table from label to slot, built on the host.
         table = np.searchsorted(np.asarray(slots), np.arange(max(max(slots), 0) + 1)).astype(np.int32)
