@@ -23,7 +23,8 @@ from distsm.kernels.index import DataIndex, build_index
 from distsm import caches
 from distsm.kernels.ranked import RankedGraph
 from distsm.kernels.query_plan import QueryPlan, Step
-from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
+from distsm.kernels.records import (Allowed, Control, Descent, Extension, Spanning, TrailingProgram,
+                                    TrailingTotals)
 from distsm.kernels import candidate_filter
 from distsm.kernels.vertex_sets import MASK_VERTICES, bit_words, member, restricted
 
@@ -319,14 +320,13 @@ class ArrayBackend:
         rowid = xp.arange(table.shape[0]).repeat(counts)
         return total, (rowid, idx.nbr[xp.arange(total) + delta[rowid]])
 
-    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: np.ndarray, a: int, b: int,
-               bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any:
+    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
         """Extend ``table`` through entries ``[a, b)`` of the level's output space.
 
-        Returns the surviving rows with the new vertex appended as the last column, or (``count_only``) just
-        how many survive.  ``spanning`` (inter-partition search) adds the cross-edge and DUPREMOVE filters.
+        Returns the surviving rows with the new vertex appended as the last column, or (``ext.count_only``) just
+        how many survive.  ``ext.spanning`` (inter-partition search) adds the cross-edge and DUPREMOVE filters.
         """
-        xp = self.xp
+        xp, offsets = self.xp, ext.offsets
         if a == 0 and b == int(offsets[-1]):
             r0, counts = 0, offsets.copy()
             counts[1:] -= offsets[:-1]
@@ -337,8 +337,8 @@ class ArrayBackend:
             counts[0] -= a
             counts[1:] -= np.maximum(offsets[r0:r1 - 1], a)
         rowid = xp.repeat(xp.arange(r0, r0 + counts.shape[0], dtype=xp.int64), xp.asarray(counts))
-        cand = idx.nbr[xp.arange(a, b, dtype=xp.int64) + delta[rowid]]
-        return self._survivors(idx, table, step, rowid, cand, bits, count_only, spanning)
+        cand = idx.nbr[xp.arange(a, b, dtype=xp.int64) + ext.delta[rowid]]
+        return self._survivors(idx, table, ext.step, rowid, cand, ext.bits, ext.count_only, ext.spanning)
 
     def _run_of(self, idx: DataIndex, v: int, label: int) -> tuple[int, int]:
         """Start and end of the run ``N(v, label)`` of one vertex (Python ints; empty runs give equal ones)."""

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from distsm.kernels.dfs_plan import DfsProgram
     from distsm.kernels.ranked import RankedGraph
     from distsm.kernels.prepared import PreparedQuery
-    from distsm.kernels.records import Allowed, Control, Descent, Spanning, TrailingProgram, TrailingTotals
+    from distsm.kernels.records import (Allowed, Control, Descent, Extension, Spanning, TrailingProgram,
+                                        TrailingTotals)
     from distsm.kernels.index import DataIndex
     from distsm.kernels.query_plan import QueryPlan, Step
 
@@ -83,8 +84,10 @@ class Backend(Protocol):
         together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
         backend's batch buffers, sized within ``budget``), which the caller then counts alone."""
         ...
-    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
-               bits: Any, count_only: bool, spanning: Spanning | None = None) -> Any: ...
+    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
+        """``table`` extended through entries ``[a, b)`` of ``ext``'s output space: the surviving rows with the
+        new vertex as their last column, or (``ext.count_only``) how many survive."""
+        ...
     def dfs_count(self, graph: RankedGraph, program: DfsProgram, budget: int,
                   control: Control | None = None, tasks: tuple[int, int] | None = None) -> int:
         """Matches of ``program`` (a :class:`~distsm.kernels.dfs_plan.DfsProgram`) in the ranked ``graph``, its

@@ -20,7 +20,7 @@ from distsm.graph import Graph
 from distsm.kernels import split_runs
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.prepared import PreparedQuery
-from distsm.kernels.records import Allowed
+from distsm.kernels.records import Allowed, Extension
 # The join's steering lives below the planners that poll it too (sampling); callers keep naming it here.
 from distsm.kernels.records import Control as Control, JoinCancelled as JoinCancelled
 from distsm.kernels.backend import Backend
@@ -223,13 +223,13 @@ class _Walk:
         chunk = self.budgets.chunk(self.nq, level + 1)
         if watch.doomed(total, share):
             return
-        bits = self.prepared.bits[step.vertex]
+        ext = Extension(step, delta, offsets, self.prepared.bits[step.vertex], self.count_only and last,
+                        self.extra.get("spanning"))
         for a in range(0, total, chunk):
             if watch.halted():
                 return
             b = min(a + chunk, total)
-            out = backend.extend(idx, table, step, delta, offsets, a, b, bits, self.count_only and last,
-                                 **self.extra)
+            out = backend.extend(idx, table, ext, a, b)
             if watch.stats is not None:  # int() of a device count waits for the device: only when counted
                 watch.note(level, int(out) if self.count_only and last else int(out.shape[0]), b - a)
             if last:

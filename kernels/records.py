@@ -71,6 +71,22 @@ class Spanning:
         return keep
 
 
+@dataclass(frozen=True)
+class Extension:
+    """One level's extension of a table, as :meth:`~distsm.kernels.backend.Backend.extend` takes it: the plan's
+    ``step``, the table's workload over it (``delta`` and ``offsets`` from
+    :meth:`~distsm.kernels.backend.Backend.workload`: entry ``e`` of row ``r`` is adjacency entry
+    ``e + delta[r]``, rows end at ``offsets``), the new vertex's candidate ``bits``, whether only the survivors'
+    number is wanted, and the ``spanning`` filters of an inter-partition search (None inside a partition)."""
+
+    step: Step
+    delta: Any
+    offsets: Any
+    bits: Any
+    count_only: bool
+    spanning: Spanning | None = None
+
+
 @dataclass(frozen=True, eq=False)  # compared and hashed by identity (backends cache uploads per program)
 class TrailingProgram:
     """A plan's trailing count, or one core extension, as a fused pass reads it (built by

@@ -18,7 +18,7 @@ import distsm
 from distsm import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend, NumpyBackend
-from distsm.kernels.records import Spanning
+from distsm.kernels.records import Extension, Spanning
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import MatchOptions, build_plan
 from distsm.kernels import signature
@@ -238,7 +238,8 @@ def test_descent_stops_where_a_level_exceeds_its_cap(seed, n, p, vl, el, directe
         assert total == expected_total <= cap
         last = count_only and level == nq - 1
         if total:
-            table = NUMPY.extend(idx, table, step, delta, offsets, 0, total, prepared.bits[step.vertex], last)
+            table = NUMPY.extend(idx, table, Extension(step, delta, offsets, prepared.bits[step.vertex], last), 0,
+                                 total)
         else:
             table = 0 if last else table[:0]
         assert survivors == (table if last else table.shape[0])

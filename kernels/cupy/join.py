@@ -15,6 +15,7 @@ from distsm.kernels.cupy.launch import (EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL
                                         EXTEND_WRITE_ITEMS, WORKLOAD_COUNTS, WORKLOAD_DELTA, WORKLOAD_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
+from distsm.kernels.records import Extension
 
 
 def program_words(step: Step, spanning: Any = None) -> list[int]:
@@ -85,9 +86,9 @@ class JoinOps(IndexOps):
         self.kernels.grid(WORKLOAD_DELTA, nrows, starts=delta, offsets=offsets, nrows=nrows)
         return delta, offsets, int(offsets[-1])
 
-    def extend(self, idx: DataIndex, table: Any, step: Step, delta: Any, offsets: Any, a: int, b: int,
-               bits: Any, count_only: bool, spanning: Any = None) -> Any:
+    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
         xp = self.xp
+        step, offsets, count_only, spanning = ext.step, ext.offsets, ext.count_only, ext.spanning
         opts = self.options
         gidx = self.as_gpu_index(idx)
         # Spanning searches run their cross-edge / DUPREMOVE tests inside the probe, so counts never materialise.
@@ -97,26 +98,11 @@ class JoinOps(IndexOps):
         m = int(b) - int(a)
         if m <= 0:
             return 0 if count_only else xp.zeros((0, ncols + 1), dtype=table.dtype)
-        head = dict(table=table, ncols=ncols, offsets=offsets, nrows=nrows, delta=delta, **gidx.probe_args,
-                    bits=bits, part=part)
+        head = dict(table=table, ncols=ncols, offsets=offsets, nrows=nrows, delta=ext.delta, **gidx.probe_args,
+                    bits=ext.bits, part=part)
         hprog = self._program(step, device=False, spanning=spanning)
         if m <= opts.small_limit and hprog.shape[0] <= PROG_MAX:
-            out = xp.empty((1 if count_only else m, ncols + 1), dtype=xp.int32)
-            tail = dict(a=a, m=m, count_only=1 if count_only else 0, out=out)
-            if opts.pinned:
-                pa, pv, ra, rv = self._stage().take()
-                pv[:hprog.shape[0]] = hprog
-                self.kernels.single(EXTEND_SMALL, **head, prog=pa, **tail, count=ra)
-                self._sync()
-                c = int(rv[0])
-            else:
-                res = xp.empty(1, dtype=xp.int64)
-                self.kernels.single(EXTEND_SMALL, **head, prog=self._program(step, True, spanning), **tail,
-                                    count=res)
-                c = int(self.to_host(res)[0])
-            if count_only:
-                return c
-            return out[:c]
+            return self._extend_small(head, ext, hprog, a, m)
         probe = dict(head, prog=self._program(step, device=True, spanning=spanning))
         tiered = (opts.load_balance == "tiered" and ncols <= TIER_COLS and len(step.checks) <= TIER_CHECKS)
         if count_only:
@@ -148,6 +134,25 @@ class JoinOps(IndexOps):
                               cand_out=cand, scan=scan, out=out)
         return out
 
+    def _extend_small(self, head: dict[str, Any], ext: Extension, hprog: np.ndarray, a: int, m: int) -> Any:
+        """:meth:`extend` of a few entries (``m``, at most ``small_limit``) by one block: the step's program
+        ``hprog`` goes up through the pinned stage (or as its own upload), the count comes back with the rows."""
+        xp, count_only = self.xp, ext.count_only
+        out = xp.empty((1 if count_only else m, int(head["ncols"]) + 1), dtype=xp.int32)
+        tail = dict(a=a, m=m, count_only=1 if count_only else 0, out=out)
+        if self.options.pinned:
+            pa, pv, ra, rv = self._stage().take()
+            pv[:hprog.shape[0]] = hprog
+            self.kernels.single(EXTEND_SMALL, **head, prog=pa, **tail, count=ra)
+            self._sync()
+            c = int(rv[0])
+        else:
+            res = xp.empty(1, dtype=xp.int64)
+            self.kernels.single(EXTEND_SMALL, **head, prog=self._program(ext.step, True, ext.spanning), **tail,
+                                count=res)
+            c = int(self.to_host(res)[0])
+        return c if count_only else out[:c]
+
     # ------------------------------------------------------------------ tiered load balance
     def tier_thresholds(self, widths: np.ndarray, total: int) -> tuple[int, int]:
         """``(warp_max, block_max)`` from a histogram of the rows' entry counts ``widths`` (host, > 0).
@@ -166,6 +171,37 @@ class JoinOps(IndexOps):
         warp_max = int(min(max(2 ** (j90 + 2), 64), 1024))
         block_max = int(max(4 * warp_max, -(-total // (8 * self._sm_count()))))
         return warp_max, block_max
+
+    def _tier_items(self, lo: Any, hi: Any, r0: int, warp_max: int, block_max: int) -> tuple[Any, Any]:
+        """The tiered launch's work items over rows ``r0 + i`` holding entries ``[lo[i], hi[i])``: int64 rows of
+        (row, first entry, end, first item) for the warp tier and for each block piece; counts the tiers in
+        :attr:`tier_stats`.  Every row with entries takes one item, or ceil(width / block_max) above warp_max (a
+        block-tier row: one; a split row: more).  Items are numbered in entry order: a row's first item follows
+        all earlier rows'."""
+        xp = self.xp
+        width = hi - lo
+        per_row = xp.where(width > warp_max, (width + (block_max - 1)) // block_max, (width > 0).astype(xp.int64))
+        first = xp.cumsum(per_row) - per_row
+        warp = xp.flatnonzero((width > 0) & (width <= warp_max))
+        big = xp.flatnonzero(width > warp_max)
+        # Item p of the block launch belongs to the big row whose piece range [cum - pieces, cum) holds p.
+        pieces = per_row[big]
+        cum = xp.cumsum(pieces)
+        n_block, n_split_rows = (int(cum[-1]), count_true(pieces > 1)) if big.shape[0] else (0, 0)
+        p = xp.arange(n_block, dtype=xp.int64)
+        owner = xp.searchsorted(cum, p, side="right")
+        row = big[owner]
+        piece = p - (cum - pieces)[owner]
+        start = lo[row] + piece * block_max
+        block_items = xp.stack([row + r0, start, xp.minimum(start + block_max, hi[row]), first[row] + piece], axis=1)
+        warp_items = xp.stack([warp + r0, lo[warp], hi[warp], first[warp]], axis=1)
+        st = self.tier_stats
+        st["launches"] = st.get("launches", 0) + 1
+        st["warp_rows"] = st.get("warp_rows", 0) + int(warp.shape[0])
+        st["block_rows"] = st.get("block_rows", 0) + int(big.shape[0]) - n_split_rows
+        st["split_rows"] = st.get("split_rows", 0) + n_split_rows
+        st["split_pieces"] = st.get("split_pieces", 0) + n_block - (int(big.shape[0]) - n_split_rows)
+        return warp_items, block_items
 
     def _extend_tiered(self, probe: dict[str, Any], offsets: Any, nrows: int, a: int, b: int, counter: Any,
                        cand: Any = None) -> Any:
@@ -193,31 +229,10 @@ class JoinOps(IndexOps):
             # Widths are below 2**63: 64 buckets hold every log2.
             warp_max, block_max = self._thresholds(self.to_host(bincount(xp.floor(xp.log2(live)).astype(xp.int64), 64)),
                                                    b - a)
-        # Every row with entries takes one item, or ceil(width / block_max) above warp_max (a block-tier row: one;
-        # a split row: more).  Items are numbered in entry order: a row's first item follows all earlier rows'.
-        per_row = xp.where(width > warp_max, (width + (block_max - 1)) // block_max, (width > 0).astype(xp.int64))
-        first = xp.cumsum(per_row) - per_row
-        warp = xp.flatnonzero((width > 0) & (width <= warp_max))
-        big = xp.flatnonzero(width > warp_max)
-        # Item p of the block launch belongs to the big row whose piece range [cum - pieces, cum) holds p.
-        pieces = per_row[big]
-        cum = xp.cumsum(pieces)
-        n_block, n_split_rows = (int(cum[-1]), count_true(pieces > 1)) if big.shape[0] else (0, 0)
-        p = xp.arange(n_block, dtype=xp.int64)
-        owner = xp.searchsorted(cum, p, side="right")
-        row = big[owner]
-        piece = p - (cum - pieces)[owner]
-        start = lo[row] + piece * block_max
-        block_items = xp.stack([row + r0, start, xp.minimum(start + block_max, hi[row]), first[row] + piece], axis=1)
-        warp_items = xp.stack([warp + r0, lo[warp], hi[warp], first[warp]], axis=1)
-        st = self.tier_stats
-        st["launches"] = st.get("launches", 0) + 1
-        st["warp_rows"] = st.get("warp_rows", 0) + int(warp.shape[0])
-        st["block_rows"] = st.get("block_rows", 0) + int(big.shape[0]) - n_split_rows
-        st["split_rows"] = st.get("split_rows", 0) + n_split_rows
-        st["split_pieces"] = st.get("split_pieces", 0) + n_block - (int(big.shape[0]) - n_split_rows)
+        warp_items, block_items = self._tier_items(lo, hi, r0, warp_max, block_max)
         mode = 0 if counter is not None else 1
-        item_out = xp.empty(3 * (int(warp.shape[0]) + n_block), dtype=xp.int64) if mode else self._dummy(np.int64)
+        n_items = int(warp_items.shape[0]) + int(block_items.shape[0])
+        item_out = xp.empty(3 * n_items, dtype=xp.int64) if mode else self._dummy(np.int64)
         for items, group in ((warp_items, 32), (block_items, BLOCK)):
             count = int(items.shape[0])
             if count == 0:
