@@ -37,6 +37,7 @@ from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.explain import Explanation
+from distsm.kernels.query_plan import Constraints
 from distsm.plan.execute import timeout_error
 from distsm.plan.results import QueryResult
 from distsm.request import (GraphLike, Partitioning, Request, Resources, Restrict, as_graph, prepare, query_for,
@@ -155,7 +156,7 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
         if memory_budget is None and limit is not None:
             budget = BudgetPlan.of(budget).listing(limit, q.n)
         chunks = engine.iter_matches(req.backend, req.data, q, req.semantics.match_options, budget=budget,
-                                     limit=limit, less_than=req.less_than, restrict=req.restrict,
+                                     limit=limit, constraints=Constraints(req.less_than, req.restrict),
                                      control=req.control)
     return chunks if req.control is None else _timed(chunks, timeout, req.backend)
 

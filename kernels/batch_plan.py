@@ -44,7 +44,7 @@ KEY_LIMIT = 1 << 62
 def build_plans(queries: Sequence[Graph], candidate_sizes: Sequence[Sequence[int]], label_entries: dict[int, int],
                 n_data: int, options: MatchOptions,
                 less_than: Sequence[tuple[tuple[int, int], ...]]) -> list[QueryPlan]:
-    """``[build_plan(q, sizes, label_entries, n_data, options, lt) for q, sizes, lt in zip(queries,
+    """``[build_plan(q, sizes, label_entries, n_data, options, Constraints(lt)) for q, sizes, lt in zip(queries,
     candidate_sizes, less_than)]``, equal plan for plan (see the module docstring); one entry of
     ``candidate_sizes`` (candidates per query vertex) and of ``less_than`` (symmetry-breaking pairs ``(a, b)``:
     ``f(a) < f(b)``) per query.  Raises ValueError, as ``build_plan`` does, for a query with no vertex or one that

@@ -45,7 +45,7 @@ from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.placement import Lazy, Placement, Side, Trial
-from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.query_plan import Constraints, MatchOptions
 from distsm.kernels.sampling import Sampler
 from distsm.kernels.trailing import TrailingCounter
 
@@ -319,7 +319,7 @@ class Count:
         allowance (its chunks are cut to the allowance, so a stopped trial has read at most a few of them)."""
         side = self.placement.side(runner is not self.placement.device.backend)
         query, sym = self.target.query, self.target.symmetry
-        prepared = prepare(runner, side.index, query, self.target.options, less_than=sym.less_than,
+        prepared = prepare(runner, side.index, query, self.target.options, constraints=Constraints(sym.less_than),
                            candidates=_on(side, self.filter_side.backend, self.candidates()))
         assert prepared is not None  # every query vertex has candidates
         stats: dict[str, int] = {}

@@ -9,8 +9,8 @@ never materialises the last level; listing yields host arrays chunk by chunk.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -20,35 +20,32 @@ from distsm.graph import Graph
 from distsm.kernels import split_runs
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.prepared import PreparedQuery
-from distsm.kernels.records import Allowed, Extension
+from distsm.kernels.records import Extension
 # The join's steering lives below the planners that poll it too (sampling); callers keep naming it here.
 from distsm.kernels.records import Control as Control, JoinCancelled as JoinCancelled
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.ce_join import first_level_chunks
 from distsm.kernels.index import DataIndex
-from distsm.kernels.order import OrderFunction, gsi_order
 from distsm.kernels.placement import Trial
-from distsm.kernels.query_plan import MatchOptions, build_plan
+from distsm.kernels.query_plan import UNCONSTRAINED, Constraints, MatchOptions, build_plan
 
 
 
 def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
-            less_than: tuple[tuple[int, int], ...] = (), restrict: Mapping[int, Allowed] | None = None,
-            order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
-            spanning_only: bool = False, candidates: Sequence[Any] | None = None) -> PreparedQuery | None:
-    """Filter candidates and plan the join; None when some query vertex has no candidate (no match).
+            constraints: Constraints = UNCONSTRAINED, candidates: Sequence[Any] | None = None) -> PreparedQuery | None:
+    """Filter candidates and plan the join under ``constraints``; None when some query vertex has no candidate
+    (no match).
 
-    ``data`` may be a graph or an already built index (e.g. a memory-mapped one).  ``prime_edge`` plans a
-    spanning search (see :class:`~distsm.kernels.query_plan.PrimeEdge`); ``spanning_only`` a join that keeps
-    only matches spanning two or more parts.  ``candidates`` reuses the filter's output of an earlier call for
-    the same query and data (``restrict`` still applies).
+    ``data`` may be a graph or an already built index (e.g. a memory-mapped one).  ``candidates`` reuses the
+    filter's output of an earlier call for the same query and data (``constraints.restrict`` still applies).
     """
     if isinstance(data, Graph):
         check_pair(data, query)
         idx = backend.index(data)
     else:
         idx = data
+    restrict = constraints.restrict
     cands: Sequence[Any]
     if candidates is None:
         cands = backend.candidates(idx, query, homomorphism=options.homomorphism, restrict=restrict)
@@ -61,19 +58,16 @@ def prepare(backend: Backend, data: Graph | DataIndex, query: Graph, options: Ma
     sizes = [int(c.shape[0]) for c in cands]
     if min(sizes) == 0:
         return None
-    plan = build_plan(query, sizes, idx.label_entries, idx.n, options, less_than, order_function, prime_edge,
-                      spanning_only)
+    plan = build_plan(query, sizes, idx.label_entries, idx.n, options, constraints)
     return PreparedQuery(idx, plan, cands, partial(backend.bitset, idx),
                          vertex_labels=tuple(query.vertex_labels.tolist()))
 
 
 def start_order(index: DataIndex, query: Graph, options: MatchOptions, candidates: list[Any],
-                less_than: tuple[tuple[int, int], ...] = (), spanning_only: bool = False,
-                order_function: OrderFunction = gsi_order) -> tuple[int, ...]:
-    """The order in which an unrestricted join of ``query`` visits its vertices."""
+                constraints: Constraints = UNCONSTRAINED) -> tuple[int, ...]:
+    """The order in which the join of ``query`` visits its vertices (``constraints.prime_edge`` aside)."""
     sizes = [int(c.shape[0]) for c in candidates]
-    plan = build_plan(query, sizes, index.label_entries, index.n, options, less_than, order_function, None,
-                      spanning_only)
+    plan = build_plan(query, sizes, index.label_entries, index.n, options, replace(constraints, prime_edge=None))
     return tuple(plan.order)
 
 
@@ -239,12 +233,12 @@ class _Walk:
 
 
 def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int | BudgetPlan,
-                 limit: int | None = None, less_than: tuple[tuple[int, int], ...] = (),
-                 restrict: Mapping[int, Allowed] | None = None, control: Control | None = None) -> Iterator[np.ndarray]:
+                 limit: int | None = None, constraints: Constraints = UNCONSTRAINED,
+                 control: Control | None = None) -> Iterator[np.ndarray]:
     """Yield host ``int64[rows, query.n]`` arrays of matches (column ``i`` = image of query vertex ``i``)."""
     if limit is not None and limit <= 0:
         return
-    prepared = prepare(backend, data, query, options, less_than=less_than, restrict=restrict)
+    prepared = prepare(backend, data, query, options, constraints=constraints)
     if prepared is None:
         return
     inv = prepared.plan.inverse_order

@@ -10,10 +10,15 @@ mode, a non-edge check.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from distsm.graph import Graph
 from distsm.kernels.order import OrderFunction, gsi_order, query_adjacency
+
+if TYPE_CHECKING:
+    from distsm.kernels.records import Allowed
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,29 @@ class MatchOptions:
     def describe(self) -> str:
         base = "homomorphism" if self.homomorphism else "embedding"
         return f"{base}, {'induced' if self.induced else 'non-induced'}"
+
+
+@dataclass(frozen=True, eq=False)
+class Constraints:
+    """What a join must honour beyond its :class:`MatchOptions`.
+
+    ``less_than`` holds symmetry-breaking pairs ``(a, b)``: only matches with ``f(a) < f(b)`` are kept.
+    ``restrict`` narrows query vertices' images (query vertex -> allowed data vertices; applied to the
+    candidates, not the plan).  ``prime_edge`` (a query edge index) plans a spanning search: the order starts
+    with that edge's endpoints, level 1 extends through cross edges only, and every step carries DUPREMOVE
+    checks.  ``spanning_only`` keeps only matches that span two or more parts (the global alternative to
+    per-edge spanning searches).  ``order_function`` chooses the join order.
+    """
+
+    less_than: tuple[tuple[int, int], ...] = ()
+    restrict: Mapping[int, Allowed] | None = None
+    prime_edge: int | None = None
+    spanning_only: bool = False
+    order_function: OrderFunction = gsi_order
+
+
+#: No constraint: every match of the semantics, the default order.
+UNCONSTRAINED = Constraints()
 
 
 # Not frozen: a plan builds one per level, and a frozen dataclass's __init__ costs twice as much (a tenth of a
@@ -97,83 +125,92 @@ def query_edge_index(query: Graph) -> dict[tuple[int, int], int]:
 
 
 def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int, int], n_data: int,
-               options: MatchOptions, less_than: tuple[tuple[int, int], ...] = (),
-               order_function: OrderFunction = gsi_order, prime_edge: int | None = None,
-               spanning_only: bool = False) -> QueryPlan:
-    """Plan the join of ``query``.
-
-    ``less_than`` holds symmetry-breaking pairs ``(a, b)``: only matches with ``f(a) < f(b)`` are kept.
-    ``prime_edge`` (a query edge index) plans a spanning search: the order starts with that edge's endpoints,
-    level 1 extends through cross edges only, and every step carries DUPREMOVE checks.  ``spanning_only`` keeps
-    only matches that span two or more parts (the global alternative to per-edge spanning searches).
-    """
+               options: MatchOptions, constraints: Constraints = UNCONSTRAINED) -> QueryPlan:
+    """Plan the join of ``query`` under ``options`` and ``constraints`` (see :class:`Constraints`);
+    ``candidate_sizes`` and ``label_entries`` (adjacency entries per effective label) choose the order."""
     prime = None
     prefix: tuple[int, ...] = ()
-    edge_id: dict[tuple[int, int], int] = {}
-    if prime_edge is not None:
-        edge_id = query_edge_index(query)
-        a, b = int(query.edge_src[prime_edge]), int(query.edge_dst[prime_edge])
+    if constraints.prime_edge is not None:
+        a, b = int(query.edge_src[constraints.prime_edge]), int(query.edge_dst[constraints.prime_edge])
         if not query.directed and candidate_sizes[b] < candidate_sizes[a]:
             a, b = b, a
         prefix = (a, b)
-        prime = PrimeEdge(prime_edge, query.directed)
-    order = order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
-    adj = query_adjacency(query)
-    col_of = [0] * len(order)
-    for i, u in enumerate(order):
-        col_of[u] = i
-    labels = query.vertex_labels.tolist()
-    flip = 1 if query.directed else 0
-    # Each vertex's linking edges as seen from the other end (the reverse arc's label, e ^ 1, when directed),
-    # ranked by the rarest label, then by column, then by adjacency order (k).
-    seen = {e: (label_entries.get(e ^ flip, 0), e ^ flip) for e in set(query.neighbor_labels.tolist())}
-    same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> columns of that label so far
-    steps = []
-    last = len(order) - 1
-    for i in range(1, len(order)):
-        u = order[i]
-        ranked = sorted([(seen[e][0], c, k, seen[e][1]) for k, (w, e) in enumerate(adj[u]) if (c := col_of[w]) < i])
+        prime = PrimeEdge(constraints.prime_edge, query.directed)
+    order = constraints.order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
+    steps = _Steps(query, order, label_entries, options, constraints, prime)
+    return QueryPlan(order=tuple(order), steps=tuple(steps.step(i) for i in range(1, len(order))), prime=prime)
+
+
+class _Steps:
+    """The steps of one plan (:func:`build_plan`), level by level in ``order``."""
+
+    def __init__(self, query: Graph, order: list[int], label_entries: dict[int, int], options: MatchOptions,
+                 constraints: Constraints, prime: PrimeEdge | None):
+        self.query, self.order, self.options, self.constraints, self.prime = query, order, options, constraints, prime
+        self.adj = query_adjacency(query)
+        self.col_of = [0] * len(order)
+        for i, u in enumerate(order):
+            self.col_of[u] = i
+        self.labels = query.vertex_labels.tolist()
+        self.edge_id = query_edge_index(query) if prime is not None else {}
+        flip = 1 if query.directed else 0
+        # Each vertex's linking edges as seen from the other end (the reverse arc's label, e ^ 1, when directed),
+        # ranked by the rarest label, then by column, then by adjacency order (k).
+        self.seen = {e: (label_entries.get(e ^ flip, 0), e ^ flip) for e in set(query.neighbor_labels.tolist())}
+        self.same_label: dict[int, list[int]] = {self.labels[order[0]]: [0]}  # label -> its columns so far
+
+    def step(self, i: int) -> Step:
+        """Level ``i``'s step; levels are built in increasing ``i`` (each records its vertex's label column)."""
+        u, col_of, seen = self.order[i], self.col_of, self.seen
+        ranked = sorted([(seen[e][0], c, k, seen[e][1]) for k, (w, e) in enumerate(self.adj[u])
+                         if (c := col_of[w]) < i])
         links = [(col, e) for _, col, _, e in ranked]
-        cross_first = False
         dup: tuple[tuple[int, int, int], ...] = ()
-        if prime is not None:
-            arcs = []
-            for col, e in links:
-                w = order[col]
-                if not query.directed:
-                    arcs.append((col, UNDIRECTED, edge_id[(w, u)]))
-                elif e % 2 == 0:
-                    arcs.append((col, ARC_TO_NEW, edge_id[(w, u)]))
-                else:
-                    arcs.append((col, ARC_FROM_NEW, edge_id[(u, w)]))
-            if i == 1:
-                # The prime edge itself is the first edge of level 1, walked through cross edges only.
-                k = next(x for x, arc in enumerate(arcs) if arc[2] == prime.edge_index)
-                links.insert(0, links.pop(k))
-                arcs.pop(k)
-                cross_first = True
-            dup = tuple(arcs)
+        if self.prime is not None:
+            dup = self._arcs(i, u, links)
         # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
-        columns = same_label.setdefault(labels[u], [])
+        columns = self.same_label.setdefault(self.labels[u], [])
         distinct: tuple[int, ...] = ()
-        if columns and not options.homomorphism:
+        if columns and not self.options.homomorphism:
             linked_cols = {c for c, _ in links}
             distinct = tuple(c for c in columns if c not in linked_cols)
         columns.append(i)
-        pair_checks: tuple[tuple[int, int], ...] = ()
-        if options.induced:
-            counts = {c: 0 for c in range(i)}
-            for w, _ in adj[u]:
-                if col_of[w] < i:
-                    counts[col_of[w]] += 1
-            # Undirected graphs hold at most one entry per pair, so a linked pair needs no count check.
-            pair_checks = tuple((c, k) for c, k in counts.items() if k == 0 or query.directed)
         gt: tuple[int, ...] = ()
         lt: tuple[int, ...] = ()
-        if less_than:
+        if less_than := self.constraints.less_than:
             gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
             lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
         # Positional: keywords cost a third of the construction.
-        steps.append(Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, pair_checks, gt, lt, cross_first,
-                          dup, spanning_only and i == last))
-    return QueryPlan(order=tuple(order), steps=tuple(steps), prime=prime)
+        return Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, self._pair_checks(i, u), gt, lt,
+                    self.prime is not None and i == 1, dup,
+                    self.constraints.spanning_only and i == len(self.order) - 1)
+
+    def _arcs(self, i: int, u: int, links: list[tuple[int, int]]) -> tuple[tuple[int, int, int], ...]:
+        """The DUPREMOVE checks of a spanning search's level ``i`` (one per linking edge but the prime edge);
+        at level 1 moves the prime edge to the front of ``links``, walked through cross edges only."""
+        arcs = []
+        for col, e in links:
+            w = self.order[col]
+            if not self.query.directed:
+                arcs.append((col, UNDIRECTED, self.edge_id[(w, u)]))
+            elif e % 2 == 0:
+                arcs.append((col, ARC_TO_NEW, self.edge_id[(w, u)]))
+            else:
+                arcs.append((col, ARC_FROM_NEW, self.edge_id[(u, w)]))
+        if i == 1:
+            assert self.prime is not None
+            k = next(x for x, arc in enumerate(arcs) if arc[2] == self.prime.edge_index)
+            links.insert(0, links.pop(k))
+            arcs.pop(k)
+        return tuple(arcs)
+
+    def _pair_checks(self, i: int, u: int) -> tuple[tuple[int, int], ...]:
+        """Induced joins' entry-count checks of ``u`` against the earlier columns."""
+        if not self.options.induced:
+            return ()
+        counts = {c: 0 for c in range(i)}
+        for w, _ in self.adj[u]:
+            if self.col_of[w] < i:
+                counts[self.col_of[w]] += 1
+        # Undirected graphs hold at most one entry per pair, so a linked pair needs no count check.
+        return tuple((c, k) for c, k in counts.items() if k == 0 or self.query.directed)

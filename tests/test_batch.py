@@ -17,7 +17,7 @@ import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import batch, counting, engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend
-from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.query_plan import Constraints, MatchOptions
 from distsm.partitioned import PartitionedMatcher
 from distsm.plan.execute import run_job, run_whole_jobs, whole_query_jobs
 from distsm.plan.search import symmetry
@@ -281,7 +281,7 @@ def test_the_batch_rejects_spanning_searches_and_mixed_indexes():
         NUMPY.count_prepared([pa, pb], [100, 100], 1 << 30)
     with pytest.raises(ValueError, match="one allowance"):
         NUMPY.count_prepared([pa], [], 1 << 30)
-    spanning = engine.prepare(NUMPY, a, q, MatchOptions(), prime_edge=0)
+    spanning = engine.prepare(NUMPY, a, q, MatchOptions(), constraints=Constraints(prime_edge=0))
     assert spanning is not None
     with pytest.raises(ValueError, match="spanning"):
         NUMPY.count_prepared([spanning], [100], 1 << 30)
@@ -304,7 +304,8 @@ def test_cupy_batches_equal_numpy(seed, n, deg, vl, el, directed, sizes, semanti
     expected = light(data, queries, sem, allowance)
     for backend in (gpu, NUMPY):
         idx = backend.index(data)
-        prepared = [engine.prepare(backend, idx, q, sem.match_options, less_than=symmetry(q, sem).less_than)
+        prepared = [engine.prepare(backend, idx, q, sem.match_options,
+                                   constraints=Constraints(symmetry(q, sem).less_than))
                     for q in queries]
         live = [k for k, p in enumerate(prepared) if p is not None]
         want = [expected[k] for k in live]

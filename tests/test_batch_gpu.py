@@ -37,7 +37,7 @@ from distsm.kernels.cupy.batch import _pack
 from distsm.kernels.cupy.descent import descent_words
 from distsm.kernels.cupy.filter import query_info
 from distsm.kernels.cuda_modules import BATCH_HEAD, PROG_MAX
-from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.query_plan import Constraints, MatchOptions
 from distsm.plan.automorphism import stabilizer_chain
 
 SCALE = float(os.environ.get("DISTSM_GPU_EXAMPLES", "1"))
@@ -76,7 +76,7 @@ def _options(query: Graph, semantics: str, rng: np.random.Generator) -> tuple[Ma
 
 
 def _numpy_count(data: Graph, query: Graph, opts: MatchOptions, less_than: tuple) -> int:
-    p = engine.prepare(REF, data, query, opts, less_than=less_than)
+    p = engine.prepare(REF, data, query, opts, constraints=Constraints(less_than))
     return 0 if p is None else sum(int(c) for c in engine.walk(REF, p, 1 << 30, count_only=True))
 
 
@@ -108,7 +108,8 @@ def _fits(gpu, data: Graph, prepared: engine.PreparedQuery, allow: int, rows: in
 def _prepare_all(backend, data: Graph, cases: list[tuple[Graph, MatchOptions, tuple]]) -> list:
     """Each case prepared on ``backend`` (None where a query vertex has no candidate)."""
     idx = backend.index(data)
-    return [engine.prepare(backend, idx, query, opts, less_than=less_than) for query, opts, less_than in cases]
+    return [engine.prepare(backend, idx, query, opts, constraints=Constraints(less_than))
+            for query, opts, less_than in cases]
 
 
 def _random_cases(rng: np.random.Generator, data: Graph, k: int, vl: int, el: int, qmax: int):
@@ -191,7 +192,7 @@ def test_count_prepared_refuses_mixed_indexes_and_spanning_plans(gpu):
         gpu.count_prepared([pa, pb], [UNLIMITED, UNLIMITED], BUDGET)
     with pytest.raises(ValueError, match="allowances"):
         gpu.count_prepared([pa], [], BUDGET)
-    spanning = engine.prepare(gpu, a, query, MatchOptions(), spanning_only=True)
+    spanning = engine.prepare(gpu, a, query, MatchOptions(), constraints=Constraints(spanning_only=True))
     assert spanning is not None and spanning.plan.needs_partition
     with pytest.raises(ValueError, match="partition"):
         gpu.count_prepared([spanning], [UNLIMITED], BUDGET)

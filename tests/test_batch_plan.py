@@ -18,7 +18,7 @@ import distsm
 from distsm import Graph, Semantics
 from distsm.kernels import batch_plan, get_backend
 from distsm.kernels.batch_plan import build_plans
-from distsm.kernels.query_plan import MatchOptions, build_plan
+from distsm.kernels.query_plan import Constraints, MatchOptions, build_plan
 from distsm.plan.search import symmetry
 
 NUMPY = get_backend("numpy")
@@ -27,7 +27,8 @@ OPTIONS = [MatchOptions(), MatchOptions(induced=True), MatchOptions(homomorphism
 
 
 def one_at_a_time(queries, sizes, label_entries, n_data, options, less_than):
-    return [build_plan(q, s, label_entries, n_data, options, lt) for q, s, lt in zip(queries, sizes, less_than)]
+    return [build_plan(q, s, label_entries, n_data, options, Constraints(lt))
+            for q, s, lt in zip(queries, sizes, less_than)]
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=MatchOptions.describe)

@@ -20,7 +20,7 @@ from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend, NumpyBackend
 from distsm.kernels.records import Extension, Spanning
 from distsm.kernels.order import query_adjacency
-from distsm.kernels.query_plan import MatchOptions, build_plan
+from distsm.kernels.query_plan import Constraints, MatchOptions, build_plan
 from distsm.kernels import signature
 from distsm.kernels.signature import BUCKETS_PER_WORD, SIG_WORDS, bucket_of, packed, signatures
 from distsm.labels import reconcile
@@ -62,8 +62,8 @@ def test_fused_descent_equals_the_level_by_level_join(seed, n, p, vl, el, direct
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     options = MatchOptions(induced=induced, homomorphism=homomorphism)
     less_than = ((0, 1),) if symmetry else ()
-    fused = engine.prepare(NUMPY, data, query, options, less_than=less_than)
-    plain = engine.prepare(UNFUSED, data, query, options, less_than=less_than)
+    fused = engine.prepare(NUMPY, data, query, options, constraints=Constraints(less_than))
+    plain = engine.prepare(UNFUSED, data, query, options, constraints=Constraints(less_than))
     expected = {r for r in brute_force(data, query, induced=induced, homomorphism=homomorphism)
                 if not symmetry or r[0] < r[1]}
     if fused is None:
@@ -88,8 +88,8 @@ def test_fused_spanning_searches_equal_the_level_by_level_join(seed, n, p, vl, e
     searches = [dict(prime_edge=j) for j in range(query.m)] + [dict(spanning_only=True)]
     by_prime: list[tuple] = []
     for kwargs in searches:
-        fused = engine.prepare(NUMPY, data, query, options, **kwargs)
-        plain = engine.prepare(UNFUSED, data, query, options, **kwargs)
+        fused = engine.prepare(NUMPY, data, query, options, constraints=Constraints(**kwargs))
+        plain = engine.prepare(UNFUSED, data, query, options, constraints=Constraints(**kwargs))
         if fused is None:
             assert plain is None
             found: set[tuple] = set()
@@ -186,7 +186,7 @@ def test_plan_steps_follow_their_definition(seed, n, p, vl, el, directed, qsize,
     less_than = tuple(tuple(int(x) for x in rng.choice(query.n, 2, replace=False)) for _ in range(pairs))
     prime_edge = int(rng.integers(0, query.m)) if prime and query.m else None
     options = MatchOptions(induced=induced, homomorphism=homomorphism)
-    plan = build_plan(query, sizes, entries, 100, options, less_than, prime_edge=prime_edge)
+    plan = build_plan(query, sizes, entries, 100, options, Constraints(less_than, prime_edge=prime_edge))
     order = list(plan.order)
     assert sorted(order) == list(range(query.n))
     if prime_edge is not None:
@@ -265,7 +265,7 @@ def test_one_row_tables_filter_as_their_row_ids_say(seed, n, p, vl, el, directed
     first-edge run with explicit row ids, at every level of the plan."""
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     options = MatchOptions(induced=induced, homomorphism=homomorphism)
-    prepared = engine.prepare(NUMPY, data, query, options, less_than=((0, 1),) if symmetry else ())
+    prepared = engine.prepare(NUMPY, data, query, options, constraints=Constraints(((0, 1),) if symmetry else ()))
     if prepared is None:
         return
     rng = np.random.default_rng(row_seed)

@@ -21,7 +21,7 @@ from distsm import caches
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.order import query_adjacency
-from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.query_plan import Constraints, MatchOptions
 
 _BUDGET = 64 << 20
 # Pinned searches want one or two rows: small chunks reach a complete row after little work.
@@ -56,7 +56,7 @@ def pinned_automorphisms(query: Graph, pins: dict[int, int], limit: int) -> np.n
     """Up to ``limit`` automorphisms (rows ``perm``) sending each pinned vertex ``u`` to ``pins[u]``."""
     restrict = {u: np.array([x]) for u, x in pins.items()}
     found = list(engine.iter_matches(get_backend("numpy"), query, query, MatchOptions(), budget=_PINNED_BUDGET,
-                                     limit=limit, restrict=restrict))
+                                     limit=limit, constraints=Constraints(restrict=restrict)))
     return np.concatenate(found) if found else np.zeros((0, query.n), np.int64)
 
 

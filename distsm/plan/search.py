@@ -29,6 +29,7 @@ from distsm.kernels.candidate_edges import arc_edge_counts
 from distsm.kernels.counting import Symmetry
 from distsm.kernels.index import DataIndex
 from distsm.kernels.order import query_adjacency
+from distsm.kernels.query_plan import Constraints
 from distsm.plan.automorphism import stabilizer_chain
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy, inter_partition_plan
 from distsm.semantics import Semantics
@@ -84,7 +85,7 @@ def start_candidates(backend: Backend, index: DataIndex, query: Graph, sem: Sema
     """``(ids, weights)``: the candidates (of ``candidates``, the filter on ``backend``'s ``index``) of the query
     vertex a global join of ``query`` starts from, which slices of that join range over, and an estimate of each
     one's work: one plus its candidate edges towards the vertex the join visits second (the rows it starts)."""
-    order = engine.start_order(index, query, sem.match_options, candidates, _less_than(query, sem))
+    order = engine.start_order(index, query, sem.match_options, candidates, Constraints(_less_than(query, sem)))
     ids = candidates[order[0]]
     if len(order) < 2:
         return ids, backend.xp.ones(ids.shape[0], dtype=np.int64)
@@ -101,7 +102,7 @@ def intra_task(backend: Backend, local: Any, work: QueryWork, *, count_only: boo
         return counting.count(backend, local.graph, query, sem.match_options, budget=work.budget,
                               symmetry=Symmetry(less), control=work.control)
     rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=work.budget, limit=limit,
-                               less_than=less, control=work.control)
+                               constraints=Constraints(less), control=work.control)
     return (np.asarray(local.global_ids)[r] for r in rows)
 
 
@@ -127,8 +128,8 @@ def prepare_search(backend: Backend, index: DataIndex, query: Graph, sem: Semant
     if candidates is None:
         candidates = backend.candidates(index, query, homomorphism=sem.homomorphism)
     prime = None if group is None else group.representative.prime_edge
-    prepared = engine.prepare(backend, index, query, sem.match_options, less_than=less, prime_edge=prime,
-                              spanning_only=group is None and spanning_only, candidates=candidates)
+    shape = Constraints(less, prime_edge=prime, spanning_only=group is None and spanning_only)
+    prepared = engine.prepare(backend, index, query, sem.match_options, constraints=shape, candidates=candidates)
     if group is not None:
         anchor = group.representative.edge[0]
     else:

@@ -39,7 +39,7 @@ from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import default_budget
-from distsm.kernels.query_plan import MatchOptions
+from distsm.kernels.query_plan import Constraints, MatchOptions
 from distsm.rdf.ntriples import RDF_TYPE, Dictionary, encode_triples, iter_triples
 from distsm.rdf.sparql import Query, Var, parse_sparql
 
@@ -243,7 +243,8 @@ def _component_rows(data: RDFGraph, members: list[int], edges: list[tuple[int, i
                           directed=True)
     res = {local[u]: r for u, r in restrict.items() if u in local}
     opts = MatchOptions(induced=False, homomorphism=True)
-    chunks = list(engine.iter_matches(backend, data.graph(), qg, opts, budget=budget, restrict=res, limit=cap))
+    chunks = list(engine.iter_matches(backend, data.graph(), qg, opts, budget=budget,
+                                      constraints=Constraints(restrict=res), limit=cap))
     return np.concatenate(chunks)[:, :k] if chunks else np.zeros((0, k), np.int64)
 
 
@@ -381,5 +382,5 @@ def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[s
     be = get_backend(backend)
     budget = default_budget(be, memory_budget)
     chunks = list(engine.iter_matches(be, data.graph(), qg, MatchOptions(induced=False, homomorphism=True),
-                                      budget=budget, limit=limit, restrict=restrict))
+                                      budget=budget, limit=limit, constraints=Constraints(restrict=restrict)))
     return np.concatenate(chunks)[:, :k + 1] if chunks else empty
