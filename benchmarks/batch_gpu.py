@@ -54,7 +54,8 @@ def light(be: Any, data: distsm.Graph, queries: list[distsm.Graph]) -> tuple[lis
     found = count_light(be, idx, LightBatch(queries, options), be.default_budget())
     be.synchronize()
     t1 = time.perf_counter()
-    counts = [int(c) if c is not None else counting.count(be, idx, q, options, budget=be.default_budget())
+    counts = [int(c) if c is not None else counting.count(be, idx, counting.Target(q, options),
+                                                          budget=be.default_budget())
               for q, c in zip(queries, found)]
     be.synchronize()
     t2 = time.perf_counter()

@@ -31,7 +31,7 @@ import distsm
 from benchmarks import meta
 from benchmarks.generators import query_set
 from distsm.kernels import counting, get_backend
-from distsm.kernels.ce_join import walk_core
+from distsm.kernels.ce_join import CoreOrder, walk_core
 from distsm.kernels.counting import Count, Target
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
@@ -83,7 +83,7 @@ def bench(root, out_path, words):
             continue
 
         def tables():
-            return walk_core(gpu, planned.ce, plan.core[0], list(plan.steps), planned.parts.core, True)
+            return walk_core(gpu, planned.ce, CoreOrder(plan.core[0], plan.steps), planned.parts.core, True)
 
         # Both paths count the first table once untimed: compilation stays out of the timings.
         warm = TrailingCounter(gpu, plan, planned.ce, homomorphism=False, budget=planned.parts.trailing)
@@ -103,7 +103,7 @@ def bench(root, out_path, words):
             total, old, fused = total + a, old + t_old, fused + t_fused
         report = Explanation()
         t = time.perf_counter()
-        whole = counting.count(gpu, data, query, MatchOptions(), budget=budget, explain=report)
+        whole = counting.count(gpu, data, Target(query, MatchOptions()), budget=budget, explain=report)
         whole_s = time.perf_counter() - t
         assert whole == total, (name, whole, total)
         row = {"query": name, "vertices": query.n, "edges": query.m, "core": len(plan.core),

@@ -69,8 +69,8 @@ def _warm_counting_path(data: Any, backend: str) -> None:
             distsm.count(data, query, backend=backend, timeout=WARM_SECONDS)
             with options({"engine.host-work": 0.0}):
                 for path in ("general", "trailing"):
-                    counting.count(get_backend(backend), data, query, MatchOptions(), budget=1 << 28, path=path,
-                                   control=deadline(WARM_SECONDS))
+                    counting.count(get_backend(backend), data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                                   path=path, control=deadline(WARM_SECONDS))
         except (TimeoutError, engine.JoinCancelled):
             pass  # a heavy sample: its kernels ran anyway
 

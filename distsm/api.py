@@ -113,8 +113,9 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
     with timeout_error(timeout, req.backend):
         if req.partitioning is not None:
             return partitioned_matcher(req).count(req.query, req.semantics, req.budget, control=req.control).count
-        return counting.count(req.backend, req.data, req.query, req.semantics.match_options, budget=req.budget,
-                              symmetry=req.symmetry(), restrict=req.restrict, control=req.control)
+        return counting.count(req.backend, req.data,
+                              counting.Target(req.query, req.semantics.match_options, req.symmetry(), req.restrict),
+                              budget=req.budget, control=req.control)
 
 
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
@@ -124,8 +125,8 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
     req = prepare(data, query, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend))
     report = Explanation()
-    counting.count(req.backend, req.data, req.query, req.semantics.match_options, budget=req.budget,
-                   symmetry=req.symmetry(), explain=report)
+    counting.count(req.backend, req.data, counting.Target(req.query, req.semantics.match_options, req.symmetry()),
+                   budget=req.budget, explain=report)
     return report
 
 

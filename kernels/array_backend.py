@@ -22,8 +22,8 @@ from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
 from distsm import caches
 from distsm.kernels.ranked import RankedGraph
-from distsm.kernels.query_plan import QueryPlan, Step
-from distsm.kernels.records import (Allowed, Control, Descent, Extension, Spanning, TrailingProgram,
+from distsm.kernels.query_plan import Allowed, QueryPlan, Step
+from distsm.kernels.records import (Control, Descent, LevelExtension, Spanning, TrailingProgram,
                                     TrailingTotals)
 from distsm.kernels import candidate_filter
 from distsm.kernels.vertex_sets import MASK_VERTICES, bit_words, member, restricted
@@ -320,7 +320,7 @@ class ArrayBackend:
         rowid = xp.arange(table.shape[0]).repeat(counts)
         return total, (rowid, idx.nbr[xp.arange(total) + delta[rowid]])
 
-    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
+    def extend(self, idx: DataIndex, table: Any, ext: LevelExtension, a: int, b: int) -> Any:
         """Extend ``table`` through entries ``[a, b)`` of the level's output space.
 
         Returns the surviving rows with the new vertex appended as the last column, or (``ext.count_only``) just

@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     from distsm.kernels.dfs_plan import DfsProgram
     from distsm.kernels.ranked import RankedGraph
     from distsm.kernels.prepared import PreparedQuery
-    from distsm.kernels.records import (Allowed, Control, Descent, Extension, Spanning, TrailingProgram,
+    from distsm.kernels.records import (Control, Descent, LevelExtension, Spanning, TrailingProgram,
                                         TrailingTotals)
     from distsm.kernels.index import DataIndex
-    from distsm.kernels.query_plan import QueryPlan, Step
+    from distsm.kernels.query_plan import Allowed, QueryPlan, Step
 
 
 class Backend(Protocol):
@@ -84,7 +84,7 @@ class Backend(Protocol):
         together; None for a query whose join would read more than allowance[i] adjacency entries (or outgrow the
         backend's batch buffers, sized within ``budget``), which the caller then counts alone."""
         ...
-    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
+    def extend(self, idx: DataIndex, table: Any, ext: LevelExtension, a: int, b: int) -> Any:
         """``table`` extended through entries ``[a, b)`` of ``ext``'s output space: the surviving rows with the
         new vertex as their last column, or (``ext.count_only``) how many survive."""
         ...

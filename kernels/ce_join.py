@@ -18,14 +18,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import chunk_ranges
 from distsm.kernels.vertex_sets import admits, restricted
-from distsm.kernels.records import Allowed, TrailingProgram
+from distsm.kernels.query_plan import Allowed
+from distsm.kernels.records import TrailingProgram
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import CORE_ENTRY_BYTES
 from distsm.kernels.candidate_edges import CandidateEdges
@@ -41,6 +42,13 @@ class Extension:
     vertex: int
     links: tuple[tuple[int, tuple[int, int, int]], ...]
     distinct_cols: tuple[int, ...]
+
+
+class CoreOrder(NamedTuple):
+    """A core join's order: the ``start`` vertex and the ``steps`` that add the others, one vertex each."""
+
+    start: int
+    steps: Sequence[Extension]
 
 
 def run_lengths(xp: Any, ce: CandidateEdges, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]:
@@ -133,10 +141,10 @@ def extended(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension, i
     return grown
 
 
-def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Extension], budget: int,
-              injective: bool, control: Any = None, level_rows: list[int] | None = None,
+def walk_core(backend: Backend, ce: CandidateEdges, order: CoreOrder, budget: int, injective: bool,
+              control: Any = None, level_rows: list[int] | None = None,
               allowed: Mapping[int, Allowed] | None = None) -> Iterator[Any]:
-    """Tables of complete matches of ``[start] + steps`` (columns in that order), chunk by chunk.
+    """Tables of complete matches of ``order`` (columns in its order), chunk by chunk.
 
     Each level's chunk holds at most ``budget / (levels * CORE_ENTRY_BYTES)`` entries; ``level_rows[i]``, when
     given, accumulates the rows produced at level ``i``.  ``control`` (an engine ``Control``) is checked
@@ -145,6 +153,7 @@ def walk_core(backend: Backend, ce: CandidateEdges, start: int, steps: list[Exte
     when it restricts ``start``."""
     allowed = allowed or {}
     xp = backend.xp
+    start, steps = order
     cap = max(budget // ((len(steps) + 1) * CORE_ENTRY_BYTES), 1024)
     programs = [fused_program([ext], ce, injective) for ext in steps]
 

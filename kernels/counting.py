@@ -35,17 +35,16 @@ from typing import Any
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges, dfs
 from distsm.kernels.vertex_sets import restricted
-from distsm.kernels.records import Allowed
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
-from distsm.kernels.ce_join import walk_core
+from distsm.kernels.ce_join import CoreOrder, walk_core
 from distsm.kernels.dfs import Breaking
 from distsm.kernels.count_plan import CountPlan, host_scale, plan_count
 from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
 from distsm.kernels.placement import Lazy, Placement, Side, Trial
-from distsm.kernels.query_plan import Constraints, MatchOptions
+from distsm.kernels.query_plan import Allowed, Constraints, MatchOptions
 from distsm.kernels.sampling import Sampler
 from distsm.kernels.trailing import TrailingCounter
 
@@ -397,8 +396,8 @@ class Count:
         # never copied into rows), unless a slice restricts its images.
         extend = bool(plan.steps) and plan.core[-1] not in (allowed or {})
         steps = list(plan.steps[:-1] if extend else plan.steps)
-        for table in walk_core(runner, ce, plan.core[0], steps, parts.core, not self.target.options.homomorphism,
-                               self.control, level_rows, allowed=allowed):
+        for table in walk_core(runner, ce, CoreOrder(plan.core[0], steps), parts.core,
+                               not self.target.options.homomorphism, self.control, level_rows, allowed=allowed):
             self.clock.lap("core join")
             total += counter.count(table, self.control, extend)
             self.clock.lap("trailing count")
@@ -431,21 +430,18 @@ class Count:
         return total
 
 
-def count(backend: Backend, data: Graph | DataIndex, query: Graph, options: MatchOptions, *,
-          budget: int | BudgetPlan, symmetry: Symmetry | None = None, restrict: Mapping[int, Allowed] | None = None,
+def count(backend: Backend, data: Graph | DataIndex, target: Target, *, budget: int | BudgetPlan,
           control: Control | None = None, explain: Explanation | None = None, path: str = "auto") -> int:
-    """Number of matches (a Python int): ``light() or run(plan())`` (see the module docstring).
+    """Number of matches of ``target`` (a Python int): ``light() or run(plan())`` (see the module docstring).
 
     ``data`` is a graph (both sides of the placement index it) or a prebuilt index (no host twin).
-    ``symmetry`` (:class:`Symmetry`) makes it a unique count; ``restrict`` narrows query vertices' images.
     ``explain`` is filled in with the path taken, the trials, the order, estimated and actual partial matches per
     level, the placement's decisions and the time per stage.  ``path`` forces ``"general"``, ``"trailing"`` or
     ``"dfs"`` (where the semantics allow it; no trial) instead of the ``"auto"`` choice.
     """
     if isinstance(data, Graph):
-        check_pair(data, query)
-    return Count(Placement.of(backend, data), Target(query, options, symmetry or Symmetry(), restrict), budget,
-                 control=control, explain=explain).total(path)
+        check_pair(data, target.query)
+    return Count(Placement.of(backend, data), target, budget, control=control, explain=explain).total(path)
 
 
 def _on(runner: Side, holder: Backend, arrays: Sequence[Any]) -> Sequence[Any]:

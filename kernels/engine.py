@@ -20,7 +20,7 @@ from distsm.graph import Graph
 from distsm.kernels import split_runs
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.prepared import PreparedQuery
-from distsm.kernels.records import Extension
+from distsm.kernels.records import LevelExtension
 # The join's steering lives below the planners that poll it too (sampling); callers keep naming it here.
 from distsm.kernels.records import Control as Control, JoinCancelled as JoinCancelled
 from distsm.kernels.backend import Backend
@@ -217,7 +217,7 @@ class _Walk:
         chunk = self.budgets.chunk(self.nq, level + 1)
         if watch.doomed(total, share):
             return
-        ext = Extension(step, delta, offsets, self.prepared.bits[step.vertex], self.count_only and last,
+        ext = LevelExtension(step, delta, offsets, self.prepared.bits[step.vertex], self.count_only and last,
                         self.extra.get("spanning"))
         for a in range(0, total, chunk):
             if watch.halted():

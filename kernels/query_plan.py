@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.order import OrderFunction, gsi_order, query_adjacency
 
-if TYPE_CHECKING:
-    from distsm.kernels.records import Allowed
+#: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
+Allowed = np.ndarray | range
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,6 @@ import numpy as np
 
 from distsm.kernels.query_plan import ARC_TO_NEW, UNDIRECTED, PrimeEdge, Step
 
-#: What ``restrict`` maps a query vertex to: allowed data vertices, or a ``range`` of allowed ids (cheap to ship).
-Allowed = np.ndarray | range
 
 
 @dataclass
@@ -72,7 +70,7 @@ class Spanning:
 
 
 @dataclass(frozen=True)
-class Extension:
+class LevelExtension:
     """One level's extension of a table, as :meth:`~distsm.kernels.backend.Backend.extend` takes it: the plan's
     ``step``, the table's workload over it (``delta`` and ``offsets`` from
     :meth:`~distsm.kernels.backend.Backend.workload`: entry ``e`` of row ``r`` is adjacency entry

@@ -10,7 +10,7 @@ import numpy as np
 
 from distsm import caches
 from distsm.kernels.index import DataIndex
-from distsm.kernels.records import Allowed
+from distsm.kernels.query_plan import Allowed
 from distsm.kernels.signature import packed
 
 #: Up to this many data vertices the array backends keep candidate sets as bool masks (one gather per membership

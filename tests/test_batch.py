@@ -40,7 +40,7 @@ def oracle(data: Graph, query: Graph, sem: Semantics) -> int:
 
 def alone(data: Graph, query: Graph, sem: Semantics) -> int:
     """The count of the per-query stages (light trial, else plan and run)."""
-    return counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, symmetry=symmetry(query, sem))
+    return counting.count(NUMPY, data, counting.Target(query, sem.match_options, symmetry(query, sem)), budget=1 << 26)
 
 
 def light(data: Graph, queries: list[Graph], sem: Semantics, allowance=None, budget: int = 1 << 26):

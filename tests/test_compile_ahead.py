@@ -51,7 +51,8 @@ def test_the_warmups_slices_add_up_to_the_general_joins_count(name):
     """The warm-up's sliced counts (a cluster's slices restricting the plan's first two core vertices) on NumPy:
     the plan's count whole and its slices' sum both equal the general join's."""
     data, query = dense_graph(directed=False), query_shapes(directed=False)[name]
-    want = counting.count(get_backend("numpy"), data, query, MatchOptions(), budget=1 << 28, path="general")
+    want = counting.count(get_backend("numpy"), data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                          path="general")
     assert want > 0 and sliced_counts("numpy", data, query) == (want, want)
 
 

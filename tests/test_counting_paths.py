@@ -49,9 +49,9 @@ def count_both(data, query, *, homomorphism=False, induced=False, budget=1 << 26
         from distsm.plan.automorphism import stabilizer_chain
 
         less, aut = stabilizer_chain(query).symmetry_breaking(), automorphism_count(query)
-    general = counting.count(NUMPY, data, query, opts, budget=budget, symmetry=Symmetry(less), path="general")
+    general = counting.count(NUMPY, data, counting.Target(query, opts, Symmetry(less)), budget=budget, path="general")
     report = Explanation()
-    shortcut = counting.count(NUMPY, data, query, opts, budget=budget, symmetry=Symmetry(less, aut),
+    shortcut = counting.count(NUMPY, data, counting.Target(query, opts, Symmetry(less, aut)), budget=budget,
                               path="trailing", explain=report)
     return general, shortcut, report
 
@@ -99,7 +99,8 @@ def test_restricted_counts_on_the_trailing_path(seed, n, p, vl, directed, qsize,
                    for r in brute_force(data, query, homomorphism=homomorphism))
     opts = MatchOptions(homomorphism=homomorphism)
     for path in ("general", "trailing", "auto"):
-        assert counting.count(NUMPY, data, query, opts, budget=1 << 26, restrict=restrict, path=path) == expected
+        assert counting.count(NUMPY, data, counting.Target(query, opts, restrict=restrict), budget=1 << 26,
+                              path=path) == expected
 
 
 @SETTINGS
@@ -267,7 +268,8 @@ def hprd_data():
 def test_hprd_known_answers_on_the_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     report = Explanation()
-    got = counting.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing", explain=report)
+    got = counting.count(NUMPY, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28, path="trailing",
+                         explain=report)
     assert got == hprd.expected_counts()[name]
     assert report.path == "trailing"
 
@@ -293,14 +295,15 @@ def test_cancelling_the_trailing_path_stops_it():
     seen = []
     control = engine.Control(cancelled=lambda: len(seen) > 0, progress=lambda done, total: seen.append(done))
     with pytest.raises(engine.JoinCancelled):
-        counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="trailing", control=control)
+        counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="trailing",
+                       control=control)
     assert seen
 
 
 def test_unknown_path_is_refused():
     data = Graph.from_edges([(0, 1), (1, 2)])
     with pytest.raises(ValueError, match="path must be one of"):
-        counting.count(NUMPY, data, data, MatchOptions(), budget=1 << 20, path="fast")
+        counting.count(NUMPY, data, counting.Target(data, MatchOptions()), budget=1 << 20, path="fast")
 
 
 @pytest.mark.gpu
@@ -313,13 +316,14 @@ def test_trailing_path_on_the_gpu_matches_numpy(seed, n, p, vl, el, directed, qs
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = MatchOptions(homomorphism=homomorphism)
     cupy_backend = get_backend("cupy")
-    expected = counting.count(NUMPY, data, query, opts, budget=budget, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, opts), budget=budget, path="general")
     report = Explanation()
     # refine 0: candidates refined on the GPU, planned on the host over a copy.
     with distsm.options({"engine.device-refine": refine}):
-        got = counting.count(cupy_backend, data, query, opts, budget=budget, path="trailing", explain=report)
+        got = counting.count(cupy_backend, data, counting.Target(query, opts), budget=budget, path="trailing",
+                             explain=report)
     assert got == expected
-    assert got == counting.count(NUMPY, data, query, opts, budget=budget, path="trailing")
+    assert got == counting.count(NUMPY, data, counting.Target(query, opts), budget=budget, path="trailing")
 
 
 @pytest.mark.gpu
@@ -333,7 +337,7 @@ def test_shared_count_slices_on_the_gpu_add_up(seed, n, p, vl, directed, qsize, 
     data, query = make_case(seed, n, p, vl, 1, directed, qsize, sampled)
     cupy_backend = get_backend("cupy")
     opts = MatchOptions()
-    expected = counting.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, opts), budget=1 << 26, path="general")
     anchor = pick.draw(st.integers(0, query.n - 1))
     cuts = sorted({0, data.n, *pick.draw(st.lists(st.integers(0, data.n), max_size=4))})
     site = OneSite()
@@ -350,12 +354,13 @@ def test_shared_count_slices_on_the_gpu_add_up(seed, n, p, vl, directed, qsize, 
 @pytest.mark.parametrize("name", sorted(hprd.expected_counts())[::20])
 def test_hprd_on_the_gpu_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
-    got = counting.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
+    got = counting.count(get_backend("cupy"), hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                         path="trailing")
     assert got == hprd.expected_counts()[name]
     report = Explanation()
     with distsm.options({"engine.device-refine": 0}):
-        assert counting.count(get_backend("cupy"), hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing",
-                            explain=report) == got
+        assert counting.count(get_backend("cupy"), hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                              path="trailing", explain=report) == got
     assert report.reason.endswith("refined on cupy)"), report.reason
 
 
@@ -636,8 +641,8 @@ def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(case, homomo
                 assert rows.tolist() == table[::max(min(entries // cap, table.shape[0] // least), 1)].tolist()
                 want = extension_set(NUMPY, ce, rows, ext, not homomorphism)
                 assert row.tolist() == want[0].tolist() and x.tolist() == want[1].tolist()
-        assert counting.count(NUMPY, data, query, opts, budget=1 << 26, path="trailing") == \
-            counting.count(NUMPY, data, query, opts, budget=1 << 26, path="general")
+        assert counting.count(NUMPY, data, counting.Target(query, opts), budget=1 << 26, path="trailing") == \
+            counting.count(NUMPY, data, counting.Target(query, opts), budget=1 << 26, path="general")
 
 
 def test_candidate_edges_move_all_their_arrays_together_and_come_back_whole():
@@ -685,7 +690,7 @@ class FakeDevice(NumpyBackend):
 
 def decisions(backend, data, query, opts, budget):
     report = Explanation()
-    got = counting.count(backend, data, query, opts, budget=budget, explain=report)
+    got = counting.count(backend, data, counting.Target(query, opts), budget=budget, explain=report)
     reason = report.reason.replace(f"on {backend.name}", "on <device>").replace("on numpy", "on <device>")
     return got, report.path, report.order, report.trailing, report.estimated, reason
 
@@ -709,7 +714,7 @@ def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed,
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = MatchOptions(homomorphism=homomorphism)
     device = FakeDevice()
-    expected = counting.count(NUMPY, data, query, opts, budget=budget, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, opts), budget=budget, path="general")
     if trials:
         # A device's trials run with other allowances (a host one first), so only the counts must agree.
         assert decisions(device, data, query, opts, budget)[0] == expected
@@ -740,8 +745,8 @@ def test_hprd_plans_and_runners_do_not_depend_on_the_backend(name, hprd_data):
     # Past the host threshold the same plan runs on the device.
     report = Explanation()
     with distsm.options({"engine.host-work": 0.0}):
-        assert counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing",
-                            explain=report) == expected[0]
+        assert counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                              path="trailing", explain=report) == expected[0]
     assert "on fake-device" in report.reason
 
 
@@ -775,7 +780,7 @@ def test_split_work_finds_only_heavy_plans_heavy():
     data = random_graph(rng, 30, 0.4, 1, 1, False)
     query = star_like(rng, data, 0, 2, 1, 2)
     sem = Semantics()
-    expected = counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, sem.match_options), budget=1 << 26, path="general")
     assert expected > 0
     with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
         heavy = whole(data, query, sem, 1 << 26, split_work=0.0)
@@ -803,7 +808,7 @@ def test_the_site_that_finds_a_count_heavy_keeps_its_index_for_its_slices(monkey
     data = random_graph(rng, 30, 0.4, 1, 1, False)
     query = star_like(rng, data, 0, 2, 1, 2)
     sem = Semantics()
-    expected = counting.count(NUMPY, data, query, sem.match_options, budget=1 << 26, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, sem.match_options), budget=1 << 26, path="general")
     site, placement = OneSite(), Placement.of(NUMPY, data)
     with distsm.options({"engine.trial-entries": 1, "engine.trial-ratio-host": 0.0}):
         heavy = whole_count(site, placement, Job("inter", whole=True), QueryWork(query, sem, 1 << 26), {}, 0.0)
@@ -893,7 +898,7 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
     levels up to the first with ``walks`` rows or more are estimated exactly (the join's own row counts), and
     from there on the walks are a sample of ``walks`` rows."""
     from distsm.kernels import candidate_edges
-    from distsm.kernels.ce_join import walk_core
+    from distsm.kernels.ce_join import CoreOrder, walk_core
     from distsm.kernels.sampling import Sampler
 
     data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
@@ -901,7 +906,7 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     order = Sampler(NUMPY, query, ce, homomorphism=False, walks=walks).core_order(frozenset(range(query.n)), 0)
     rows = [0] * query.n
-    for _ in walk_core(NUMPY, ce, order.order[0], list(order.steps), 1 << 26, True, level_rows=rows):
+    for _ in walk_core(NUMPY, ce, CoreOrder(order.order[0], order.steps), 1 << 26, True, level_rows=rows):
         pass
     first_large = next(k for k, r in enumerate(rows) if r >= walks)
     assert 0 < first_large < query.n - 1
@@ -916,7 +921,7 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
     with the device's speed-up made huge, sampling stops after the greedy order's splits; both plans count
     exactly."""
     from distsm.kernels import candidate_edges, count_plan
-    from distsm.kernels.ce_join import walk_core
+    from distsm.kernels.ce_join import CoreOrder, walk_core
     from distsm.kernels.sampling import Sampler
     from distsm.kernels.trailing import TrailingCounter
 
@@ -924,14 +929,14 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
     idx = NUMPY.index(data)
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
-    expected = counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general")
+    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
     monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e6)
     sampled = []
     for on_device in (False, True):
         sampler = Sampler(NUMPY, query, ce, homomorphism=False)
         plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost, d=on_device: d)
         counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
-        assert sum(counter.count(t) for t in walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 26,
+        assert sum(counter.count(t) for t in walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 26,
                                                        True)) == expected
         sampled.append((sampler.evaluations, plan.plans_tried))
     assert sampled[1][0] < sampled[0][0] and sampled[1][1] < sampled[0][1]

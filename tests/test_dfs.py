@@ -57,7 +57,7 @@ def pattern(name: str, labels: list[int] | None = None) -> Graph:
 def dfs_count(data: Graph, query: Graph, *, unique: bool = False, budget: int = 64 << 20,
               explain: Explanation | None = None) -> int:
     sem = Semantics(unique=unique)
-    return counting.count(NUMPY, data, query, sem.match_options, budget=budget, symmetry=symmetry(query, sem),
+    return counting.count(NUMPY, data, counting.Target(query, sem.match_options, symmetry(query, sem)), budget=budget,
                           explain=explain, path="dfs")
 
 
@@ -224,10 +224,11 @@ def test_what_the_search_refuses_and_says_why():
     data = random_graph(rng, 12, 0.4, 1, 1, False)
     sem = Semantics(induced=True)
     with pytest.raises(ValueError, match="induced"):
-        counting.count(NUMPY, data, pattern("triangle"), sem.match_options, budget=1 << 20,
-                       symmetry=symmetry(pattern("triangle"), sem), path="dfs")
+        counting.count(NUMPY, data,
+                       counting.Target(pattern("triangle"), sem.match_options, symmetry(pattern("triangle"), sem)),
+                       budget=1 << 20, path="dfs")
     with pytest.raises(ValueError, match="no symmetry breaking"):
-        counting.count(NUMPY, data, pattern("triangle"), MatchOptions(), budget=1 << 20, path="dfs")
+        counting.count(NUMPY, data, counting.Target(pattern("triangle"), MatchOptions()), budget=1 << 20, path="dfs")
     big = Graph.from_edges([(i, i + 1) for i in range(11)])
     assert "12 query vertices" in supported(big)
 
@@ -237,9 +238,9 @@ def test_a_cancelled_search_stops():
     data = random_graph(rng, 40, 0.3, 1, 1, False)
     sem = Semantics()
     with pytest.raises(JoinCancelled):
-        counting.count(NUMPY, data, pattern("4-cycle"), sem.match_options, budget=1 << 16,
-                       symmetry=symmetry(pattern("4-cycle"), sem), path="dfs",
-                       control=Control(cancelled=lambda: True))
+        counting.count(NUMPY, data,
+                       counting.Target(pattern("4-cycle"), sem.match_options, symmetry(pattern("4-cycle"), sem)),
+                       budget=1 << 16, path="dfs", control=Control(cancelled=lambda: True))
 
 
 def test_the_selectivity_is_sampled_once_per_graph_and_query():

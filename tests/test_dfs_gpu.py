@@ -45,8 +45,8 @@ def _hub_graph(rng: np.random.Generator, n: int, m: int, labels: int) -> Graph:
 
 def _both(backend, data: Graph, query: Graph, unique: bool, budget: int = 1 << 28) -> int:
     sem = Semantics(unique=unique)
-    return counting.count(backend, data, query, sem.match_options, budget=budget,
-                          symmetry=symmetry(query, sem), path="dfs")
+    return counting.count(backend, data, counting.Target(query, sem.match_options, symmetry(query, sem)),
+                          budget=budget, path="dfs")
 
 
 @pytest.mark.parametrize("name", sorted(PATTERNS))
@@ -94,8 +94,9 @@ def test_reuse_and_the_pair_tail_run_where_expected(gpu):
     data = _hub_graph(rng, 2000, 10000, 1)
     report = Explanation()
     sem = Semantics(unique=True)
-    total = counting.count(gpu, data, pattern("diamond"), sem.match_options, budget=1 << 28,
-                           symmetry=symmetry(pattern("diamond"), sem), explain=report, path="dfs")
+    total = counting.count(gpu, data,
+                           counting.Target(pattern("diamond"), sem.match_options, symmetry(pattern("diamond"), sem)),
+                           budget=1 << 28, explain=report, path="dfs")
     assert report.path == "dfs" and total == _both(NUMPY, data, pattern("diamond"), True)
 
 
@@ -104,13 +105,14 @@ def test_auto_takes_the_search_on_an_unlabelled_graph_and_not_on_a_richly_labell
     plain = _hub_graph(rng, 5000, 50000, 1)
     report = Explanation()
     sem = Semantics(unique=True)
-    counting.count(gpu, plain, pattern("4-clique"), sem.match_options, budget=1 << 28,
-                   symmetry=symmetry(pattern("4-clique"), sem), explain=report)
+    counting.count(gpu, plain,
+                   counting.Target(pattern("4-clique"), sem.match_options, symmetry(pattern("4-clique"), sem)),
+                   budget=1 << 28, explain=report)
     assert report.path == "dfs"
     rich = _hub_graph(rng, 5000, 50000, 64)
     labelled = Graph.from_edges(PATTERNS["triangle"], vertex_labels=[0, 1, 2])
     report = Explanation()
-    counting.count(gpu, rich, labelled, sem.match_options, budget=1 << 28, symmetry=symmetry(labelled, sem),
+    counting.count(gpu, rich, counting.Target(labelled, sem.match_options, symmetry(labelled, sem)), budget=1 << 28,
                    explain=report)
     assert report.path != "dfs"
 
@@ -123,9 +125,9 @@ def test_a_cancelled_search_stops_between_task_ranges(gpu, monkeypatch):
     data = _hub_graph(rng, 1000, 3000, 1)
     sem = Semantics()
     with pytest.raises(JoinCancelled):
-        counting.count(gpu, data, pattern("5-path"), sem.match_options, budget=1 << 28,
-                       symmetry=symmetry(pattern("5-path"), sem), path="dfs",
-                       control=Control(cancelled=lambda: True))
+        counting.count(gpu, data,
+                       counting.Target(pattern("5-path"), sem.match_options, symmetry(pattern("5-path"), sem)),
+                       budget=1 << 28, path="dfs", control=Control(cancelled=lambda: True))
 
 
 @pytest.mark.parametrize("name", ["4-cycle", "5-path"])
@@ -138,8 +140,8 @@ def test_shortcuts_on_the_device_equal_networkx_and_the_host(gpu, name):
         query = pattern(name, [label or 0] * (4 if name == "4-cycle" else 5))
         report = Explanation()
         sem = Semantics(unique=True)
-        found = counting.count(gpu, data, query, sem.match_options, budget=1 << 28, symmetry=symmetry(query, sem),
-                               path="dfs", explain=report)
+        found = counting.count(gpu, data, counting.Target(query, sem.match_options, symmetry(query, sem)),
+                               budget=1 << 28, path="dfs", explain=report)
         assert reason in report.reason
         assert found == by_networkx(data, label) == _both(NUMPY, data, query, True)
         if name == "4-cycle":

@@ -105,8 +105,8 @@ def hprd_data():
 def test_light_hprd_queries_finish_their_trial_and_agree_with_the_trailing_path(name, hprd_data):
     query = distsm.read_graph(hprd.query_path(name))
     report = Explanation()
-    auto = counting.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
-    trailing = counting.count(NUMPY, hprd_data, query, MatchOptions(), budget=1 << 28, path="trailing")
+    auto = counting.count(NUMPY, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28, explain=report)
+    trailing = counting.count(NUMPY, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28, path="trailing")
     assert auto == trailing == hprd.expected_counts()[name]
     assert report.path == "general" and not report.trials, report
     assert report.reason.startswith("the general join finished within its trial allowance"), report.reason
@@ -118,7 +118,7 @@ def test_auto_path_counts_what_both_forced_paths_count(seed, n, p, vl, el, direc
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     opts = MatchOptions()
     sym = symmetry(query, Semantics())  # the depth-first search breaks the query's symmetry and multiplies back
-    counts = {path: counting.count(NUMPY, data, query, opts, budget=1 << 26, path=path, symmetry=sym)
+    counts = {path: counting.count(NUMPY, data, counting.Target(query, opts, sym), budget=1 << 26, path=path)
               for path in counting.COUNT_PATHS if path != "dfs" or not supported(query)}
     assert len(set(counts.values())) == 1, counts
 
@@ -171,7 +171,7 @@ def test_a_stopped_trial_may_hand_over_to_a_refinement_that_finds_no_match():
         got = distsm.explain(data, query, memory_budget=1 << 26, backend="numpy")
     assert got.trials and min(got.candidates) > 0, got
     assert (got.path, got.count, got.reason) == ("filter", 0, REFINED_EMPTY)
-    assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path="general") == 0
+    assert counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general") == 0
 
 
 class PosingDevice(array_backend.NumpyBackend):
@@ -201,8 +201,9 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
     device = PosingDevice()
     report = Explanation()
     with distsm.options(settings):
-        got = counting.count(device, device.index(data) if prebuilt else data, query,
-                           MatchOptions(homomorphism=homomorphism), budget=1 << 26, explain=report)
+        got = counting.count(device, device.index(data) if prebuilt else data,
+                             counting.Target(query, MatchOptions(homomorphism=homomorphism)),
+                             budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
     for runner, allowance, _read in report.trials:
         # The host's trial gets its own allowance per query vertex, and none when the index was built on the
@@ -221,12 +222,13 @@ def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
     query = distsm.read_graph(hprd.query_path("query_dense_16_1"))
     device = PosingDevice()
     report = Explanation()
-    assert counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report) == \
+    assert counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28,
+                          explain=report) == \
         hprd.expected_counts()["query_dense_16_1"]
     assert report.reason.endswith(f"on numpy (refinement would scan {scan_of(hprd_data, query)})"), report.reason
     # Without the host's allowance the device's own trial answers.
     with distsm.options({"engine.trial-entries": 0}):
-        counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28, explain=report)
+        counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28, explain=report)
     assert "on posing-device" in report.reason, report.reason
 
 
@@ -236,8 +238,8 @@ def test_a_device_index_with_a_host_twin_works_on_the_host_like_a_graph(hprd_dat
     twin = NUMPY.index(hprd_data)
     on_index, with_twin = Explanation(), Explanation()
     want = hprd.expected_counts()["query_dense_16_2"]
-    assert counting.count(device, device.index(hprd_data), query, MatchOptions(), budget=1 << 28,
-                        explain=on_index) == want
+    assert counting.count(device, device.index(hprd_data), counting.Target(query, MatchOptions()), budget=1 << 28,
+                          explain=on_index) == want
     assert "on posing-device" in on_index.reason, on_index.reason
     assert Count(Placement.of(device, device.index(hprd_data), twin), Target(query, MatchOptions()), 1 << 28,
                  explain=with_twin).total() == want
@@ -256,7 +258,7 @@ def test_candidates_handed_to_a_device_take_its_vertex_dtype(hprd_data):
         return walk(backend, prepared, *args, **kwargs)
 
     with mock.patch.object(counting, "walk", recording), distsm.options({"engine.trial-entries": 0}):
-        got = counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+        got = counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28)
     assert got == hprd.expected_counts()["query_dense_16_4"]
     assert ("posing-device", {np.dtype(np.int32)}) in seen, seen
 
@@ -325,7 +327,7 @@ def test_a_user_cancelling_a_trial_is_not_a_stopped_trial():
     data, query = make_case(3, 12, 0.6, 1, 1, False, 4, False)
     control = engine.Control(cancelled=lambda: True)
     with pytest.raises(engine.JoinCancelled):
-        counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, control=control)
+        counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, control=control)
 
 
 def test_explain_names_a_stopped_trial():
@@ -351,7 +353,7 @@ def test_membership_sets_as_masks_or_bitsets_give_the_same_counts(seed, n, p, vl
         assert (bits.dtype == np.uint32) == words
         everyone = np.arange(data.n, dtype=np.int32)
         assert np.array_equal(vertex_sets.member(np, bits, everyone), np.isin(everyone, members))
-        counts = {path: counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26, path=path)
+        counts = {path: counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path=path)
                   for path in ("general", "trailing")}
     assert counts["general"] == counts["trailing"] == len(brute_force(data, query))
 
@@ -385,10 +387,10 @@ def test_decisions_are_logged_at_debug_and_silent_by_default(hprd_data, caplog, 
     device = PosingDevice()
     with distsm.options({"engine.trial-entries": 0, "engine.trial-ratio-device": 0.0,
                          "engine.trial-ratio-host": 0.0}):
-        counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+        counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28)
         assert capsys.readouterr().err == ""
         with caplog.at_level(logging.DEBUG, logger="distsm"):
-            counting.count(device, hprd_data, query, MatchOptions(), budget=1 << 28)
+            counting.count(device, hprd_data, counting.Target(query, MatchOptions()), budget=1 << 28)
     messages = [r.getMessage() for r in caplog.records if r.name.startswith("distsm.kernels")]
     assert any(m.startswith("filter on numpy") for m in messages), messages
     assert any(m.startswith("core join and trailing count on numpy") for m in messages), messages

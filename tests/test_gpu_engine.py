@@ -442,7 +442,8 @@ def _max_level_bytes(backend, data, query) -> tuple[int, int]:
 
     backend.workload = spy
     try:
-        c = counting.count(backend, data, query, MatchOptions(), budget=backend.default_budget(), path="general")
+        c = counting.count(backend, data, counting.Target(query, MatchOptions()), budget=backend.default_budget(),
+                           path="general")
     finally:
         del backend.workload
     _knobs(fuse_levels=True)
@@ -458,7 +459,7 @@ def test_query_needing_ten_times_the_budget_finishes_with_the_right_count(gpu):
     assert budget > 0
     c_gpu = distsm.count(data, path, memory_budget=budget, backend="cupy")
     c_np = distsm.count(data, path, memory_budget=budget, backend="numpy")
-    c_general = counting.count(gpu, data, path, MatchOptions(), budget=budget, path="general")
+    c_general = counting.count(gpu, data, counting.Target(path, MatchOptions()), budget=budget, path="general")
     assert c_gpu == c_free == c_np == c_general > 0
     rows = distsm.match(data, path, memory_budget=budget, backend="cupy", limit=5000)
     assert np.array_equal(rows, distsm.match(data, path, memory_budget=budget, backend="numpy", limit=5000))
@@ -515,8 +516,8 @@ def test_host_resident_shares_the_memory_mapped_store_in_place(gpu, tmp_path):
     numpy = get_backend("numpy")
     for size in (3, 4, 5):
         q = random_connected_query(rng, data, size, 0.3, 3, 1)
-        want = counting.count(numpy, host, q, MatchOptions(), budget=1 << 26)
-        assert counting.count(gpu, shared, q, MatchOptions(), budget=1 << 26) == want
+        want = counting.count(numpy, host, counting.Target(q, MatchOptions()), budget=1 << 26)
+        assert counting.count(gpu, shared, counting.Target(q, MatchOptions()), budget=1 << 26) == want
         # With the memory map as its host twin, trials read the adjacency on the host, not over the bus.
         report = Explanation()
         stages = Count(Placement.of(gpu, shared, host), Target(q, MatchOptions()), 1 << 26, explain=report)

@@ -18,7 +18,7 @@ import distsm
 from distsm import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.array_backend import ArrayBackend, NumpyBackend
-from distsm.kernels.records import Extension, Spanning
+from distsm.kernels.records import LevelExtension, Spanning
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.query_plan import Constraints, MatchOptions, build_plan
 from distsm.kernels import signature
@@ -238,7 +238,7 @@ def test_descent_stops_where_a_level_exceeds_its_cap(seed, n, p, vl, el, directe
         assert total == expected_total <= cap
         last = count_only and level == nq - 1
         if total:
-            table = NUMPY.extend(idx, table, Extension(step, delta, offsets, prepared.bits[step.vertex], last), 0,
+            table = NUMPY.extend(idx, table, LevelExtension(step, delta, offsets, prepared.bits[step.vertex], last), 0,
                                  total)
         else:
             table = 0 if last else table[:0]
@@ -326,8 +326,8 @@ def test_light_queries_finish_their_trial_without_measuring_the_scan(monkeypatch
     measured = []
     real = candidate_edges.scan_entries
     monkeypatch.setattr(candidate_edges, "scan_entries", lambda *a: measured.append(1) or real(*a))
-    assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+    assert counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26) == expected
     assert not measured
     with distsm.options({"engine.trial-entries": 1}):
-        assert counting.count(NUMPY, data, query, MatchOptions(), budget=1 << 26) == expected
+        assert counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26) == expected
     assert measured

@@ -32,7 +32,7 @@ def test_count_stays_within_budget_and_matches_unbounded_count(path):
     distsm.count(data, Graph.from_edges([(0, 1)]), backend="numpy")  # build the index outside the measurement
 
     def run(budget):
-        return counting.count(backend, data, query, MatchOptions(), budget=budget, path=path)
+        return counting.count(backend, data, counting.Target(query, MatchOptions()), budget=budget, path=path)
 
     unbounded, unbounded_peak = _peak_bytes(lambda: run(64 << 30))
     budget = 1 << 20

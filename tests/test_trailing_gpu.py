@@ -26,7 +26,7 @@ from distsm.config import options
 from distsm.graph import Graph
 from distsm.kernels import candidate_edges, counting, get_backend
 from distsm.kernels.array_backend import NumpyBackend
-from distsm.kernels.ce_join import extension_set, fused_program, walk_core
+from distsm.kernels.ce_join import CoreOrder, extension_set, fused_program, walk_core
 from distsm.kernels.count_plan import plan_count
 from distsm.kernels.cuda_modules import TRAILING_MODULE
 from distsm.kernels.cupy import launch
@@ -78,7 +78,7 @@ def planned_tables(seed: int, homomorphism: bool, positions: bool):
     assert (ce.positions is not None) == positions
     plan = plan_count(query, Sampler(NUMPY, query, ce, homomorphism=homomorphism), sizes, homomorphism,
                       frozenset(leaves))
-    tables = list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 16, not homomorphism))
+    tables = list(walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 16, not homomorphism))
     return data, query, ce, plan, tables
 
 
@@ -229,7 +229,7 @@ def core_levels(ce, plan, injective: bool):
 
 def before_last(ce, plan, homomorphism: bool) -> list:
     """The core tables without the core's last column (what a count that extends the last level reads), NumPy."""
-    return list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps[:-1]), 1 << 16, not homomorphism))
+    return list(walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps[:-1]), 1 << 16, not homomorphism))
 
 
 class UnfusedDevice(NumpyBackend):
@@ -284,9 +284,9 @@ def test_fused_extensions_give_the_array_paths_rows(seed, homomorphism, position
     if sliced and plan.steps:  # a slice restricts the last core vertex's images to a range of ids
         last = np.sort(ce.candidates[plan.core[-1]])
         allowed = {plan.core[-1]: range(int(last[0]), int(last[len(last) // 2]) + 1)}
-    expected = list(walk_core(NUMPY, ce, plan.core[0], list(plan.steps), 1 << 12, not homomorphism,
+    expected = list(walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 12, not homomorphism,
                               allowed=allowed))
-    got = list(walk_core(cupy_backend, device_ce, plan.core[0], list(plan.steps), 1 << 12, not homomorphism,
+    got = list(walk_core(cupy_backend, device_ce, CoreOrder(plan.core[0], plan.steps), 1 << 12, not homomorphism,
                          allowed=allowed))
     empty = np.zeros((0, len(plan.core)), dtype=np.int64)
     assert np.array_equal(np.concatenate([empty, *expected]), np.concatenate([empty, *map(xp.asnumpy, got)]))
@@ -372,7 +372,7 @@ def test_whole_counts_on_the_gpu_trailing_path_equal_the_oracles(seed, homomorph
     data = random_graph(rng, n, float(rng.uniform(0.2, 0.5)), 2, 1, directed)
     query, _ = tree_with_leaves(rng, directed, int(rng.integers(2, 4)), leaves, 2)
     report = Explanation()
-    got = counting.count(get_backend("cupy"), data, query, MatchOptions(homomorphism=homomorphism),
+    got = counting.count(get_backend("cupy"), data, counting.Target(query, MatchOptions(homomorphism=homomorphism)),
                          budget=1 << 24, path="trailing", explain=report)
     if homomorphism:
         assert got == len(brute_force(data, query, homomorphism=True))

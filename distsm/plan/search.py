@@ -99,8 +99,8 @@ def intra_task(backend: Backend, local: Any, work: QueryWork, *, count_only: boo
     query, sem = work.query, work.sem
     less = _less_than(query, sem)
     if count_only:
-        return counting.count(backend, local.graph, query, sem.match_options, budget=work.budget,
-                              symmetry=Symmetry(less), control=work.control)
+        return counting.count(backend, local.graph, counting.Target(query, sem.match_options, Symmetry(less)),
+                              budget=work.budget, control=work.control)
     rows = engine.iter_matches(backend, local.graph, query, sem.match_options, budget=work.budget, limit=limit,
                                constraints=Constraints(less), control=work.control)
     return (np.asarray(local.global_ids)[r] for r in rows)

@@ -102,8 +102,8 @@ class DfsOps(DeviceBase):
         # range's task counter; its end is the kernel's ``ntasks``).
         for lo in range(first, last, DFS_TASK_RANGE):
             hi = min(lo + DFS_TASK_RANGE, last)
-            if lo:
-                nxt.fill(lo)
+            if lo:  # a copy, not fill(): fill compiles an elementwise kernel on first use
+                nxt.set(np.asarray([lo], dtype=np.int64))
             self.kernels.launch(kernel, blocks, DFS_BLOCK, words=words, nbr=g.nbr, ptr=g.ptr, up=g.up,
                                 vlab=g.vertex_labels, L=g.labels, verts=verts, task_ptr=task_ptr, task_start=start,
                                 nv=nv, ntasks=hi, bufs=bufs, cap=cap, next=nxt, result=result, **extra)

@@ -11,7 +11,7 @@ from distsm.graph import Graph
 from distsm.kernels.array_ops import cumsum
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.candidate_sets import CandidateSets
-from distsm.kernels.records import Allowed
+from distsm.kernels.query_plan import Allowed
 from distsm.kernels.cupy.index import IndexOps
 from distsm.kernels.cuda_modules import BATCH_BLOCK, FILTER_HEAD
 from distsm.kernels.cupy.launch import (BITSET_ROWS, BITSET_SET, FILTER_BATCH, FILTER_FLAGS, FILTER_SCATTER,

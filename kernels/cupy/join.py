@@ -15,7 +15,7 @@ from distsm.kernels.cupy.launch import (EXTEND_COUNT, EXTEND_FLAGS, EXTEND_SMALL
                                         EXTEND_WRITE_ITEMS, WORKLOAD_COUNTS, WORKLOAD_DELTA, WORKLOAD_SMALL)
 from distsm.kernels.index import DataIndex
 from distsm.kernels.query_plan import Step
-from distsm.kernels.records import Extension
+from distsm.kernels.records import LevelExtension
 
 
 def program_words(step: Step, spanning: Any = None) -> list[int]:
@@ -86,7 +86,7 @@ class JoinOps(IndexOps):
         self.kernels.grid(WORKLOAD_DELTA, nrows, starts=delta, offsets=offsets, nrows=nrows)
         return delta, offsets, int(offsets[-1])
 
-    def extend(self, idx: DataIndex, table: Any, ext: Extension, a: int, b: int) -> Any:
+    def extend(self, idx: DataIndex, table: Any, ext: LevelExtension, a: int, b: int) -> Any:
         xp = self.xp
         step, offsets, count_only, spanning = ext.step, ext.offsets, ext.count_only, ext.spanning
         opts = self.options
@@ -134,7 +134,7 @@ class JoinOps(IndexOps):
                               cand_out=cand, scan=scan, out=out)
         return out
 
-    def _extend_small(self, head: dict[str, Any], ext: Extension, hprog: np.ndarray, a: int, m: int) -> Any:
+    def _extend_small(self, head: dict[str, Any], ext: LevelExtension, hprog: np.ndarray, a: int, m: int) -> Any:
         """:meth:`extend` of a few entries (``m``, at most ``small_limit``) by one block: the step's program
         ``hprog`` goes up through the pinned stage (or as its own upload), the count comes back with the rows."""
         xp, count_only = self.xp, ext.count_only
