@@ -11,11 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from distsm.cluster.monitor import END_TOPIC, batch_status
 from distsm.cluster.start import ClusterError
 from distsm.plan.results import QueryResult
-
-#: Topic of the event a batch logs on the scheduler for queries that ended without a result (see ``monitor``).
-END_TOPIC = "distsm-batch-end"
 
 
 class Batch:
@@ -142,8 +140,6 @@ class Batch:
         batch_status`): ``queries`` and ``done`` counts, ``ended`` (queries that timed out, were cancelled or
         failed) and ``running``: the queries whose tasks run on a worker, slowest first, each ``{"query",
         "seconds", "worker"}`` (seconds so far, as of the workers' last heartbeats)."""
-        from distsm.cluster.monitor import batch_status
-
         return cast(dict[str, Any], self.client.run_on_scheduler(batch_status, batch=self.id))
 
     # ------------------------------------------------------------------ internals

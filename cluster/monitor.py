@@ -23,13 +23,14 @@ from typing import Any
 
 from distributed.diagnostics.plugin import SchedulerPlugin
 
-from distsm.cluster.batch import END_TOPIC
-
 #: Topic of the event a client announces a batch with (its queries' plans and which task answers which query).
 BATCH_TOPIC = "distsm-batch"
 #: Topic of the events workers log for the queries they finished (``{"batch", "queries": {query: {"count",
 #: "gathered_bytes"}}}``, one event per task however many queries it answered).
 DONE_TOPIC = "distsm"
+#: Topic of the event a batch logs for queries that ended without a result (``{"batch", "queries": {query:
+#: "timeout" | "cancelled" | "error"}}``).
+END_TOPIC = "distsm-batch-end"
 
 PLUGIN_NAME = "distsm-monitor"
 _MAX_BATCHES = 50

@@ -15,13 +15,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from distsm.errors import GraphError, short_repr
-from distsm.graph import Graph
 from distsm.labels import UNLABELLED, LabelVocabulary, is_plain_label
+
+if TYPE_CHECKING:
+    from distsm.graph import Graph
 
 #: How a warning or error names edge ``i`` of the input: ``"on line 7"``, ``"at row 6"``.
 Where = Callable[[int], str]
@@ -181,10 +183,10 @@ def node_label_values(names: list[Hashable], node_labels: Mapping[Hashable, Any]
     return names, [node_labels.get(v, default) for v in names]
 
 
-def edge_list_graph(src: np.ndarray, dst: np.ndarray, reading: Reading, *, n: int, edge_labels: np.ndarray | None,
-                    vertex_labels: np.ndarray | None, node_ids: Any) -> Graph:
-    """The graph of an edge list of vertex positions, read as ``reading`` says, by the conventions of the module's
-    description.  GraphErrors name the offending input edge in ``edge_index``.
+def edge_list_graph(cls: type[Graph], src: np.ndarray, dst: np.ndarray, reading: Reading, *, n: int,
+                    edge_labels: np.ndarray | None, vertex_labels: np.ndarray | None, node_ids: Any) -> Graph:
+    """The graph (of class ``cls``) of an edge list of vertex positions, read as ``reading`` says, by the
+    conventions of the module's description.  GraphErrors name the offending input edge in ``edge_index``.
     """
     directed, dedupe, source, where = reading.directed, reading.dedupe, reading.source, reading.where
     loops = np.flatnonzero(src == dst)
@@ -196,7 +198,7 @@ def edge_list_graph(src: np.ndarray, dst: np.ndarray, reading: Reading, *, n: in
         edge_labels = None if edge_labels is None else edge_labels[kept]
         del kept
     try:
-        g = Graph.from_edge_arrays(src, dst, n=n, edge_labels=edge_labels, vertex_labels=vertex_labels,
+        g = cls.from_edge_arrays(src, dst, n=n, edge_labels=edge_labels, vertex_labels=vertex_labels,
                                    directed=directed, dedupe=dedupe is not False, node_ids=node_ids)
     except GraphError as exc:
         if exc.edge_index is not None:
@@ -240,12 +242,13 @@ def require(module: str) -> Any:
             from exc
 
 
-def from_columns(src: Any, dst: Any, edge_label_values: Any, reading: Reading, *,
+def from_columns(cls: type[Graph], src: Any, dst: Any, edge_label_values: Any, reading: Reading, *,
                  node_labels: Mapping[Hashable, Any] | None = None, default_label: Hashable = None,
                  labels: LabelVocabulary | None = None) -> Graph:
-    """The graph of an edge list given as columns of node names (any hashables) and optional edge label values,
-    read as ``reading`` says, by the conventions of this module; the names become :attr:`Graph.node_ids` (None when
-    they are ``0..n-1``), label values are kept as in :meth:`Graph.from_networkx`."""
+    """The graph (of class ``cls``) of an edge list given as columns of node names (any hashables) and optional
+    edge label values, read as ``reading`` says, by the conventions of this module; the names become
+    :attr:`Graph.node_ids` (None when they are ``0..n-1``), label values are kept as in
+    :meth:`Graph.from_networkx`."""
     s, d, names = first_appearance(np.asarray(src), np.asarray(dst))
     # A node that ``node_labels`` leaves out, or a kind with no labels, is unlabelled (a value of its own, plain 0
     # in a graph without a vocabulary: see distsm.labels) unless a default is named.
@@ -259,7 +262,7 @@ def from_columns(src: Any, dst: Any, edge_label_values: Any, reading: Reading, *
     ids: Any = names if n == names.size else all_names
     if n == names.size and names.dtype == np.int64 and np.array_equal(names, np.arange(n)):
         ids = None
-    g = edge_list_graph(s, d, reading, n=n, edge_labels=ecodes, vertex_labels=vcodes, node_ids=ids)
+    g = edge_list_graph(cls, s, d, reading, n=n, edge_labels=ecodes, vertex_labels=vcodes, node_ids=ids)
     g.vocabulary = vocab
     return g
 

@@ -25,7 +25,9 @@ from distsm.arguments import is_integer
 from distsm.csr import LABEL_DTYPE, VERTEX_DTYPE, csr_of, without_repeats
 from distsm.errors import GraphError, short_repr
 from distsm.graph_arrays import int_array, node_id_array, readonly
-from distsm.labels import LabelVocabulary, is_plain_label, unlabelled_as_zero
+from distsm.edgelists import (Reading, arrow_columns, edge_list_graph, frame_columns, from_columns, label_codes,
+                              repeated_label)
+from distsm.labels import LabelVocabulary, is_plain_label, label_value, unlabelled_as_zero
 
 _MAX_ID = np.iinfo(VERTEX_DTYPE).max
 _MAX_EDGE_LABEL = (np.iinfo(LABEL_DTYPE).max - 1) // 2
@@ -209,10 +211,8 @@ class Graph:
         Self loops are dropped with a warning.  Raises :class:`GraphError` (``edge_index`` is the row position)
         for a missing name or a refused repeat, KeyError for a missing column.
         """
-        from distsm.edgelists import Reading, frame_columns, from_columns
-
         src, dst, elab = frame_columns(df, source, target, edge_label)
-        return from_columns(src, dst, elab, Reading(directed, dedupe, "DataFrame"), node_labels=node_labels,
+        return from_columns(cls, src, dst, elab, Reading(directed, dedupe, "DataFrame"), node_labels=node_labels,
                             default_label=default_label, labels=labels)
 
     @classmethod
@@ -227,11 +227,9 @@ class Graph:
                    node_labels: Mapping[Hashable, Any] | None = None, **kwargs: Any) -> Graph:
         """:meth:`from_pandas_edgelist` of a ``pyarrow.Table`` (integer columns are read without a copy; a null
         source or target is a :class:`GraphError` naming its row).  Needs pyarrow (``pip install 'distsm[io]'``)."""
-        from distsm.edgelists import Reading, arrow_columns, from_columns
-
         src, dst, elab = arrow_columns(table, source, target, edge_label)
         reading = Reading(kwargs.pop("directed", False), kwargs.pop("dedupe", None), "Arrow table")
-        return from_columns(src, dst, elab, reading, node_labels=node_labels, **kwargs)
+        return from_columns(cls, src, dst, elab, reading, node_labels=node_labels, **kwargs)
 
     @classmethod
     def from_scipy_sparse_array(cls, a: Any, *, directed: bool = False, edge_labels: bool = False,
@@ -244,15 +242,13 @@ class Graph:
         values are the edges' label values (two entries of one edge must agree).  Diagonal entries are dropped
         with a warning.  Needs scipy (``pip install 'distsm[io]'``).
         """
-        from distsm.edgelists import Reading, edge_list_graph, label_codes, repeated_label
-
         if len(a.shape) != 2 or a.shape[0] != a.shape[1]:
             raise GraphError(f"the adjacency must be square, got shape {a.shape}")
         coo = a.tocoo()
         row, col = np.asarray(coo.row, np.int64), np.asarray(coo.col, np.int64)
         vcodes, ecodes, vocab = label_codes(repeated_label(a.shape[0], 0) if vertex_labels is None else vertex_labels,
                                             coo.data if edge_labels else repeated_label(row.size, 0), None)
-        g = edge_list_graph(row, col, Reading(directed, True, "sparse array",
+        g = edge_list_graph(cls, row, col, Reading(directed, True, "sparse array",
                                               lambda i: f"at entry ({int(row[i])}, {int(col[i])})"),
                             n=int(a.shape[0]), edge_labels=ecodes, vertex_labels=vcodes, node_ids=None)
         g.vocabulary = vocab
@@ -266,8 +262,6 @@ class Graph:
         :attr:`node_ids`, and label values from the ``node_label`` / ``edge_label`` attributes (missing or None:
         ``default_label``), as :meth:`from_networkx`.  Multi-edges are merged as ``dedupe`` says (see
         :meth:`from_pandas_edgelist`) and self loops dropped with a warning."""
-        from distsm.edgelists import Reading, edge_list_graph, label_codes, repeated_label
-
         default = 0 if default_label is None else default_label
 
         def values(seq: Any, attr: str | None) -> Any:
@@ -278,7 +272,7 @@ class Graph:
         edges = np.asarray(g.get_edgelist(), np.int64).reshape(-1, 2)
         vcodes, ecodes, vocab = label_codes(values(g.vs, node_label), values(g.es, edge_label), labels)
         names = g.vs[name] if name in g.vs.attributes() else None
-        out = edge_list_graph(edges[:, 0], edges[:, 1], Reading(g.is_directed(), dedupe, "igraph graph",
+        out = edge_list_graph(cls, edges[:, 0], edges[:, 1], Reading(g.is_directed(), dedupe, "igraph graph",
                                                                 lambda i: f"at edge {i}"),
                               n=g.vcount(), edge_labels=ecodes, vertex_labels=vcodes, node_ids=names)
         out.vocabulary = vocab
@@ -287,8 +281,6 @@ class Graph:
     def to_networkx(self) -> Any:
         """A networkx ``Graph``/``DiGraph`` with this graph's node names and ``label`` values on nodes and edges."""
         import networkx as nx
-
-        from distsm.labels import label_value
 
         names = self.names()
         g = nx.DiGraph() if self.directed else nx.Graph()

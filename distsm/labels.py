@@ -163,7 +163,5 @@ def reconcile(query: Graph, data: Graph) -> Graph:
         return query
     vlab = _translate(query, data, "vertex", np.asarray(query.vertex_labels), np.asarray(data.vertex_labels))
     elab = _translate(query, data, "edge", np.asarray(query.edge_labels), np.asarray(data.edge_labels))
-    from distsm.graph import Graph
-
-    return Graph(query.n, np.asarray(query.edge_src, np.int64), np.asarray(query.edge_dst, np.int64), elab, vlab,
+    return type(query)(query.n, np.asarray(query.edge_src, np.int64), np.asarray(query.edge_dst, np.int64), elab, vlab,
                  query.directed, node_ids=query.node_ids, vocabulary=data.vocabulary)

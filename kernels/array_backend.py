@@ -18,6 +18,7 @@ from distsm.graph import Graph
 from distsm.kernels import array_ops, dfs_host
 from distsm.kernels.budget import BudgetPlan, default_cpu_budget
 from distsm.kernels.dfs_plan import DfsProgram
+from distsm.kernels.batch import join_counts
 from distsm.kernels.candidate_sets import CandidateSets
 from distsm.kernels.index import DataIndex, build_index
 from distsm import caches
@@ -293,8 +294,6 @@ class ArrayBackend:
 
         Here one level-synchronous join over a table whose rows carry their query
         (:func:`distsm.kernels.batch.join_counts`), whose groups the caller fits to ``budget``."""
-        from distsm.kernels.batch import join_counts  # batch builds on the engine, which builds on this module
-
         return join_counts(self, prepared, allowance)
 
     def _entries(self, idx: DataIndex, table: Any, step: Step, cap: int) -> tuple[int, tuple[Any, Any] | None]:

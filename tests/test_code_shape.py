@@ -56,3 +56,25 @@ def test_long_functions_and_long_signatures_only_shrink():
     assert not found - KNOWN, f"new functions over {FUNCTION_LINES} lines or {PARAMETERS} parameters: " \
                               f"{sorted(found - KNOWN)}"
     assert not KNOWN - found, f"no longer over the bounds, take them off KNOWN: {sorted(KNOWN - found)}"
+
+
+def test_no_import_cycles(tmp_path):
+    """No two modules of the package import each other, directly or through others, whether at the top or inside
+    a function (imports under TYPE_CHECKING, which name types only, aside)."""
+    import shutil
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "distsm", tmp_path / "distsm")
+    for pkg in PACKAGES[1:]:  # installed as distsm.kernels, distsm.partition, distsm.cluster
+        shutil.copytree(ROOT / pkg, tmp_path / "distsm" / pkg)
+    script = """
+import grimp
+g = grimp.build_graph("distsm", exclude_type_checking_imports=True)
+found = sorted({tuple(sorted((a, b))) for a in g.modules for b in g.find_modules_directly_imported_by(a)
+                if g.chain_exists(importer=b, imported=a)})
+print(found)
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)},
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", f"modules in an import cycle: {out}"

@@ -41,7 +41,7 @@ def read_parquet(path: PathLike, *, directed: bool = False, dedupe: bool | None 
     label = "label" if "label" in rest else (rest[0] if len(rest) == 1 else None)
     try:
         src, dst, elab = arrow_columns(table, source, target, label)
-        return from_columns(src, dst, elab, Reading(directed, dedupe, p))
+        return from_columns(Graph, src, dst, elab, Reading(directed, dedupe, p))
     except GraphError as exc:
         raise GraphFormatError(p, None, exc.message) from exc
 

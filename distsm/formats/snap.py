@@ -94,7 +94,7 @@ def read_snap_with_ids(path: PathLike, *, directed: bool = False,
     labels = cols[2] if len(cols) == 3 else None
     del cols  # the file's ids: only their codes are needed from here on
     try:
-        g = edge_list_graph(dsrc, ddst, Reading(directed, dedupe, p, lambda i: f"on line {lines.line_of(i)}"),
+        g = edge_list_graph(Graph, dsrc, ddst, Reading(directed, dedupe, p, lambda i: f"on line {lines.line_of(i)}"),
                             n=int(original_ids.size), edge_labels=labels, vertex_labels=None, node_ids=original_ids)
     except GraphError as exc:
         raise located(lines, exc, Parsed(dsrc, ddst, np.arange(dsrc.size), 0), directed) from exc
