@@ -49,7 +49,7 @@ from distsm.plan.search import cross_fraction, plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges
 from distsm.request import GraphLike, Partitioning, as_graph, query_for
 from distsm.residency import partitions_for_budget
-from distsm.semantics import Semantics
+from distsm.semantics import EVERY_MATCH, Semantics
 from distsm.vocabulary import BACKENDS, BackendName, Distribution, Strategy
 
 logger = logging.getLogger(__name__)
@@ -112,6 +112,17 @@ class Matcher:
             per worker; they are not pinned, so the scheduler hands them to workers as they free up, which evens
             out skewed work).
         load_timeout: seconds the initial partition loads may take.
+
+    How :meth:`submit` spreads a batch: under ``distribute="auto"`` a count goes whole and its worker splits it into
+    slices over the cluster once its counting plan shows it heavy (:func:`distsm.cluster.tasks.wholes`); such
+    queries are not filtered or planned in the client.  Queries without a trial join (listings, induced queries,
+    forced PBE, workers that gather their adjacency) are spread by the client's estimates
+    (:func:`~distsm.plan.distribution.by_estimate`).  Workers start a batch's queries heaviest first
+    (:func:`longest_first`, by the adjacency each query's refinement would scan, or for a query not filtered here
+    a label-and-degree bound of it: :class:`~distsm.cluster.grouping.LabelDegreeCost`).  Counts sent whole go in
+    groups, a few tasks per worker (:func:`~distsm.cluster.grouping.whole_groups`): one task per small query would
+    cost more scheduling than counting.  The decisions are those of :mod:`distsm.plan.distribution`, which the
+    in-process executor takes too.
     """
 
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | str | Partitioning = "auto",
@@ -287,31 +298,70 @@ class Matcher:
         return self.client.gather(futs)
 
     # ------------------------------------------------------------------ queries
-    def submit(self, queries: Any, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
-               timeout: float | None = None, listing: bool = False, limit: int | None = None,
-               names: list[str] | None = None, strategy: Strategy | str | None = None,
-               distribute: Distribution = "auto") -> Batch:
+    def submit(self, queries: Any, *, semantics: Semantics = EVERY_MATCH, timeout: float | None = None,
+               listing: bool = False, limit: int | None = None, names: list[str] | None = None,
+               strategy: Strategy | str | None = None, distribute: Distribution = "auto") -> Batch:
         """Submit a batch; returns at once (see :class:`~distsm.cluster.batch.Batch`).
 
-        ``queries`` is one query or a list (graphs, paths or networkx graphs); ``timeout`` (seconds, for the
-        whole batch from now) stops unfinished queries on the workers and turns them into ``timeout`` results;
-        ``listing`` returns rows.  ``strategy`` (:class:`~distsm.vocabulary.Strategy` or ``"pbe"``/``"global"``)
-        overrides the planner's choice; what each strategy runs is :func:`distsm.plan.execute.jobs`.
+        ``queries`` is one query or a list (graphs, paths or networkx graphs), counted or listed under
+        ``semantics`` (:class:`~distsm.semantics.Semantics`: ``Semantics(induced=True)`` and so on); ``timeout``
+        (seconds, for the whole batch from now) stops unfinished queries on the workers and turns them into
+        ``timeout`` results; ``listing`` returns rows (at most ``limit`` per query).  ``strategy``
+        (:class:`~distsm.vocabulary.Strategy` or ``"pbe"``/``"global"``) overrides the planner's choice; what each
+        strategy runs is :func:`distsm.plan.execute.jobs`.
         ``distribute`` says how each query spreads over the workers: ``"whole"`` (one job on one worker: a join over
-        the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``;
-        each result's ``distribution`` says which ran and why.  Under ``"auto"`` a count goes whole and its worker
-        splits it into slices over the cluster once its counting plan shows it heavy
-        (:func:`distsm.cluster.tasks.wholes`); such queries are not filtered or planned here.  Queries without a
-        trial join (listings, induced queries, forced PBE, workers that gather their adjacency) are spread by the
-        client's estimates (:func:`~distsm.plan.distribution.by_estimate`).  Workers start a batch's queries
-        heaviest first (:func:`longest_first`, by the adjacency each query's refinement would scan, or for a query
-        not filtered here a label-and-degree bound of it: :class:`~distsm.cluster.grouping.LabelDegreeCost`).
-        Counts sent whole go in groups, a few tasks per worker (:func:`~distsm.cluster.grouping.whole_groups`):
-        one task per small query would cost more scheduling than counting.  The decisions are those of
-        :mod:`distsm.plan.distribution`, which the in-process executor takes too."""
+        the whole graph), ``"sliced"`` (its plan's jobs, spanning searches sliced over the workers) or ``"auto"``
+        (see the class's description); each result's ``distribution`` says which ran and why."""
         from distributed import span
 
+        if not isinstance(semantics, Semantics):
+            raise TypeError(f"semantics must be a distsm.Semantics, not {type(semantics).__name__}")
         directions = Directions(None if strategy is None else Strategy.parse(strategy), distribute, listing)
+        graphs, names = self._named_queries(queries, names)
+        timeout = check_seconds("timeout", timeout)
+        batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
+        submitted = time.monotonic()
+        decided = [decide(q, semantics, directions, self.sites) for q in graphs]
+        planned = [self._plan_query(q, semantics, directions.strategy, d is not None and d.measured)
+                   for q, d in zip(graphs, decided)]
+        total = sum(w for _, _, w, _ in planned)
+        # The adjacency a query's refinement would scan (a label-and-degree bound for queries not planned here)
+        # ranks the batch for the workers' start order and sizes the groups of whole queries.
+        costs = [self._cost(q) if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
+                 for q, (_, cands, _, _) in zip(graphs, planned)]
+        priorities = longest_first(costs)
+        units: list[Unit] = []
+        plans: dict[Any, Any] = {}
+        grouped: list[int] = []
+        tasks_of: list[tasks.QueryTask] = []
+        addrs = self.owners.resolve(self.client)
+        with span(f"distsm-batch-{batch_id}"):
+            for i, (name, q, (plan, cands, work, plan_s), decision) in enumerate(
+                    zip(names, graphs, planned, decided)):
+                decision = decision or by_estimate(work, total, len(graphs), self.sites)
+                plan = shaped(plan, decision)
+                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": decision.how,
+                               "priority": priorities[i], "cost": costs[i]}
+                if not decision.measured:
+                    plans[name].update(estimated_work=work)
+                split = self.inter_slices if decision.measured and self.n_workers > 1 else None
+                task = tasks.QueryTask(name, q, semantics, plan, self.k, batch_id, plan_s, listing, limit,
+                                       (decision.how, decision.why), split)
+                tasks_of.append(task)
+                if decision.how == "whole" and not listing:
+                    grouped.append(i)
+                else:
+                    units.append(self._submit_one(task, i, cands, addrs, priorities[i]))
+            units += self._submit_groups(grouped, tasks_of, costs, priorities)
+            self.client.log_event(BATCH_TOPIC, {
+                "batch": batch_id, "queries": plans, "partitions": self.k, "semantics": semantics.as_dict(),
+                "tasks": {u.future.key: [names[i] for i in u.queries] for u in units}
+                | {f.key: [names[i] for i in u.queries] for u in units for f in u.jobs}})
+        return Batch(self.client, batch_id, names, units, timeout, submitted)
+
+    def _named_queries(self, queries: Any, names: list[str] | None) -> tuple[list[Graph], list[str]]:
+        """The batch's queries (one query or a list) loaded and checked against the data graph, and their names
+        (given, else a path's file name or ``query<i>``)."""
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
         graphs = [query_for(self.data, q) for q in queries]
@@ -320,53 +370,15 @@ class Matcher:
                      for i, q in enumerate(queries)]
         if len(names) != len(graphs):
             raise ValueError("names must have one entry per query")
-        timeout = check_seconds("timeout", timeout)
-        sem = Semantics(induced, homomorphism, unique)
-        batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
-        addrs = self.owners.resolve(self.client)
-        units: list[Unit] = []
-        plans: dict[Any, Any] = {}
-        submitted = time.monotonic()
-        sites = self.sites
-        decided = [decide(q, sem, directions, sites) for q in graphs]
-        planned = [self._plan_query(q, sem, directions.strategy, d is not None and d.measured)
-                   for q, d in zip(graphs, decided)]
-        total = sum(w for _, _, w, _ in planned)
-        # The adjacency a query's refinement would scan (a label-and-degree bound for queries not planned here)
-        # ranks the batch for the workers' start order and sizes the groups of whole queries.
-        costs = [self._cost(q) if cands is None else scan_entries(self._plan_backend, self._index, cands, q)
-                 for q, (_, cands, _, _) in zip(graphs, planned)]
-        priorities = longest_first(costs)
-        grouped: list[int] = []
-        tasks_of: list[tasks.QueryTask] = []
-        with span(f"distsm-batch-{batch_id}"):
-            for i, (name, q, (plan, cands, work, plan_s), decision) in enumerate(
-                    zip(names, graphs, planned, decided)):
-                decision = decision or by_estimate(work, total, len(graphs), sites)
-                plan = shaped(plan, decision)
-                plans[name] = {**plan.summary(), "partitions": self.k, "distribution": decision.how,
-                               "priority": priorities[i], "cost": costs[i]}
-                if not decision.measured:
-                    plans[name].update(estimated_work=work)
-                split = self.inter_slices if decision.measured and self.n_workers > 1 else None
-                task = tasks.QueryTask(name, q, sem, plan, self.k, batch_id, plan_s, listing, limit,
-                                       (decision.how, decision.why), split)
-                tasks_of.append(task)
-                if decision.how == "whole" and not listing:
-                    grouped.append(i)
-                elif decision.how == "whole":
-                    # Unpinned: every worker reads the whole graph's adjacency; the next free one takes it.
-                    units.append(Unit(self.client.submit(tasks.whole, self._state, task, self.memory_budget,
-                                                         key=f"distsm-whole-{_token()}", pure=False,
-                                                         priority=priorities[i]), [i]))
-                else:
-                    units.append(self._submit_jobs(task, i, cands, addrs, priorities[i]))
-            units += self._submit_groups(grouped, tasks_of, costs, priorities)
-            self.client.log_event(BATCH_TOPIC, {
-                "batch": batch_id, "queries": plans, "partitions": self.k, "semantics": sem.as_dict(),
-                "tasks": {u.future.key: [names[i] for i in u.queries] for u in units}
-                | {f.key: [names[i] for i in u.queries] for u in units for f in u.jobs}})
-        return Batch(self.client, batch_id, names, units, timeout, submitted)
+        return graphs, names
+
+    def _submit_one(self, task: tasks.QueryTask, i: int, cands: Any, addrs: list[str], priority: int) -> Unit:
+        """Query ``i``'s own tasks: a whole listing, unpinned (every worker reads the whole graph's adjacency; the
+        next free one takes it), or its plan's jobs (:meth:`_submit_jobs`)."""
+        if task.distribution[0] == "whole":
+            return Unit(self.client.submit(tasks.whole, self._state, task, self.memory_budget,
+                                           key=f"distsm-whole-{_token()}", pure=False, priority=priority), [i])
+        return self._submit_jobs(task, i, cands, addrs, priority)
 
     def _submit_groups(self, queries: list[int], tasks_of: list[tasks.QueryTask], costs: list[float],
                        priorities: list[int]) -> list[Unit]:
@@ -450,7 +462,8 @@ class Matcher:
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)
-        result = self.submit([query], timeout=timeout, **opts)[0]
+        semantics = Semantics(opts.pop("induced"), opts.pop("homomorphism"), opts.pop("unique"))
+        result = self.submit([query], semantics=semantics, timeout=timeout, **opts)[0]
         if result.status == "timeout":
             raise TimeoutError(f"query {result.query} did not finish within timeout={timeout} seconds; its work "
                                "was stopped")

@@ -37,3 +37,7 @@ class Semantics:
 
     def as_dict(self) -> dict[str, bool]:
         return {"induced": self.induced, "homomorphism": self.homomorphism, "unique": self.unique}
+
+
+#: The default semantics: every embedding, non-induced, automorphic maps counted separately.
+EVERY_MATCH = Semantics()

@@ -13,7 +13,7 @@ from hprd import DATA, expected_counts, query_path
 from oracles import check_split, heavy_case, networkx_matches, random_graph
 
 import distsm
-from distsm import Partitioning
+from distsm import Partitioning, Semantics
 from distsm.cluster import ClusterError, QueryResult
 from distsm.kernels.candidate_edges import scan_entries
 from distsm.matcher import longest_first
@@ -246,7 +246,7 @@ def test_a_heavy_whole_query_is_split_by_its_worker(heavy_matcher, cluster, sema
     old = cluster.run(_set_split_work, 1.0)
     trials = cluster.run(_set_config, "distsm.engine.trial-entries", 1 << 20)
     try:
-        light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, **sem).results()
+        light, heavy = m.submit([edge, star], names=["edge", "star"], timeout=120, semantics=Semantics(**sem)).results()
     finally:
         cluster.run(_set_split_work, next(iter(old.values())))
         cluster.run(_set_config, "distsm.engine.trial-entries", next(iter(trials.values())))
@@ -297,7 +297,7 @@ def test_a_heavy_depth_first_count_is_cut_into_ranges_of_its_tasks(heavy_matcher
     old = cluster.run(_set_split_work, 1.0)
     host = cluster.run(_set_config, "distsm.engine.dfs-host", True)
     try:
-        [r] = m.submit([diamond], names=["diamond"], timeout=120, unique=unique).results()
+        [r] = m.submit([diamond], names=["diamond"], timeout=120, semantics=Semantics(unique=unique)).results()
     finally:
         cluster.run(_set_split_work, next(iter(old.values())))
         cluster.run(_set_config, "distsm.engine.dfs-host", next(iter(host.values())))
@@ -530,7 +530,7 @@ def test_in_process_and_cluster_results_are_identical(cluster, tmp_path, k):
         local = PartitionedMatcher(data, how, backend=numpy)
         with distsm.Matcher(data, cluster=cluster, partitions=how, backend="numpy") as m:
             for sem, strategy, distribute in runs:
-                remote = m.submit(queries, strategy=strategy, distribute=distribute, **sem.as_dict()).results()
+                remote = m.submit(queries, strategy=strategy, distribute=distribute, semantics=sem).results()
                 here = local.count_batch(queries, sem, 1 << 26, Directions(strategy, distribute))
                 for i, (a, b, q) in enumerate(zip(remote, here, queries)):
                     assert a.ok and b.ok
@@ -749,7 +749,7 @@ def test_adjacency_modes_count_exactly_and_out_of_core_workers_hold_no_whole_ind
                 assert words[adjacency] in r.regime and r.summary()["regime"] == r.regime
                 assert f"adjacency '{adjacency}' was asked for" in r.regime, r.regime
             for opts in (dict(induced=True), dict(unique=True)):
-                got = [r.count for r in m.submit(queries, distribute=distribute, **opts).results()]
+                got = [r.count for r in m.submit(queries, distribute=distribute, semantics=Semantics(**opts)).results()]
                 assert got == [distsm.count(data, q, backend="numpy", **opts) for q in queries], opts
         modes = _worker_indexes(cluster, m._state)
         assert {mode for mode, _ in modes.values()} == {adjacency}
@@ -867,11 +867,12 @@ def test_many_small_queries_go_whole_and_a_heavy_one_is_sliced(hprd_matcher):
     assert one.distribution == "whole" and one.count == EXPECTED[names[0]]
     # Induced queries have no trial: the client spreads them by its estimates, a lone one sliced.
     data = distsm.read_graph(DATA)
-    batch = hprd_matcher.submit([str(query_path(n)) for n in names[:8]], names=names[:8], induced=True).results()
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names[:8]], names=names[:8],
+                                semantics=Semantics(induced=True)).results()
     assert all("share of the batch" in r.distribution_reason or r.distribution == "sliced" for r in batch)
     assert [r.count for r in batch] == [distsm.count(data, str(query_path(n)), backend="numpy", induced=True)
                                         for n in names[:8]]
-    [one] = hprd_matcher.submit([str(query_path(names[0]))], induced=True).results()
+    [one] = hprd_matcher.submit([str(query_path(names[0]))], semantics=Semantics(induced=True)).results()
     assert one.distribution == "sliced"
     # one query whose estimate exceeds a worker's share of the batch is sliced, the light rest go whole
     m = hprd_matcher
@@ -909,7 +910,8 @@ def test_a_batch_starts_its_heaviest_queries_first(hprd_matcher, monkeypatch):
 
     monkeypatch.setattr(hprd_matcher.client, "submit", recording)
     # Induced queries are planned on the client (no trial join to split them on a worker), so it ranks them.
-    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names, induced=True).results()
+    batch = hprd_matcher.submit([str(query_path(n)) for n in names], names=names,
+                                semantics=Semantics(induced=True)).results()
     data = distsm.read_graph(DATA)
     assert [r.count for r in batch] == [distsm.count(data, g, backend="numpy", induced=True) for g in graphs]
     m = hprd_matcher

@@ -197,8 +197,8 @@ def _run_on_cluster(args: argparse.Namespace, data: Any, queries: list[tuple[str
             print(f"cluster: {m.n_workers} workers, {m.k} partitions ({m.cross_edge_count} cross edges) "
                   f"ready in {time.perf_counter() - t0:.1f}s; dashboard: {m.dashboard_link}", file=sys.stderr)
             outcomes: Counter[str] = Counter()
-            batch = m.submit([q for _, _, q in queries], names=[n for n, _, _ in queries], induced=sem.induced,
-                             homomorphism=sem.homomorphism, unique=sem.unique, timeout=args.timeout)
+            batch = m.submit([q for _, _, q in queries], names=[n for n, _, _ in queries], semantics=sem,
+                             timeout=args.timeout)
             with ProgressBar(len(queries), "counting", enabled=args.progress, status=_slowest(batch)) as bar:
                 for r in batch.as_completed():
                     record = r.summary() | {"seconds": round(sum(r.seconds.values()), 6)}
