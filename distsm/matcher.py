@@ -372,7 +372,7 @@ class Matcher:
             raise ValueError("names must have one entry per query")
         return graphs, names
 
-    def _submit_one(self, task: tasks.QueryTask, i: int, cands: Any, addrs: list[str], priority: int) -> Unit:
+    def _submit_one(self, task: tasks.QueryTask, i: int, cands: Any, addrs: dict[int, str], priority: int) -> Unit:
         """Query ``i``'s own tasks: a whole listing, unpinned (every worker reads the whole graph's adjacency; the
         next free one takes it), or its plan's jobs (:meth:`_submit_jobs`)."""
         if task.distribution[0] == "whole":
