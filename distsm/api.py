@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from distsm import caches
-from distsm.arguments import check_choice, check_flag, check_int
+from distsm.arguments import checked
 from distsm.graph import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
@@ -43,7 +43,7 @@ from distsm.plan.results import QueryResult
 from distsm.request import (GraphLike, Partitioning, Request, Resources, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
 from distsm.semantics import Semantics
-from distsm.vocabulary import PARTITION_METHODS, Adjacency, BackendName, PartitionMethod, check_adjacency
+from distsm.vocabulary import Adjacency, BackendName, PartitionMethod
 
 __all__ = ["GraphLike", "Restrict", "as_graph", "count", "count_batch", "explain", "iter_batch", "iter_mappings",
            "iter_matches", "match", "partitioned_matcher", "restrict_positions"]
@@ -72,14 +72,12 @@ def partitioned_matcher(request: Request) -> Any:
 
 def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: int,
                   adjacency: Adjacency) -> Partitioning | None:
-    """The :class:`Partitioning` the keywords name (None without ``partitions``); every keyword is checked, also
-    those that ``partitions=None`` leaves unused."""
-    check_adjacency(adjacency)
-    check_choice("partition_method", method, PARTITION_METHODS)
-    check_int("partition_seed", seed, minimum=0, optional=False)
+    """The :class:`Partitioning` the keywords name (None without ``partitions``; the entry points' decorator has
+    checked every keyword, also those that ``partitions=None`` leaves unused)."""
     return None if partitions is None else Partitioning(partitions, method, seed, adjacency)
 
 
+@checked
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto",
           partitions: int | str | None = None, partition_method: PartitionMethod = "metis", partition_seed: int = 0,
@@ -118,6 +116,7 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
                               budget=req.budget, control=req.control)
 
 
+@checked
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
             unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto") -> Explanation:
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
@@ -130,6 +129,7 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     return report
 
 
+@checked
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
                  backend: BackendName = "auto", partitions: int | str | None = None,
@@ -146,7 +146,6 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     set, in another order).  ``timeout`` (seconds from this call) as in :func:`count`: the iterator raises
     ``TimeoutError`` past it.
     """
-    check_int("limit", limit, minimum=0)
     how = _partitioning(partitions, partition_method, partition_seed, adjacency)
     req = prepare(data, query, Semantics(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
                   restrict=restrict, partitioning=how)
@@ -167,6 +166,7 @@ def _timed(items: Iterator[T], timeout: float | None, backend: Backend) -> Itera
         yield from items
 
 
+@checked
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
           backend: BackendName = "auto", partitions: int | str | None = None,
@@ -180,7 +180,6 @@ def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induce
     node names, holding the data graph's node names (networkx nodes, SNAP ids; positions for graphs without
     names).  It is a cuDF DataFrame when the CuPy backend ran and cuDF is installed, else pandas.
     """
-    check_flag("as_frame", as_frame)
     d = as_graph(data, role="data")
     q = query_for(d, query)
     chunks = list(iter_matches(d, q, limit=limit, induced=induced, homomorphism=homomorphism, unique=unique,
@@ -207,6 +206,7 @@ def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:
     return frame
 
 
+@checked
 def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                 induced: bool = False, homomorphism: bool = False, unique: bool = False,
                 memory_budget: int | str | None = None, backend: BackendName = "auto",
@@ -229,6 +229,7 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
                            timeout=timeout))
 
 
+@checked
 def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                induced: bool = False, homomorphism: bool = False, unique: bool = False,
                memory_budget: int | str | None = None, backend: BackendName = "auto",

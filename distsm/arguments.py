@@ -1,14 +1,28 @@
 """Checks of the arguments users pass to the API, done before any work starts, with messages that say what
-was expected and what came instead."""
+was expected and what came instead.
+
+Every public parameter is declared once, in :data:`PARAMETERS`, with the check its values must pass (the style of
+scikit-learn's ``validate_params``): :func:`checked` checks the declared parameters of each call of a public
+function, and the request objects (:class:`~distsm.semantics.Semantics`, :class:`~distsm.request.Resources`)
+check their fields against the same declarations (:func:`check_fields`), so a parameter reads the same wherever it
+is given.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
 import re
-from typing import Any, TypeGuard
+from collections.abc import Callable, Mapping
+from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
 from distsm.errors import short_repr
+from distsm.vocabulary import BACKENDS, DISTRIBUTIONS, PARTITION_METHODS, check_adjacency
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def is_integer(value: Any) -> TypeGuard[int | np.integer]:
@@ -109,3 +123,45 @@ def check_size(name: str, value: Any) -> int | None:
         except ValueError as e:
             raise ValueError(f"{name}: {e}") from None
     return check_int(name, value, minimum=1)
+
+
+#: Each public parameter's check, by name: called as ``check(name, value)``, it raises a TypeError or ValueError
+#: naming the parameter.  A parameter means the same in every function that takes it.
+PARAMETERS: Mapping[str, Callable[[str, Any], Any]] = {
+    **dict.fromkeys(("induced", "homomorphism", "unique", "as_frame", "verify"), check_flag),
+    **dict.fromkeys(("directed", "dedupe"), check_optional_flag),
+    **dict.fromkeys(("memory_budget", "device_budget"), check_size),
+    "backend": functools.partial(check_choice, choices=BACKENDS),
+    "timeout": check_seconds,
+    "progress": check_callable,
+    "limit": functools.partial(check_int, minimum=0),
+    "adjacency": lambda _, value: check_adjacency(value),
+    "partition_method": functools.partial(check_choice, choices=PARTITION_METHODS),
+    "partition_seed": functools.partial(check_int, minimum=0, optional=False),
+    "distribute": functools.partial(check_choice, choices=DISTRIBUTIONS),
+}
+
+
+def checked(function: F) -> F:
+    """``function`` checking each argument a call gives to a parameter :data:`PARAMETERS` declares, before it
+    runs (a generator function's arguments when it is called, not when it is first iterated); defaults are not
+    checked."""
+    signature = inspect.signature(function)
+    declared = [name for name in signature.parameters if name in PARAMETERS]
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        given = signature.bind(*args, **kwargs).arguments
+        for name in declared:
+            if name in given:
+                PARAMETERS[name](name, given[name])
+        return function(*args, **kwargs)
+
+    return call  # type: ignore[return-value]
+
+
+def check_fields(obj: Any) -> None:
+    """Check each field of the dataclass instance ``obj`` that :data:`PARAMETERS` declares."""
+    for field in dataclasses.fields(obj):
+        if field.name in PARAMETERS:
+            PARAMETERS[field.name](field.name, getattr(obj, field.name))

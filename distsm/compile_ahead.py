@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_callable, check_choice
+from distsm.arguments import checked
 from distsm.config import options
 from distsm.graph import Graph
-from distsm.vocabulary import BACKENDS, BackendName
+from distsm.vocabulary import BackendName
 from distsm.warm import (CLUSTERED_DEGREE, CLUSTERED_VERTICES, PLANNED_ON_DEVICE, array_kernels, checked_slices,
                          dense_graph, query_shapes)
 
@@ -141,6 +141,7 @@ def _large_graph() -> Graph:
     return Graph.from_edges(edges, n=n, vertex_labels=(rng.random(n) < 0.3).astype(np.int64), dedupe=True)
 
 
+@checked
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves the kernels of the paths they take in CuPy's on-disk kernel cache.
@@ -150,8 +151,6 @@ def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | N
     from distsm.api import count, match
     from distsm.kernels import get_backend
 
-    check_choice("backend", backend, BACKENDS)
-    check_callable("progress", progress)
     t = time.perf_counter()
     cache = kernel_cache_dir()
     before = _cached_files(cache)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_seconds, check_size
+from distsm.arguments import check_size, checked
 from distsm.cluster import tasks
 from distsm.cluster.worker_site import WorkerSite
 from distsm.cluster.batch import Batch, Unit
@@ -50,7 +50,7 @@ from distsm.plan.slices import Slice, cut, neighbour_ranges
 from distsm.request import GraphLike, Partitioning, as_graph, query_for
 from distsm.residency import partitions_for_budget
 from distsm.semantics import EVERY_MATCH, Semantics
-from distsm.vocabulary import BACKENDS, BackendName, Distribution, Strategy
+from distsm.vocabulary import BackendName, Distribution, Strategy
 
 logger = logging.getLogger(__name__)
 _batches = itertools.count(1)
@@ -125,13 +125,13 @@ class Matcher:
     in-process executor takes too.
     """
 
+    @checked
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | str | Partitioning = "auto",
                  backend: BackendName = "auto", memory_budget: int | str | None = None, *,
                  device_budget: int | str | None = None,
                  inter_slices: int | None = None, load_timeout: float = 600.0):
         # Every argument is checked before a cluster starts: a typo must not cost a cluster's start-up time.
         how = partitions if isinstance(partitions, Partitioning) else Partitioning(partitions, adjacency="auto")
-        check_choice("backend", backend, BACKENDS)
         memory_budget = check_size("memory_budget", memory_budget)
         device_budget = check_size("device_budget", device_budget)
         self.partitioning = how
@@ -298,6 +298,7 @@ class Matcher:
         return self.client.gather(futs)
 
     # ------------------------------------------------------------------ queries
+    @checked
     def submit(self, queries: Any, *, semantics: Semantics = EVERY_MATCH, timeout: float | None = None,
                listing: bool = False, limit: int | None = None, names: list[str] | None = None,
                strategy: Strategy | str | None = None, distribute: Distribution = "auto") -> Batch:
@@ -318,7 +319,6 @@ class Matcher:
             raise TypeError(f"semantics must be a distsm.Semantics, not {type(semantics).__name__}")
         directions = Directions(None if strategy is None else Strategy.parse(strategy), distribute, listing)
         graphs, names = self._named_queries(queries, names)
-        timeout = check_seconds("timeout", timeout)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         submitted = time.monotonic()
         decided = [decide(q, semantics, directions, self.sites) for q in graphs]
@@ -473,6 +473,7 @@ class Matcher:
             raise RuntimeError(f"query {result.query} ended {result.status}: {result.error}")
         return result
 
+    @checked
     def count(self, query: GraphLike, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
               timeout: float | None = None) -> int:
         """Count one query's matches on the cluster (blocking)."""
@@ -480,6 +481,7 @@ class Matcher:
         assert count is not None  # _one raises unless the query finished
         return int(count)
 
+    @checked
     def match(self, query: GraphLike, *, limit: int | None = None, induced: bool = False,
               homomorphism: bool = False, unique: bool = False, timeout: float | None = None) -> np.ndarray:
         """List one query's matches (global vertex ids, column ``i`` = query vertex ``i``)."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_choice, check_seconds, check_size
+from distsm.arguments import check_fields, check_size
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.backend import Backend
@@ -28,7 +28,6 @@ from distsm.plan.execute import deadline
 from distsm.plan.search import symmetry
 from distsm.semantics import Semantics
 from distsm.partition.spec import Partitioning
-from distsm.vocabulary import BACKENDS
 
 GraphLike = Graph | str | os.PathLike | Any
 Restrict = Mapping[Hashable, Iterable[Hashable]]
@@ -80,9 +79,7 @@ class Resources:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        check_size("memory_budget", self.memory_budget)
-        check_choice("backend", self.backend, BACKENDS)
-        check_seconds("timeout", self.timeout)
+        check_fields(self)
 
     @property
     def budget_bytes(self) -> int | None:

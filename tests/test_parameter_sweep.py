@@ -81,3 +81,19 @@ def test_load_save_and_warmup_refuse_invalid_values(tmp_path):
         distsm.warmup("tpu")
     with pytest.raises((TypeError, ValueError), match="progress"):
         distsm.warmup("numpy", progress=5)
+
+
+def test_every_public_function_checks_the_declared_parameters_it_takes():
+    """Each public function (and Matcher method) that takes a parameter distsm.arguments.PARAMETERS declares goes
+    through its checks (the ``checked`` decorator), so a new entry point cannot skip them."""
+    import inspect
+
+    from distsm.arguments import PARAMETERS
+
+    functions = {name: getattr(distsm, name) for name in dir(distsm) if not name.startswith("_")}
+    functions = {name: f for name, f in functions.items() if inspect.isfunction(f)}
+    functions |= {f"Matcher.{name}": f for name, f in vars(distsm.Matcher).items()
+                  if inspect.isfunction(f) and (not name.startswith("_") or name == "__init__")}
+    unchecked = [name for name, f in functions.items()
+                 if set(inspect.signature(f).parameters) & set(PARAMETERS) and not hasattr(f, "__wrapped__")]
+    assert not unchecked, unchecked

@@ -26,7 +26,7 @@ from typing import Any
 from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs  # isort: skip
 from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs  # isort: skip
 from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap  # isort: skip
-from distsm.arguments import check_optional_flag
+from distsm.arguments import checked
 from distsm.errors import GraphFormatError
 from distsm.formats._common import PathLike, fspath
 from distsm.formats.binary import MANIFEST, is_saved_graph, load_graph, save_graph
@@ -79,6 +79,7 @@ def _resolve(path: PathLike, format: str) -> Format:
     return fmt
 
 
+@checked
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
                dedupe: bool | None = None, vertex_labels: PathLike | None = None,
                default_label: Hashable | None = None) -> Graph:
@@ -103,8 +104,6 @@ def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = 
         ValueError: an unknown ``format``.
         OSError: the file cannot be opened.
     """
-    check_optional_flag("directed", directed)
-    check_optional_flag("dedupe", dedupe)
     if vertex_labels is not None and not isinstance(vertex_labels, (str, os.PathLike)):
         raise TypeError(f"vertex_labels must be a path to a vertex label file, not {type(vertex_labels).__name__}")
     if not isinstance(default_label, Hashable):

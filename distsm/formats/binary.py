@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_flag
+from distsm.arguments import checked
 from distsm.errors import GraphFormatError, short_repr
 from distsm.formats._common import PathLike
 from distsm.graph import Graph
@@ -101,6 +101,7 @@ def is_saved_graph(path: PathLike) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
+@checked
 def load_graph(path: PathLike, *, verify: bool = False) -> Graph:
     """The graph saved in the directory ``path``, its arrays memory-mapped read-only (names and label vocabulary
     as saved).
@@ -113,7 +114,6 @@ def load_graph(path: PathLike, *, verify: bool = False) -> Graph:
         GraphFormatError: no manifest, a manifest of another format or version, or a missing, truncated or
             inconsistent array; the message names the file.
     """
-    check_flag("verify", verify)
     root = Path(path)
     man = _manifest(root)
     n, m = man["n"], man["m"]

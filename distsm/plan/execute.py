@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_callable, check_seconds
 from distsm.graph import Graph
 from distsm.kernels import batch, engine
 from distsm.kernels.vertex_sets import restricted
@@ -351,8 +350,6 @@ def deadline(timeout: float | None,
              progress: Callable[[int, int], None] | None = None) -> engine.Control | None:
     """A :class:`~distsm.kernels.engine.Control` that cancels a join ``timeout`` seconds from now and reports
     ``progress`` (None when neither is asked for)."""
-    timeout = check_seconds("timeout", timeout)
-    check_callable("progress", progress)
     if timeout is None:
         return None if progress is None else engine.Control(progress=progress)
     end = time.monotonic() + timeout
