@@ -546,7 +546,7 @@ def _plan_share(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += ["### The planner's sampling share for device plans", "",
                   _where(name, r) + f"; backend {r['backend']}; {r['rounds']} rounds of {r['repeat']} counts", ""]
         lines += [f"Note: {r['note']}", ""] if r.get("note") else []
-        lines += _table(["suite", "query", "count"] + [f"share {s} ms" for s in shares],
+        lines += _table(["suite", "query", "count"] + [f"{s} ms" for s in shares],
                         [[suite, q, next(iter(row.values()))["count"]] +
                          [round(1e3 * row[s]["seconds"], 1) for s in shares]
                          for suite, rows in r["suites"].items() for q, row in rows.items()])

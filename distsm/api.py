@@ -40,8 +40,9 @@ from distsm.kernels.explain import Explanation
 from distsm.kernels.query_plan import Constraints
 from distsm.plan.execute import timeout_error
 from distsm.plan.results import QueryResult
-from distsm.request import (GraphLike, Partitioning, Request, Resources, Restrict, as_graph, prepare, query_for,
+from distsm.request import (GraphLike, Partitioning, Request, Restrict, as_graph, prepare, query_for,
                             restrict_positions)
+from distsm.resources import Resources
 from distsm.semantics import Semantics
 from distsm.vocabulary import Adjacency, BackendName, PartitionMethod
 

@@ -47,13 +47,16 @@ from distsm.plan.results import QueryResult
 from distsm.plan.inter import InterPartitionPlan
 from distsm.plan.search import cross_fraction, plan_inter, start_candidates
 from distsm.plan.slices import Slice, cut, neighbour_ranges
-from distsm.request import GraphLike, Partitioning, as_graph, query_for
+from distsm.request import GraphLike, Partitioning, as_graph, prepare
+from distsm.resources import Resources
 from distsm.residency import partitions_for_budget
 from distsm.semantics import EVERY_MATCH, Semantics
 from distsm.vocabulary import BackendName, Distribution, Strategy
 
 logger = logging.getLogger(__name__)
 _batches = itertools.count(1)
+#: What the client plans a batch with: the host (the workers count on their own backends).
+CLIENT_PLANNING = Resources(backend="numpy")
 
 
 def _running_tasks(dask_worker: Any) -> int:
@@ -318,7 +321,7 @@ class Matcher:
         if not isinstance(semantics, Semantics):
             raise TypeError(f"semantics must be a distsm.Semantics, not {type(semantics).__name__}")
         directions = Directions(None if strategy is None else Strategy.parse(strategy), distribute, listing)
-        graphs, names = self._named_queries(queries, names)
+        graphs, names = self._named_queries(queries, names, semantics)
         batch_id = f"b{next(_batches)}-{uuid.uuid4().hex[:6]}"
         submitted = time.monotonic()
         decided = [decide(q, semantics, directions, self.sites) for q in graphs]
@@ -359,12 +362,14 @@ class Matcher:
                 | {f.key: [names[i] for i in u.queries] for u in units for f in u.jobs}})
         return Batch(self.client, batch_id, names, units, timeout, submitted)
 
-    def _named_queries(self, queries: Any, names: list[str] | None) -> tuple[list[Graph], list[str]]:
-        """The batch's queries (one query or a list) loaded and checked against the data graph, and their names
-        (given, else a path's file name or ``query<i>``)."""
+    def _named_queries(self, queries: Any, names: list[str] | None,
+                       semantics: Semantics) -> tuple[list[Graph], list[str]]:
+        """The batch's queries (one query or a list) loaded and checked against the data graph by the request
+        every entry point makes (:func:`~distsm.request.prepare`, with the client's planning backend), and their
+        names (given, else a path's file name or ``query<i>``)."""
         if isinstance(queries, (Graph, str, os.PathLike)) or hasattr(queries, "is_directed"):
             queries = [queries]
-        graphs = [query_for(self.data, q) for q in queries]
+        graphs = list(prepare(self.data, list(queries), semantics, CLIENT_PLANNING).queries)
         if names is None:
             names = [os.path.basename(os.fspath(q)) if isinstance(q, (str, os.PathLike)) else f"query{i}"
                      for i, q in enumerate(queries)]

@@ -17,13 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_fields, check_size
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.kernels import engine
 from distsm.kernels.backend import Backend
-from distsm.kernels.budget import default_budget
 from distsm.kernels.counting import Symmetry
 from distsm.labels import reconcile
+from distsm.resources import DEFAULT_RESOURCES, Resources
 from distsm.plan.execute import deadline
 from distsm.plan.search import symmetry
 from distsm.semantics import Semantics
@@ -69,25 +68,6 @@ def query_for(data: Graph, query: GraphLike) -> Graph:
 
 
 @dataclass(frozen=True)
-class Resources:
-    """What a call may use: ``memory_budget`` (bytes, or a size such as ``"1GB"``; None: the backend's default),
-    ``backend`` (``"auto"``, ``"numpy"``, ``"cupy"``) and ``timeout`` (seconds; None: no limit).  Checked when made,
-    so a bad value reads the same from every entry point."""
-
-    memory_budget: int | str | None = None
-    backend: str = "auto"
-    timeout: float | None = None
-
-    def __post_init__(self) -> None:
-        check_fields(self)
-
-    @property
-    def budget_bytes(self) -> int | None:
-        """The memory budget in bytes (None: the backend's default)."""
-        return check_size("memory_budget", self.memory_budget)
-
-
-@dataclass(frozen=True)
 class Request:
     """A validated call: the backend, the data graph, its queries (checked and in the data graph's label codes),
     the semantics, the budget in bytes, the restriction as positions (one query only), the partitioning (None:
@@ -117,7 +97,7 @@ class Request:
 
 
 def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Semantics,
-            resources: Resources = Resources(), *, restrict: Restrict | None = None,
+            resources: Resources = DEFAULT_RESOURCES, *, restrict: Restrict | None = None,
             partitioning: Partitioning | None = None, progress: Callable[[int, int], None] | None = None) -> Request:
     """The :class:`Request` of one call, or the first error in its arguments, before any work starts.
 
@@ -129,7 +109,7 @@ def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Se
     """
     check_conflicts({"restrict": restrict, "unique": semantics.unique, "partitions": partitioning,
                      "progress": progress})
-    be = get_backend(resources.backend)
+    be, budget = resources.engine()
     control = deadline(resources.timeout, progress)
     d = as_graph(data, role="data")
     many = isinstance(queries, list)
@@ -137,7 +117,7 @@ def prepare(data: GraphLike, queries: GraphLike | list[GraphLike], semantics: Se
     if restrict is not None and many:
         raise ValueError("restrict names the nodes of one query: pass one query")
     allowed = restrict_positions(d, qs[0], restrict) if qs else None
-    return Request(be, d, qs, semantics, default_budget(be, resources.budget_bytes), allowed, partitioning, control)
+    return Request(be, d, qs, semantics, budget, allowed, partitioning, control)
 
 
 def restrict_positions(data: Graph, query: Graph, restrict: Restrict | None) -> dict[int, np.ndarray] | None:

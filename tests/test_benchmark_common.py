@@ -94,3 +94,26 @@ def test_plan_share_counts_each_query_alike_under_every_share_and_restores_the_p
         assert {rec["count"] for rec in rows[f"Q_{i}"].values()} == {common.hprd_expected()[name]}
         assert all(len(rec["medians"]) == 2 for rec in rows[f"Q_{i}"].values())
     assert set(record["summed_s"]["gmatch-test"]) == {"0.5", "0.005"}
+
+
+def test_plan_share_takes_engine_option_sets_and_hprd(tmp_path: Path) -> None:
+    """Configurations of engine options (as distsm.options takes them) are timed side by side on HPRD's first
+    queries, every count checked against the published one, and the options are gone afterwards."""
+    import json
+
+    import distsm
+    from benchmarks import plan_share
+    from distsm.config import engine_options
+
+    kept = engine_options().host_work
+    out = tmp_path / "configs.json"
+    plan_share.main(["--configs", "default=", "all-host=engine.host-work:1e12,engine.dfs-host:false", "--hprd", "2",
+                     "--backend", "numpy", "--repeat", "1", "--rounds", "1", "--out", str(out)])
+    assert engine_options().host_work == kept
+    record = json.loads(out.read_text())
+    assert record["configs"]["all-host"]["options"] == {"engine.host-work": 1e12, "engine.dfs-host": False}
+    rows = record["suites"]["hprd"]
+    assert len(rows) == 2 and all(set(row) == {"default", "all-host"} for row in rows.values())
+    with pytest.raises(ValueError, match="unknown option"):
+        with plan_share.Config.parse("bad=engine.nope:1").applied():
+            distsm.count(distsm.Graph.from_edges([(0, 1)], n=2), distsm.Graph.from_edges([(0, 1)], n=2))

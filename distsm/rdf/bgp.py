@@ -36,12 +36,13 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.kernels import engine, get_backend
+from distsm.arguments import checked
+from distsm.kernels import engine
 from distsm.kernels.backend import Backend
-from distsm.kernels.budget import default_budget
 from distsm.kernels.query_plan import Constraints, MatchOptions
 from distsm.rdf.ntriples import RDF_TYPE, Dictionary, encode_triples, iter_triples
 from distsm.rdf.sparql import Query, Var, parse_sparql
+from distsm.resources import Resources
 
 
 class RDFGraph:
@@ -248,8 +249,9 @@ def _component_rows(data: RDFGraph, members: list[int], edges: list[tuple[int, i
     return np.concatenate(chunks)[:, :k] if chunks else np.zeros((0, k), np.int64)
 
 
+@checked
 def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, limit: int | None = None,
-             backend: str = "numpy", memory_budget: int | None = None) -> Result:
+             backend: str = "numpy", memory_budget: int | str | None = None) -> Result:
     """Evaluate a SELECT query over one BGP with SPARQL bag semantics (``DISTINCT`` when the query says so).
 
     ``limit`` caps the rows returned (on top of the query's own ``LIMIT``/``OFFSET``).
@@ -262,7 +264,7 @@ def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, li
     if pat is None or restrict is None:
         return empty
     comps = _components(pat)
-    be = get_backend(backend)
+    engine_budget = Resources(memory_budget, backend).engine()
     # With one part and no DISTINCT/isomorphic filter, the first offset+limit solutions are the answer: stop there.
     cap = None
     if len(comps) == 1 and not q.distinct and not isomorphic:
@@ -272,7 +274,7 @@ def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, li
     order: list[int] = []
     table = np.zeros((1, 0), np.int64)
     for members, edges in comps:
-        rows = _component_rows(data, members, edges, restrict, (be, default_budget(be, memory_budget)), cap)
+        rows = _component_rows(data, members, edges, restrict, engine_budget, cap)
         if rows.shape[0] == 0:
             return empty
         a, b = table.shape[0], rows.shape[0]
@@ -326,8 +328,9 @@ def parse_walk(spec: str | list[str | None], prefixes: dict[str, str] | None = N
     return out
 
 
+@checked
 def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[str, str] | None = None,
-               limit: int | None = None, backend: str = "numpy", memory_budget: int | None = None) -> np.ndarray:
+               limit: int | None = None, backend: str = "numpy", memory_budget: int | str | None = None) -> np.ndarray:
     """IRSMG's type-isomorphic walk matching (Plantenga's inexact matching).
 
     ``walk = [T0, P0, T1, ..., P(k-1), Tk]`` alternates vertex types (class IRIs, or None/``*`` for any) and
@@ -379,8 +382,7 @@ def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[s
             raise ValueError("a walk of no edges needs a vertex type")
         return restrict[0].reshape(-1, 1)[:limit]
     qg = Graph.from_edges(np.asarray(qe, np.int64), n=2 * k + 1, edge_labels=ql, vertex_labels=qv, directed=True)
-    be = get_backend(backend)
-    budget = default_budget(be, memory_budget)
+    be, budget = Resources(memory_budget, backend).engine()
     chunks = list(engine.iter_matches(be, data.graph(), qg, MatchOptions(induced=False, homomorphism=True),
                                       budget=budget, limit=limit, constraints=Constraints(restrict=restrict)))
     return np.concatenate(chunks)[:, :k + 1] if chunks else empty
