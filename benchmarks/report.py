@@ -624,6 +624,14 @@ def _trailing_bits(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _design_notes(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += [_where(name, r), "", r["note"], ""]
+        lines += _table(["where in the code", "machine", "measured"],
+                        [[f"`{n['site']}`", n["machine"], n["measured"]] for n in r["notes"]])
+        lines += [""]
+
+
 def _others(found: dict[str, list], lines: list[str]) -> None:
     """Results of kinds without a section of their own: where, how and the note."""
     for kind, entries in sorted(found.items()):
@@ -641,7 +649,8 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
             "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy,
             "motifs": _motifs, "trial_placement": _trial_placement,
-            "trial_placement_ab": _trial_placement_ab, "trailing_bits": _trailing_bits}
+            "trial_placement_ab": _trial_placement_ab, "trailing_bits": _trailing_bits,
+            "design_notes": _design_notes}
 
 
 #: The questions the report answers, in order, each by the benchmarks that measure it.
@@ -656,6 +665,7 @@ QUESTIONS = (
     ("The engine's paths: shared execution, load balance, trailing counts, stages",
      ("pbe_shared", "synthetic", "load_balance", "trailing_bits", "device_trailing", "explain_stages", "hprd_cpu")),
     ("RDF and the dashboard", ("rdf_lubm", "dashboard_screenshot")),
+    ("Measurements behind the engine's settings", ("design_notes",)),
 )
 
 

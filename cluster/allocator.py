@@ -8,9 +8,8 @@ and chunk; heavy R-MAT queries counted on the CPU took a quarter to a third long
 (``python -m benchmarks run allocator``).
 Raising the mmap threshold keeps those temporaries in the heap.  The nanny's trim threshold would still hand the
 heap's free top back to the system after nearly every free, and the next temporary would fault it in again: the
-trim threshold goes to twice the mmap threshold, as glibc's dynamic setting would put it.  Six heavy R-MAT queries
-(2^18 vertices, 4M edges) on one CPU worker of this 2-core box: 11.4 s (3.1 s of it in the kernel) with the mmap
-threshold alone, 7.0 s (0.4 s) with both, against 7.1 s in a plain process.
+trim threshold goes to twice the mmap threshold, as glibc's dynamic setting would put it (``benchmarks run
+allocator`` measures the three settings).
 """
 
 from __future__ import annotations

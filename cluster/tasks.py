@@ -122,8 +122,8 @@ def report(results: list[QueryResult], batch: str) -> None:
 
 
 #: Seconds a group task waits between two questions to the scheduler whether it should hand off the rest of its
-#: queries: one costs a round trip (1.3 ms median on a 2-core box), and a group counts many millisecond queries
-#: alone, so asking before each would add a few percent to a small batch.
+#: queries: one costs a round trip, and a group counts many millisecond queries alone, so asking before each would
+#: add a few percent to a small batch.
 HAND_OFF_EVERY = 0.1
 
 #: Dask priority of the slices a worker splits a heavy whole query into: above every query of a batch (whose

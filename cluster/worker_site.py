@@ -82,8 +82,8 @@ class WorkerSite(ResidentSite, WorkerPlugin):
                 self.warm_seconds = warm_process(cast(BackendName, self.backend.name)) if warm else 0.0
                 if warm:
                     # Its device arrays held in reference cycles stay in use until collected: without this a
-                    # budgeted worker (tests/test_cluster.py's peak test, H200) peaked at 5.9-8.6 MB against a
-                    # 5.5 MB budget when it first built the whole graph's arrays, with it at 2.8 MB.
+                    # budgeted worker (tests/test_cluster.py's peak test) peaked past its budget when it first built
+                    # the whole graph's arrays.
                     gc.collect()
                     release_device_memory(self.backend)
                     self.backend.reset_peak()

@@ -11,25 +11,18 @@ together take the engine's GPU paths (the filter, the trial joins, candidate-edg
 the core join with its kernel variants, trailing counts, the general join in one and in several chunks, listings,
 every semantics, directed and undirected graphs, and the out-of-core reads of partitioned search) and checks
 their answers against the CPU backend. A trailing count on the device runs the fused kernel of ``trailing.cu`` (one
-module, no variants), so any of the warm-up's trailing counts on the device compiles it. Not yet everything:
-measured on an H100 (benchmarks/device_trailing.sh with WARMUP_CHECK=1), a fresh process counting gMatch's suite and
-three dense 16-vertex queries after a warm-up compiled no ``trailing.cu`` and none of the array-level trailing
-count's boolean and reduction kernels, but still CuPy's ``cupy_copy__int64_int32``, ``cupy_copy__int64_int64`` and
-``cupy_take`` (likely core tables of int64 ids: an index refined on the host and joined on the device).  CuPy
-compiles those per dtype pair, so the warm-up also runs every copy and take between the engine's array dtypes
-(:data:`ARRAY_DTYPES`) once on a few elements, whichever paths the counts took; measured the same way, that did
-not cover those three (their variant is not known yet: the check now keeps their CUDA sources).  The batched
-light stage's kernels (``filter_batch``, ``descend_batch``) are part of ``join.cu``, which NVRTC compiles as one
-module: measured on an H100, HPRD's 200 queries as one batch in a fresh process after a warm-up compiled nothing.
+module, no variants), so any of the warm-up's trailing counts on the device compiles it.  CuPy compiles copies
+and takes per dtype pair, so the warm-up also runs every copy and take between the engine's array dtypes
+(:data:`ARRAY_DTYPES`) once on a few elements, whichever paths the counts took.  The batched light stage's kernels
+(``filter_batch``, ``descend_batch``) are part of ``join.cu``, compiled as one module.
 
-Large graphs take paths small ones never do, and CuPy compiles some kernels per array-size class.  Measured on an
-H200 (benchmarks/results/cluster_cold_first_batch_h200_*.json): after a warm-up, the first heavy batch on a
-50M-edge R-MAT compiled 38 kernel files and took 39.9 s against 7.9 s for the same batch again.  So the engine's
+Large graphs take paths small ones never do, and CuPy compiles some kernels per array-size class: after a warm-up
+the first heavy batch on a large R-MAT still compiled dozens of kernel files.  So the engine's
 bincount and counts of true entries are ``join.cu`` kernels on the device (:mod:`distsm.kernels.array_ops`), and
 the warm-up counts the small shapes again on a sparse graph past the bool-mask limit, forced onto the planned
-device path (:data:`PLANNED_ON_DEVICE`): the same batch then took 8.47 s first and 7.83 s again, compiling 2 files
-(an int32 concatenation, since added here, and a search of keys in an array past 2**31 elements, whose 64-bit
-indexing variant the warm-up would need gigabytes to reach).
+device path (:data:`PLANNED_ON_DEVICE`); a search of keys in an array past 2**31 elements, whose 64-bit
+indexing variant the warm-up would need gigabytes to reach, is left to the first graph that size (measurements:
+benchmarks/README.md, 'Measurements behind the engine's settings').
 """
 
 from __future__ import annotations
@@ -129,9 +122,7 @@ def _large_graph() -> Graph:
     (:data:`~distsm.kernels.vertex_sets.MASK_VERTICES`), two vertex labels.
 
     Graphs of thousands of vertices never reach what a large one does: bitset candidate sets, binary-search lookups
-    where position maps would pass their budget, and CuPy's multi-block scans (arrays of more than 512 entries).
-    Measured on an H200: after a warm-up without it, counts on an R-MAT of 4M vertices and 16M edges still compiled
-    62 kernel files (13.5 s for the first query)."""
+    where position maps would pass their budget, and CuPy's multi-block scans (arrays of more than 512 entries)."""
     from distsm.kernels.vertex_sets import MASK_VERTICES
 
     n = MASK_VERTICES + 1

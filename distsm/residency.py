@@ -214,10 +214,10 @@ class Residency:
             # The graph's own cached index: what a count without partitions reads too.
             return self.backend.index(self._data), assignment, None
         # On a CPU worker (no graph of its own) its memory is its device: a private copy, as a GPU worker loads its
-        # own, where copies fit (private_copies_fit).  Over the shared file mapping one CPU worker counted the small
-        # scaling batch 1.15x slower than a plain process, with a copy 1.05x (16-core H200 host, one call).  Why is
-        # not known: in a plain process the same counts over the mapping and over a copy took the same time.  A
-        # process that holds the graph reads the mapping rather than keep a second copy of its index.
+        # own, where copies fit (private_copies_fit): over the shared file mapping a CPU worker counted slower than a
+        # plain process, with a copy about as fast, for reasons not known (in a plain process the mapping and a copy
+        # took the same time; measurements in the report).  A process that holds the graph reads the mapping rather
+        # than keep a second copy of its index.
         host = self.mapped_index()
         private = (not self.backend.on_device and self._data is None
                    and private_copies_fit(int(host.nbytes), self.backend.available_bytes(), os.cpu_count() or 1))

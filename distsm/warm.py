@@ -67,9 +67,8 @@ INDEX_DTYPES = ("int32", "int64")
 def array_kernels(xp: Any) -> None:
     """Run each copy (contiguous and strided, between any two of :data:`ARRAY_DTYPES`), each take (1-D and row
     gathers, by either index dtype), each concatenation of many 1-D arrays and each binary search (contiguous and
-    strided keys, between index dtypes) once on a few elements of ``xp``.  Measured on an H200, counts on an R-MAT of
-    4M vertices after the warm-up's counts still compiled an int32 concatenation (of arrays of different lengths)
-    and a search of strided int32 keys."""
+    strided keys, between index dtypes) once on a few elements of ``xp``: large graphs reached such kernels after
+    the warm-up's counts had run (measurements: benchmarks/README.md, 'Measurements behind the engine's settings')."""
     for src in ARRAY_DTYPES:
         a = xp.arange(8).astype(src)
         for dst in ARRAY_DTYPES:
@@ -137,16 +136,13 @@ def warm_process(backend: BackendName = "cupy") -> float:
 
     A new process finds the kernels :func:`~distsm.compile_ahead.warmup` compiled in the on-disk cache, but still
     loads each module it launches, runs Python code it has not run before and grows its memory pools on first use.
-    Measured on an H200 (50M-edge R-MAT, warm kernel cache, after one light count): a first heavy count took 3.36 s
-    against 2.96 s for the same count again, of which its profile shows 0.14 s compiling Python code and 0.02 s
-    compiling one kernel variant beside the device work.  On a cluster every GPU worker pays that in its first batch
-    (two workers: 5.42 s against 4.31-4.84 s for later batches), so workers run this when they load
-    (``distsm.cluster.warm-workers``).  It counts the cluster's heavy paths (:func:`sliced_counts`: a plan over
+    On a cluster every GPU worker would pay that in its first batch, so workers run this when they load
+    (``distsm.cluster.warm-workers``; measurements: benchmarks/README.md, 'Measurements behind the engine's settings').
+    It counts the cluster's heavy paths (:func:`sliced_counts`: a plan over
     candidate edges refined, joined and counted on the device, whole and as slices, each whole count checked against
     its slices' sum) on the small dense graph, and runs the array kernels once; on a cold kernel cache it compiles
-    what those take.  Measured on an H200 (``benchmarks run first-use``, ``first_use_h200.json``): it took 0.84 s,
-    and then the first count of that query ran 0.15 s slower than its second (0.69 s without it), another heavy
-    query's 0.00 s (0.20 s).  Its engine options are set process-wide while it runs (``dask.config``), so it belongs
+    what those take (``benchmarks run first-use`` measures what it saves).  Its engine options are set process-wide
+    while it runs (``dask.config``), so it belongs
     before a process's first count."""
     from distsm.kernels import get_backend
 

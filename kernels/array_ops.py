@@ -277,8 +277,7 @@ def stable_order(keys: Any, bound: int) -> Any:
 def chunk_ranges(xp: Any, counts: Any, cap: int) -> Iterator[tuple[int, int]]:
     """Ranges ``[a, b)`` of rows, in order, each the most rows from ``a`` on whose ``counts`` sum to at most
     ``cap`` (and at least one row).  The prefix sums stay on ``counts``' side and each range costs one search:
-    copying a device table's per-row counts to the host and summing them there took 1.9 s of a 3.2 s core join of
-    301M rows (H100, benchmarks/results/dense_heavy_core_h100.txt)."""
+    copying a device table's per-row counts to the host and summing them there took most of a heavy core join."""
     rows = int(counts.shape[0])
     if not rows:
         return

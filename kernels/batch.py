@@ -25,9 +25,9 @@ Counting the queries of a batch one at a time pays that overhead per query; here
   (light queries read far less than their allowance), then the queries that passed their cut allowance again
   with their own, in groups that fit the budget.
 * **Runs**: the batch reads whole adjacency runs on every backend, not runs split by neighbour label as a single
-  query's join on a device does (:mod:`~distsm.kernels.split_runs`): its queries are light, and on an H200 split
-  runs made HPRD's 200 queries as one batch slower (0.023-0.034 s -> 0.034-0.035 s, three rounds in one process;
-  each run is then found through the hash) while gMatch's suite gained 0.34-0.36 -> 0.32-0.35 s.
+  query's join on a device does (:mod:`~distsm.kernels.split_runs`): its queries are light, and split runs made
+  HPRD's batch slower (each run is then found through the hash) for a small gain on gMatch's suite
+  (measurements: benchmarks/README.md, 'Measurements behind the engine's settings').
 
 Answers equal the per-query general join's: same candidates, same steps, same tests, only evaluated together.
 """
@@ -155,7 +155,7 @@ def runs(xp: Any, idx: DataIndex, v: Any, label: Any) -> tuple[Any, Any, Any, An
 #: and a few bit operations, 32 MiB at most), past that a binary search in the sets' sorted keys (several times
 #: slower than either, but no memory beyond the keys).  The mask stays small because its memory is fresh each
 #: batch: HPRD's 200 (28M cells) spent more zeroing a 28 MiB mask's new pages than the bitset's bit operations
-#: cost (2-core box: first batch of a process 0.068-0.117 s with the mask, 0.061-0.085 s with the bitset).
+#: cost.
 SET_MASK = 1 << 22
 SET_BITS = 1 << 28
 

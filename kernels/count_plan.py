@@ -43,16 +43,13 @@ QUICK_COST = 1e6
 #: cost more than PLAN_SHARE of the best plan found (PLAN_SHARE_DEVICE on a device: see sampling_allowance).
 EVALUATION_COST = 3e4
 PLAN_SHARE = 0.25
-#: ... and of a plan bound for a device, of its work divided by DEVICE_SPEEDUP: the device's kernels now run dense
-#: plans far more than DEVICE_SPEEDUP times faster than NumPy (the dense suite's heavy_16_3: core join and trailing
-#: count 13.2 s on NumPy on the 2-core AMD EPYC box, 26 ms on an H200), so at PLAN_SHARE its sampling took 79 of its
-#: 99 ms there.  Measured on an H200 in one call (benchmarks run plan-share, two interleaved rounds), shares 0.25 and
-#: 0.025: gMatch's suite 0.475 / 0.418 s summed, the dense 16-vertex suite 0.213 / 0.180 s, the 24- and 32-vertex
-#: suite 2.55 / 2.30 s, heavy_16_3 99 / 64 ms (benchmarks/results/plan_share_h200.json).
+#: ... and of a plan bound for a device, of its work divided by DEVICE_SPEEDUP: the device's kernels run dense plans
+#: far more than DEVICE_SPEEDUP times faster than NumPy, so at PLAN_SHARE a heavy query's sampling took most of its
+#: time there (``benchmarks run plan-share`` compares shares side by side).
 PLAN_SHARE_DEVICE = 0.025
 #: How much faster than NumPy a device runs a plan's work: a plan bound for the device is worth that much less
-#: sampling.  Measured on an H100 against NumPy (this 2-core AMD EPYC box), dense 32-vertex HPRD queries of 8 label
-#: classes: 4.6e8 estimated in 0.02 s against 6.5e8 in 1.08 s, about 40x; their plans had taken 0.21-0.44 s.
+#: sampling (dense 32-vertex HPRD queries against NumPy: benchmarks/README.md, 'Measurements behind the engine's
+#: settings').
 DEVICE_SPEEDUP = 40.0
 
 

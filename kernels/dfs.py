@@ -136,8 +136,8 @@ def measured_selectivity(backend: Backend, idx: DataIndex, candidates: Callable[
                          query: Graph) -> float:
     """:func:`arc_selectivity` of ``query`` on ``idx``, sampled once per index and query structure (the sample is
     strided, so a second one would measure the same): a repeated query skips the filter (``candidates`` is only
-    called to sample) and the sample's launches and synchronisations: a repeated triangle count on the 16M-edge
-    R-MAT graph of benchmarks/motifs.py went from 19.6 to 13.3 ms on an H200 (medians of three)."""
+    called to sample) and the sample's launches and synchronisations, a third of a repeated triangle count's
+    time on the R-MAT graphs of benchmarks/motifs.py."""
     return _SELECTIVITY.get_or(idx, lambda: arc_selectivity(backend, idx, candidates(), query), _structure(query))
 
 
@@ -197,11 +197,10 @@ def _first_label(search: Search) -> int:
 def task_work(backend: Backend, idx: DataIndex, search: Search) -> Any:
     """The estimated work of each task (float64, in task order): one, plus the entries of the shortest run level
     2 starts from (cut at its own vertex where level 2 lies above it) times the levels below it.  It ranks tasks
-    and cuts ranges; it is no count of what a task reads: on the 16M-edge R-MAT graph of
-    benchmarks/results/motifs_h200_s22_l1.json a unit took 1.8e-11 s of an H200 (diamond, whose pair tail does
-    little per entry) to 4.7e-10 s (5-clique, whose deeper levels it does not see), about what one unit of the
-    planner's host work takes on NumPy (3e8 a second) within a factor of 15 either way, so the two compare as they
-    are.  A cost model that sees the deeper levels is still to come.  A count by a shortcut takes its own
+    and cuts ranges; it is no count of what a task reads: a unit's device time varies by over an order of
+    magnitude between patterns (little work per entry under a pair tail, deeper levels it does not see), about
+    what one unit of the planner's host work takes on NumPy within a factor of 15 either way, so the two compare as
+    they are.  A cost model that sees the deeper levels is still to come.  A count by a shortcut takes its own
     (:data:`SHORTCUTS`)."""
     g = ranked_graph(backend.xp, idx)
     assert g is not None

@@ -115,10 +115,8 @@ class Watch:
         """Whether a trial is expected to pass its allowance once it reads a level of ``entries`` entries from a
         table holding ``share`` of the join's work so far (the fraction of the first level's rows and of every
         chunked level above it that the table descends from): the entries read so far and ``entries / share``
-        pass it.  The trial is then stopped at once, not after reading them.  On an H200 a 12-vertex query's
-        device trial (gMatch's Q_19, allowance 35.6M) read 32.3M entries in 6.1 ms: its chunks are half the
-        allowance, so a rule that let the level's last chunk pass the allowance saw nothing wrong until then, while
-        the level it read had 37.7M entries after 0.97M read."""
+        pass it.  The trial is then stopped at once, not after reading them: a trial's chunks are half its
+        allowance, so a rule that let a level's last chunk pass the allowance would read most of it first."""
         if self.trial is None or self.trial.stopped:
             return False
         assert self.stats is not None  # checked on construction

@@ -14,8 +14,8 @@ ordered edge within a neighbourhood), the paths, each found from both ends, numb
 
 ``T`` the triangles and ``C4`` the 4-cycles.  ``T`` and ``S`` come from a triangle search (its matches counted,
 then weighed by ``d - 1``), ``C4`` from the wedges, ``W`` from one pass over the runs: nothing is enumerated past
-a triangle or a wedge, where the search would walk every path (over 44 s on the 16M-edge R-MAT graph of
-``benchmarks/motifs.py`` on an H200).
+a triangle or a wedge, where the search would walk every path (tens of seconds on the R-MAT graphs of
+``benchmarks/motifs.py``).
 
 With a vertex label every term is taken in the subgraph its vertices induce.  Tasks are those of the wedges (the
 label's ranks, ascending); a range of them takes the ``W`` terms of its middles and the 4-cycles of its highest

@@ -144,10 +144,8 @@ class Placement:
         The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
         A device backend tries its host first only when refinement would scan no more than that (a small query on
         a small neighbourhood: the device would spend more on launches than on the join).  A device that reads the
-        adjacency over the bus leaves the trial to its host, which reads the same memory directly.  The device's
-        ratio 32 (formerly 256), measured on an H100 in one call, two rounds: HPRD's 200 queries one at a time
-        0.18-0.19 s against 0.28-0.29 s, gMatch's suite 0.76-0.78 s against 0.69-0.93 s (ratio 8: 0.28-0.37 s and
-        0.75-0.89 s)."""
+        adjacency over the bus leaves the trial to its host, which reads the same memory directly.  The ratios are
+        measured settings (benchmarks/README.md, 'Measurements behind the engine's settings')."""
         opts = self.options
         least = opts.trial_entries * query_vertices
         device, host = self.device.backend, self.host.backend
@@ -187,9 +185,9 @@ class Placement:
 
     def chunked(self, runner: Side, parts: Parts) -> Parts:
         """``parts`` with the chunks of a core join and trailing count on ``runner`` capped at ``host-chunk-bytes``
-        where it is a host: chunks of a few tens of MB stay in the caches, while the budget allows gigabytes.
-        Measured on NumPy (2-core AMD EPYC box, six R-MAT 2^18 queries of 1-7 s): 24-27 s with 2 GiB chunks, 12-17 s
-        with 64 MiB, 13 s with 16 MiB.  A device keeps the budget's chunks (fewer, larger launches)."""
+        where it is a host: chunks of a few tens of MB stay in the caches, while the budget allows gigabytes (half
+        the time of 2 GiB chunks on heavy queries: benchmarks/README.md, 'Measurements behind the engine's settings').
+        A device keeps the budget's chunks (fewer, larger launches)."""
         if runner.backend.on_device:
             return parts
         return replace(parts, chunk=self.options.host_chunk_bytes)
@@ -202,9 +200,8 @@ class Placement:
 
     def count_side(self, cost: float, index: Side) -> Side:
         """Plans estimated below ``host-work`` (entries read and written) run on the host even for a device backend:
-        below it a device spends more on launches than on the work.  Measured on an H100 with gMatch's suite (the
-        fused trailing count on the device): 3e6 ran it in 0.63-0.77 s, the former 3e7 in 0.89-0.98 s (a plan of
-        1.1e7 took 0.078 s on NumPy)."""
+        below it a device spends more on launches than on the work (benchmarks/README.md, 'Measurements behind the
+        engine's settings')."""
         if not self.twin:
             return self.device
         if index is self.host:

@@ -8,10 +8,9 @@ output raises :class:`PartitionError` in the caller; the caller itself is never 
 
 METIS coarsens by random matching (``ctype`` RM, not the default sorted heavy-edge matching, which on unit edge
 weights only adds a sort by degree), refines in four passes (not ten) and splits by recursive bisection for every
-``k`` (pymetis's default switches to k-way past eight parts).  On an R-MAT graph of 2^20 vertices and 8M edges
-(256 labels, on this 2-core machine): two parts in 11.8 s with 1.09M cut edges against 20.4 s and 1.39M with the
-defaults; ten parts in 34.4 s and 4.55M against 47.7 s and 5.75M; k-way with the same options cut two to three
-times more edges for two parts.
+``k`` (pymetis's default switches to k-way past eight parts): on R-MAT graphs these options cut fewer edges in
+less time than the defaults, and k-way cut two to three times more (benchmarks/README.md, 'Measurements behind the
+engine's settings').
 """
 
 from __future__ import annotations

@@ -70,3 +70,15 @@ print(found)
     out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)},
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", f"modules in an import cycle: {out}"
+
+
+def test_no_hardware_timings_in_the_code():
+    """Timings measured on a given machine go stale: they live in benchmarks/README.md (its section of measurements
+    behind the engine's settings, from benchmarks/results/design_notes.json), and the code keeps the reasons."""
+    import re
+
+    machine = re.compile(r"H100|H200|EPYC|\d-core|x H200")
+    timing = re.compile(r"\d(\.\d+)? ?(ms|s)\b")
+    found = [f"{name}:{i}" for name, text in _modules() for i, line in enumerate(text.splitlines(), 1)
+             if machine.search(line) and timing.search(line)]
+    assert not found, found

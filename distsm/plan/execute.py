@@ -168,8 +168,8 @@ def whole_count(site: Site, placement: Placement, job: Job, work: QueryWork, res
     planned = stages.plan()
     if split_work is not None and planned.general:
         return Heavy(planned.reason, resume=lambda: stages.run(planned))
-    # A plan bound for a device is judged by its NumPy-equivalent work: on 2 x H200 the 50M-edge R-MAT batches
-    # split counts of 0.03-0.12 s at split-work itself, and their slices added up to 2-4 times their whole count.
+    # A plan bound for a device is judged by its NumPy-equivalent work: judged by its own, counts of a tenth of a
+    # second were split, and their slices added up to several times their whole count (measurements: the report).
     if split_work is not None and planned.plan is not None and planned.host_cost >= split_work:
         on = "" if planned.host_cost == planned.cost else f" ({planned.host_cost:.3g} on NumPy's scale)"
         sharing = SharedPlan.of(planned, placement, symmetry(query, sem).automorphisms)
@@ -272,7 +272,8 @@ def run_whole_jobs(site: Site, queries: list[Graph], sem: Semantics, budget: int
     R-MAT queries that leave a batch, a second trial made the batch a fifth slower than counting one query at a
     time).  A device's batch also leaves the queries whose levels outgrow its scratch tables
     (``distsm.gpu.small-limit`` rows), untried: there each leftover runs its own trial, as :func:`distsm.count`
-    would (2 x H200, 50M-edge R-MAT, 200 small queries: 4.87 s on one worker without it, 2.04 s one at a time).
+    would (without that, such a batch ran more than twice as long as its queries one at a time: measurements in the
+    report).
     A query counted in the batch is charged an equal share of the batch's time.
 
     ``hand_off`` is asked, before each query counted alone while others are still to be counted alone after it,

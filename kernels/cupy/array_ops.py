@@ -5,9 +5,8 @@ stable argsort (thrust, compiled into CuPy).
 
 CuPy's ``bincount`` first checks ``x >= 0`` and takes ``max(x)``, and its ``count_nonzero``, ``any`` and ``all``
 are CUB block reductions, which NVRTC compiles once per array-size class (block sizes 32 to 512), so a warm-up on
-small graphs left them to the first large one.  Measured on an H200 after ``distsm warmup``: the first heavy batch
-on a 50M-edge R-MAT took 39.9 s against 7.9 s for the same batch again, about 30 s of it (py-spy) NVRTC compiling
-the reductions of ``bincount`` and ``count_nonzero``.  These kernels are part of ``join.cu``, compiled once with
+small graphs left them to the first large one (measurements: benchmarks/README.md, 'Measurements behind the engine's
+settings').  These kernels are part of ``join.cu``, compiled once with
 it; they need no synchronisation with the host, except for :func:`count_true`'s answer.
 """
 

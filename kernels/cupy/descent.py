@@ -42,11 +42,8 @@ class DescentOps(JoinOps):
         output space fits ``min(cap, descend-limit)`` entries); None when the table or a step program is too large.
 
         Its limit is above ``small-limit``: a level that leaves the descent costs two host round trips and a few
-        launches, about 0.3 ms on an H100's host, while one block reads a few tens of thousands of entries in less.
-        Measured on an H100 (four rotated rounds in one process, medians): a descent limit of 32768 instead of
-        8192 took gMatch's suite from 0.423 to 0.381 s summed (Q_19 22.5 -> 18.6 ms), the dense suite from 2.85
-        to 2.65 s and HPRD's 200 queries from 0.214 to 0.190 s; raising ``small-limit`` too (every single-block
-        path) gave 0.407, 2.91 and 0.215 s, its 32-vertex queries slower."""
+        launches, more than one block takes to read a few tens of thousands of entries (measurements:
+        benchmarks/README.md, 'Measurements behind the engine's settings')."""
         xp = self.xp
         opts = self.options
         nq = len(plan.order)

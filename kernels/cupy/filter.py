@@ -128,8 +128,8 @@ class FilterOps(IndexOps):
     def upload_candidates(self, idx: DataIndex, arrays: Sequence[np.ndarray]) -> CandidateSets:
         """:meth:`ArrayBackend.upload_candidates <distsm.kernels.array_backend.ArrayBackend.upload_candidates>`
         with every vertex's bitset row set by one launch: the values and each value's row go over in one upload (a
-        host filter's candidates reach a device trial this way; one copy and one launch per vertex cost 0.3-0.5 ms
-        more for a 6-vertex query on an H200)."""
+        host filter's candidates reach a device trial this way; one copy and one launch per vertex cost more than
+        a light query's join)."""
         sizes = [int(a.shape[0]) for a in arrays]
         m = sum(sizes)
         members = np.concatenate(arrays).astype(np.int32) if m else np.zeros(0, dtype=np.int32)

@@ -9,10 +9,10 @@ whose bound shows the int64 sum exact and recounts the others with the array cod
 fixed sizes (more than ``TRAILING_MAX_LINKS`` links, a label group of more than ``TRAILING_MAX_GROUP`` vertices, a
 longer program) get None: the array code counts them.
 
-Shape, from the numbers of the dense query heavy_16_0 on an H100 (gMatch's data graph: 37,700 vertices, average
-degree 15; a core of 10 vertices, 63M core rows, 6 trailing vertices): the array code read 3.0e9 set entries, about
-48 per row, writing each as (row, vertex) pairs and reading them back through sorts, searches and bincounts
-(1.90 s).  Runs are short (tens of entries), so a thread per row walks each trailing vertex's first-link run once
+Shape, from the numbers of the dense query heavy_16_0 (gMatch's data graph: 37,700 vertices, average degree 15; a
+core of 10 vertices, 63M core rows, 6 trailing vertices): the array code read 3.0e9 set entries, about 48 per row,
+writing each as (row, vertex) pairs and reading them back through sorts, searches and bincounts.  Runs are short (tens
+of entries), so a thread per row walks each trailing vertex's first-link run once
 and probes every entry in the other links' runs and the later same-label vertices' runs by binary search (runs are
 sorted): per row about 20 entries walked times 3 probes of 4 steps, about 250 dependent 4-byte loads into a
 candidate-edge index of a few MB that stays in L2, so 63M rows make about 1.5e10 L1/L2 loads, under 0.1 s at L2's
@@ -20,9 +20,7 @@ sector rate (about 1.7e11 32-byte sectors/s), and the table itself (63M x 10 x 4
 1 ms at 3 TB/s.  Nothing is written per row.  Bitmaps with popcounts would pay off only for runs of hundreds of
 entries; rows with short runs would leave most of a warp idle in a warp-per-row shape.
 
-Measured on an H100 (benchmarks/device_trailing.sh, benchmarks/results/device_trailing_h100.json): heavy_16_0's
-trailing count took 0.021 s fused (1.1e9 run entries walked) against 1.59 s for the array code on the same tables,
-inside the estimate; its whole count took 0.195 s.
+``benchmarks/device_trailing.sh`` measures the fused count against the array code on the same tables.
 
 Dense queries on graphs of many labels have small label groups: the union U of a group's candidates is often a few
 hundred vertices, so a source candidate's run over it is a bit row of a few 8-byte words, and a row's set sizes and
