@@ -30,7 +30,7 @@ from distributed import get_worker
 
 from distsm.cluster.monitor import DONE_TOPIC
 from distsm.cluster.worker_site import WorkerSite, state_of, task_control
-from distsm.config import cluster_options
+from distsm.config import cluster_options, under_snapshot
 from distsm.graph import Graph
 from distsm.kernels import engine, get_backend
 from distsm.kernels.budget import BudgetPlan
@@ -69,6 +69,7 @@ def load_part(name: str, part: int | None) -> dict[str, Any]:
             "seconds": time.perf_counter() - t}
 
 
+@under_snapshot
 def job(name: str, work: Job, query: Graph, sem: Semantics, budget: int | None, listing: bool = False,
         limit: int | None = None) -> JobResult:
     """One job of a query (tasks ``distsm-intra-*`` and ``distsm-inter-*``, the slices of a heavy whole query
@@ -149,6 +150,7 @@ def slice_priority(work: float) -> int:
     return SPLIT_PRIORITY + min(int(max(work, 0.0) / 1e3), SPLIT_PRIORITY - 1)
 
 
+@under_snapshot
 def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
     """A listing sent whole to this worker (task ``distsm-whole-*``; its rows come back in the task's result): its
     one job and its merge in one task.  Counts sent whole go in groups (:func:`wholes`)."""
@@ -161,6 +163,7 @@ def whole(name: str, query: QueryTask, budget: int | None) -> QueryResult:
     return result
 
 
+@under_snapshot
 def wholes(name: str, queries: list[QueryTask], budget: int | None) -> list[QueryResult]:
     """A group of counting queries of one batch sent whole to this worker (task ``distsm-wholes-*``): each one's
     job and merge, their counts taken together by :func:`~distsm.plan.execute.run_whole_jobs`, in one task, so a
@@ -352,6 +355,7 @@ def _submit_search(name: str, query: QueryTask, share: SearchShare, budget: int 
             for tasks in share.ranges]
 
 
+@under_snapshot
 def search_slice(name: str, tasks: tuple[int, int], query: Graph, sem: Semantics, budget: int | None) -> JobResult:
     """One range of a heavy count's depth-first search tasks (a ``distsm-inter-*`` task); stops when the task is
     released."""
@@ -408,6 +412,7 @@ def _finish(name: str, state: WorkerSite, query: QueryTask, measured: JobResult,
     return _sliced(query, measured, found, state.worker, "each planning its slice of the global join")
 
 
+@under_snapshot
 def shared_slice(name: str, shared: SharedPlan, restrict: dict[int, range], query: Graph, sem: Semantics,
                  budget: int | None) -> JobResult:
     """One slice of a heavy count split by its plan (a ``distsm-inter-*`` task; see :mod:`distsm.plan.split`);

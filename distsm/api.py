@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from distsm import caches
-from distsm.arguments import checked
+from distsm.arguments import entry_point
 from distsm.graph import Graph
 from distsm.kernels import counting, engine, get_backend
 from distsm.kernels.backend import Backend
@@ -78,7 +78,7 @@ def _partitioning(partitions: int | str | None, method: PartitionMethod, seed: i
     return None if partitions is None else Partitioning(partitions, method, seed, adjacency)
 
 
-@checked
+@entry_point
 def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
           unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto",
           partitions: int | str | None = None, partition_method: PartitionMethod = "metis", partition_seed: int = 0,
@@ -117,7 +117,7 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
                               budget=req.budget, control=req.control)
 
 
-@checked
+@entry_point
 def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorphism: bool = False,
             unique: bool = False, memory_budget: int | str | None = None, backend: BackendName = "auto") -> Explanation:
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
@@ -130,7 +130,7 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     return report
 
 
-@checked
+@entry_point
 def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
                  homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
                  backend: BackendName = "auto", partitions: int | str | None = None,
@@ -167,7 +167,7 @@ def _timed(items: Iterator[T], timeout: float | None, backend: Backend) -> Itera
         yield from items
 
 
-@checked
+@entry_point
 def match(data: GraphLike, query: GraphLike, *, limit: int | None = None, induced: bool = False,
           homomorphism: bool = False, unique: bool = False, memory_budget: int | str | None = None,
           backend: BackendName = "auto", partitions: int | str | None = None,
@@ -207,7 +207,7 @@ def _frame(data: Graph, query: Graph, rows: np.ndarray, on_gpu: bool) -> Any:
     return frame
 
 
-@checked
+@entry_point
 def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                 induced: bool = False, homomorphism: bool = False, unique: bool = False,
                 memory_budget: int | str | None = None, backend: BackendName = "auto",
@@ -230,7 +230,7 @@ def count_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | 
                            timeout=timeout))
 
 
-@checked
+@entry_point
 def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | str, names: list[str] | None = None,
                induced: bool = False, homomorphism: bool = False, unique: bool = False,
                memory_budget: int | str | None = None, backend: BackendName = "auto",

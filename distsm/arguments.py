@@ -2,10 +2,10 @@
 was expected and what came instead.
 
 Every public parameter is declared once, in :data:`PARAMETERS`, with the check its values must pass (the style of
-scikit-learn's ``validate_params``): :func:`checked` checks the declared parameters of each call of a public
-function, and the request objects (:class:`~distsm.semantics.Semantics`, :class:`~distsm.request.Resources`)
-check their fields against the same declarations (:func:`check_fields`), so a parameter reads the same wherever it
-is given.
+scikit-learn's ``validate_params``): :func:`entry_point` checks the declared parameters of each call of a public
+function (and runs it as one request: :func:`distsm.config.snapshot`), and the request objects
+(:class:`~distsm.semantics.Semantics`, :class:`~distsm.resources.Resources`) check their fields against the same
+declarations (:func:`check_fields`), so a parameter reads the same wherever it is given.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, TypeGuard, TypeVar
 
 import numpy as np
 
+from distsm.config import under_snapshot
 from distsm.errors import short_repr
 from distsm.vocabulary import BACKENDS, DISTRIBUTIONS, PARTITION_METHODS, check_adjacency
 
@@ -142,12 +143,13 @@ PARAMETERS: Mapping[str, Callable[[str, Any], Any]] = {
 }
 
 
-def checked(function: F) -> F:
-    """``function`` checking each argument a call gives to a parameter :data:`PARAMETERS` declares, before it
-    runs (a generator function's arguments when it is called, not when it is first iterated); defaults are not
-    checked."""
+def entry_point(function: F) -> F:
+    """A public entry point: each argument a call gives to a parameter :data:`PARAMETERS` declares is checked
+    before it runs (defaults are not), and it runs as one request, under the options configured when it is called
+    (:func:`~distsm.config.under_snapshot`; an iterator it returns keeps them while it is consumed)."""
     signature = inspect.signature(function)
     declared = [name for name in signature.parameters if name in PARAMETERS]
+    run = under_snapshot(function)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -155,7 +157,7 @@ def checked(function: F) -> F:
         for name in declared:
             if name in given:
                 PARAMETERS[name](name, given[name])
-        return function(*args, **kwargs)
+        return run(*args, **kwargs)
 
     return call  # type: ignore[return-value]
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import checked
+from distsm.arguments import entry_point
 from distsm.config import options
 from distsm.graph import Graph
 from distsm.vocabulary import BackendName
@@ -132,7 +132,7 @@ def _large_graph() -> Graph:
     return Graph.from_edges(edges, n=n, vertex_labels=(rng.random(n) < 0.3).astype(np.int64), dedupe=True)
 
 
-@checked
+@entry_point
 def warmup(backend: BackendName = "cupy", *, progress: Callable[[str], None] | None = None) -> WarmupReport:
     """Run the warm-up counts on ``backend`` (each checked equal to the CPU backend's answer) and return what
     ran; on CuPy this leaves the kernels of the paths they take in CuPy's on-disk kernel cache.

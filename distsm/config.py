@@ -3,15 +3,19 @@
 Defaults live in ``distsm/distsm.yaml`` and are registered with :func:`dask.config.update_defaults` (the Dask
 idiom), so a Dask config file, ``dask.config.set`` or an environment variable (``DASK_DISTSM__GPU__PINNED=False``)
 overrides them.  :func:`options` sets some for a block of code, checking their names and values.  Readers call
-:func:`gpu_options` / :func:`engine_options` at the time they decide, so an override applies from the next call
-on; both cost a dictionary comparison while the configuration is unchanged.  Dask is imported on the first
-read, which keeps ``import distsm`` light.
+:func:`gpu_options` / :func:`engine_options` at the time they decide; both cost a dictionary comparison while the
+configuration is unchanged.  A request (every public entry point, every task of a cluster batch) runs under one
+:func:`snapshot` of the options taken when it starts, so its stages all see the same values, whatever another
+thread sets meanwhile; :func:`options` inside it takes effect for its block.  Dask is imported on the first read,
+which keeps ``import distsm`` light.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from typing import Any, Literal, TypeVar, cast
@@ -119,10 +123,13 @@ class ClusterOptions:
 
 
 _Opts = TypeVar("_Opts", GpuOptions, EngineOptions, ClusterOptions)
+_F = TypeVar("_F", bound=Callable[..., Any])
 _SECTIONS: dict[str, type] = {"gpu": GpuOptions, "engine": EngineOptions, "cluster": ClusterOptions}
 _dask_config: Any = None
 _defaults: dict[str, Any] = {}
 _PARSED = caches.cache("parsed options", "section name -> (the raw values, the options parsed from them)")
+#: The options the running request took when it started (section name -> options; None: outside any request).
+_SNAPSHOT: ContextVar[dict[str, Any] | None] = ContextVar("distsm_options", default=None)
 
 
 def _config() -> Any:
@@ -157,6 +164,11 @@ def _convert(cls: type, name: str, value: Any) -> Any:
 
 
 def _section(name: str, cls: type[_Opts]) -> _Opts:
+    taken = _SNAPSHOT.get()
+    return cast(_Opts, taken[name]) if taken is not None else _configured(name, cls)
+
+
+def _configured(name: str, cls: type[_Opts]) -> _Opts:
     # Over the defaults, not instead of them: a ``dask.config.set`` block entered before they were registered
     # deletes the whole ``distsm`` key on its way out, as it found none.
     current = _config().config.get("distsm", {}).get(name) or {}
@@ -210,4 +222,59 @@ def options(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Iterator[
                 f"{s}.{f.name.replace('_', '-')}" for s, c in _SECTIONS.items() for f in fields(c)))
         replace(_section(section, cls), **{attr: _convert(cls, attr, value)})  # validates the value
     with _config().set({f"distsm.{k}": v for k, v in merged.items()}):
-        yield
+        if _SNAPSHOT.get() is None:
+            yield
+            return
+        token = _SNAPSHOT.set(_taken())  # a request's block sees what it sets
+        try:
+            yield
+        finally:
+            _SNAPSHOT.reset(token)
+
+
+def _taken() -> dict[str, Any]:
+    return {name: _configured(name, cls) for name, cls in _SECTIONS.items()}
+
+
+@contextmanager
+def snapshot() -> Iterator[dict[str, Any]]:
+    """Run the block as one request: every read of the options in it (in this thread or task) sees the values
+    configured as it starts, unless :func:`options` sets some for a block inside it.  Inside another snapshot it
+    keeps that one.  Yields the snapshot (section name -> options), which :func:`restored` re-enters."""
+    taken = _SNAPSHOT.get()
+    if taken is not None:
+        yield taken
+        return
+    taken = _taken()
+    token = _SNAPSHOT.set(taken)
+    try:
+        yield taken
+    finally:
+        _SNAPSHOT.reset(token)
+
+
+def under_snapshot(function: _F) -> _F:
+    """``function`` run as one request (:func:`snapshot`); an iterator it returns keeps the snapshot while it is
+    consumed (:func:`restored`)."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with snapshot() as taken:
+            result = function(*args, **kwargs)
+        return restored(taken, result) if isinstance(result, Iterator) else result
+
+    return cast(_F, call)
+
+
+def restored(taken: dict[str, Any], items: Iterator[Any]) -> Iterator[Any]:
+    """``items`` produced under the snapshot ``taken``: a lazy result of a request (an iterator of matches) keeps the
+    options its request started with while the caller consumes it."""
+    while True:
+        token = _SNAPSHOT.set(taken)
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        finally:
+            _SNAPSHOT.reset(token)
+        yield item

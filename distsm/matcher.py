@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import check_size, checked
+from distsm.arguments import check_size, entry_point
 from distsm.cluster import tasks
 from distsm.cluster.worker_site import WorkerSite
 from distsm.cluster.batch import Batch, Unit
@@ -128,7 +128,7 @@ class Matcher:
     in-process executor takes too.
     """
 
-    @checked
+    @entry_point
     def __init__(self, data: GraphLike, cluster: Any = None, partitions: int | str | Partitioning = "auto",
                  backend: BackendName = "auto", memory_budget: int | str | None = None, *,
                  device_budget: int | str | None = None,
@@ -301,7 +301,7 @@ class Matcher:
         return self.client.gather(futs)
 
     # ------------------------------------------------------------------ queries
-    @checked
+    @entry_point
     def submit(self, queries: Any, *, semantics: Semantics = EVERY_MATCH, timeout: float | None = None,
                listing: bool = False, limit: int | None = None, names: list[str] | None = None,
                strategy: Strategy | str | None = None, distribute: Distribution = "auto") -> Batch:
@@ -478,7 +478,7 @@ class Matcher:
             raise RuntimeError(f"query {result.query} ended {result.status}: {result.error}")
         return result
 
-    @checked
+    @entry_point
     def count(self, query: GraphLike, *, induced: bool = False, homomorphism: bool = False, unique: bool = False,
               timeout: float | None = None) -> int:
         """Count one query's matches on the cluster (blocking)."""
@@ -486,7 +486,7 @@ class Matcher:
         assert count is not None  # _one raises unless the query finished
         return int(count)
 
-    @checked
+    @entry_point
     def match(self, query: GraphLike, *, limit: int | None = None, induced: bool = False,
               homomorphism: bool = False, unique: bool = False, timeout: float | None = None) -> np.ndarray:
         """List one query's matches (global vertex ids, column ``i`` = query vertex ``i``)."""

@@ -78,3 +78,38 @@ def test_a_dask_config_block_entered_before_distsm_read_its_options_leaves_the_d
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     shipped = yaml.safe_load((resources.files("distsm") / "distsm.yaml").read_text())["distsm"]
     assert out.split() == ["32.0", str(float(shipped["engine"]["trial-ratio-host"])), "True", "6"]
+
+
+def test_a_request_keeps_the_options_it_started_with(monkeypatch):
+    """An entry point takes the options as configured when it is called: an iterator of matches sees them while it
+    is consumed, whatever is set around it by then (one snapshot per request)."""
+    from distsm.kernels import engine
+
+    seen = []
+    walk = engine.walk
+
+    def watched(*args, **kwargs):
+        seen.append(engine_options().host_work)
+        yield from walk(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "walk", watched)
+    data = distsm.Graph.from_edges([(0, 1), (1, 2), (2, 0), (2, 3)], n=4)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2)], n=3)
+    with options({"engine.host-work": 5.0}):
+        rows = distsm.iter_matches(data, query, backend="numpy")
+    with options({"engine.host-work": 7.0}):
+        found = sum(len(r) for r in rows)
+    assert seen == [5.0] and found == 10
+
+
+def test_options_set_inside_a_snapshot_apply_to_their_block_only():
+    from distsm.config import snapshot
+
+    default = engine_options().host_work
+    with snapshot():
+        with dask.config.set({"distsm.engine.host-work": default + 1}):  # set around the request: not seen in it
+            assert engine_options().host_work == default
+            with options({"engine.host-work": default + 2}):              # set by the request itself: seen
+                assert engine_options().host_work == default + 2
+            assert engine_options().host_work == default
+    assert engine_options().host_work == default

@@ -85,7 +85,7 @@ def test_load_save_and_warmup_refuse_invalid_values(tmp_path):
 
 def test_every_public_function_checks_the_declared_parameters_it_takes():
     """Each public function (and Matcher method) that takes a parameter distsm.arguments.PARAMETERS declares goes
-    through its checks (the ``checked`` decorator), so a new entry point cannot skip them."""
+    through its checks (the ``entry_point`` decorator), so a new entry point cannot skip them."""
     import inspect
 
     from distsm.arguments import PARAMETERS

@@ -26,7 +26,7 @@ from typing import Any
 from distsm.formats.sm import read_sm, read_sm_graphs, write_sm, write_sm_graphs  # isort: skip
 from distsm.formats.gsi import read_gsi, read_gsi_graphs, write_gsi, write_gsi_graphs  # isort: skip
 from distsm.formats.snap import read_snap, read_snap_with_ids, write_snap  # isort: skip
-from distsm.arguments import checked
+from distsm.arguments import entry_point
 from distsm.errors import GraphFormatError
 from distsm.formats._common import PathLike, fspath
 from distsm.formats.binary import MANIFEST, is_saved_graph, load_graph, save_graph
@@ -79,7 +79,7 @@ def _resolve(path: PathLike, format: str) -> Format:
     return fmt
 
 
-@checked
+@entry_point
 def read_graph(path: PathLike, format: str = "auto", *, directed: bool | None = None,
                dedupe: bool | None = None, vertex_labels: PathLike | None = None,
                default_label: Hashable | None = None) -> Graph:

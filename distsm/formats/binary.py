@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from distsm.arguments import checked
+from distsm.arguments import entry_point
 from distsm.errors import GraphFormatError, short_repr
 from distsm.formats._common import PathLike
 from distsm.graph import Graph
@@ -101,7 +101,7 @@ def is_saved_graph(path: PathLike) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
-@checked
+@entry_point
 def load_graph(path: PathLike, *, verify: bool = False) -> Graph:
     """The graph saved in the directory ``path``, its arrays memory-mapped read-only (names and label vocabulary
     as saved).

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from distsm.graph import Graph
-from distsm.arguments import checked
+from distsm.arguments import entry_point
 from distsm.kernels import engine
 from distsm.kernels.backend import Backend
 from distsm.kernels.query_plan import Constraints, MatchOptions
@@ -249,7 +249,7 @@ def _component_rows(data: RDFGraph, members: list[int], edges: list[tuple[int, i
     return np.concatenate(chunks)[:, :k] if chunks else np.zeros((0, k), np.int64)
 
 
-@checked
+@entry_point
 def evaluate(data: RDFGraph, query: Query | str, *, isomorphic: bool = False, limit: int | None = None,
              backend: str = "numpy", memory_budget: int | str | None = None) -> Result:
     """Evaluate a SELECT query over one BGP with SPARQL bag semantics (``DISTINCT`` when the query says so).
@@ -328,7 +328,7 @@ def parse_walk(spec: str | list[str | None], prefixes: dict[str, str] | None = N
     return out
 
 
-@checked
+@entry_point
 def type_walks(data: RDFGraph, walk: str | list[str | None], *, prefixes: dict[str, str] | None = None,
                limit: int | None = None, backend: str = "numpy", memory_budget: int | str | None = None) -> np.ndarray:
     """IRSMG's type-isomorphic walk matching (Plantenga's inexact matching).
