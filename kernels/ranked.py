@@ -67,11 +67,16 @@ class RankedGraph:
         return int(self.nbr.nbytes + self.ptr.nbytes + self.up.nbytes + self.vertex_labels.nbytes)
 
 
+def slot_count(idx: DataIndex) -> int:
+    """How many neighbour slots ``idx``'s ranked copy has (:func:`slots_of`), without listing them."""
+    labels = len(idx.vertices_by_label)
+    return labels if 1 < labels and idx.num_labels * labels <= MAX_RANKED_LABELS else 0
+
+
 def slots_of(idx: DataIndex) -> tuple[int, ...]:
     """The neighbour slots of ``idx``'s ranked copy: its vertex labels, ascending, where there are several and
     ``num_labels * len(slots)`` runs per vertex stay within :data:`MAX_RANKED_LABELS`; else none."""
-    labels = sorted(int(x) for x in idx.vertices_by_label)
-    return tuple(labels) if 1 < len(labels) and idx.num_labels * len(labels) <= MAX_RANKED_LABELS else ()
+    return tuple(sorted(int(x) for x in idx.vertices_by_label)) if slot_count(idx) else ()
 
 
 def _sub_run(xp: Any, idx: DataIndex, slots: tuple[int, ...]) -> Any | None:
@@ -91,7 +96,7 @@ def _sub_run(xp: Any, idx: DataIndex, slots: tuple[int, ...]) -> Any | None:
 def ranked_bytes(idx: DataIndex) -> int:
     """Bytes of the ranked copy of ``idx`` and of the sort that builds it (keys and their order, 16 per entry)."""
     nnz = int(idx.nbr.shape[0])
-    runs = idx.n * idx.num_labels * max(len(slots_of(idx)), 1)
+    runs = idx.n * idx.num_labels * max(slot_count(idx), 1)
     return 4 * nnz + 16 * (runs + 1) + 4 * idx.n + 16 * nnz
 
 
