@@ -361,6 +361,23 @@ def check_vertex_ids(recs: Records, v_rows: np.ndarray, ids: np.ndarray, n_decla
                                      "(vertex records must list ids 0, 1, 2, ... in order)")
 
 
+def block_rows(recs: Records, lo: int, hi: int, header: int, n_declared: int,
+               header_what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ``v`` and ``e`` records of one graph's block (records ``lo..hi-1`` under ``header``, which declares
+    ``n_declared`` vertices): every ``v`` before the first ``e``, ids ``0, 1, 2, ...``, as many as declared."""
+    kinds = recs.head[lo:hi]
+    v_rows = np.flatnonzero(kinds == ord("v")) + lo
+    e_rows = np.flatnonzero(kinds == ord("e")) + lo
+    if v_rows.size and e_rows.size and v_rows[-1] > e_rows[0]:
+        late = int(v_rows[v_rows > e_rows[0]][0])
+        raise recs.error(late, "'v' record after 'e' records: list all vertices before the edges (the first "
+                               f"edge of this graph is on line {recs.line_of(int(e_rows[0]))})")
+    check_vertex_ids(recs, v_rows, recs.values[v_rows, 1], n_declared, header, header_what)
+    if v_rows.size != n_declared:
+        raise recs.error(header, f"the header declares {n_declared} vertices but {v_rows.size} 'v' records follow")
+    return v_rows, e_rows
+
+
 def check_endpoints(recs: Records, e_rows: np.ndarray, src: np.ndarray, dst: np.ndarray, n: int,
                     header: int, header_what: str) -> None:
     """Every edge endpoint must be a declared vertex (``< n``)."""
@@ -397,6 +414,21 @@ class Parsed:
     elab: np.ndarray | None = None
     vlab: np.ndarray | None = None
     v_rows: np.ndarray | None = None
+
+
+def build_declared(recs: Records, parsed: Parsed, m_declared: int, *, directed: bool, dedupe: bool,
+                   n: int) -> Graph:
+    """:func:`build_graph` of a block whose header declares ``m_declared`` edges: fewer or more ``e`` records are an
+    error unless ``dedupe`` merges repeats down to that many distinct edges."""
+    e_rows = parsed.e_rows
+    if e_rows.size != m_declared and not dedupe:
+        raise recs.error(parsed.header, f"the header declares {m_declared} edges but {e_rows.size} 'e' records "
+                                        "follow")
+    g = build_graph(recs, parsed, n=n, directed=directed, dedupe=dedupe)
+    if e_rows.size != m_declared and g.m != m_declared:
+        raise recs.error(parsed.header, f"the header declares {m_declared} edges but {e_rows.size} 'e' records "
+                                        f"follow ({g.m} distinct edges)")
+    return g
 
 
 def build_graph(recs: Records, parsed: Parsed, *, n: int | None, directed: bool, dedupe: bool,

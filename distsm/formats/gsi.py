@@ -27,27 +27,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from distsm.errors import GraphFormatError
-from distsm.formats._common import (
-    BIG,
-    NEG,
-    OK,
-    FieldSpec,
-    PathLike,
-    Records,
-    Parsed,
-    build_graph,
-    check_endpoints,
-    check_fields,
-    check_vertex_ids,
-    diagnose,
-    first_bad,
-    is_int_token,
-    only_graph,
-    open_output,
-    read_records,
-    token_repr,
-    write_rows,
-)
+from distsm.formats._common import (BIG, NEG, OK, FieldSpec, Parsed, PathLike, Records, block_rows, build_declared,
+                                    check_endpoints, check_fields, diagnose, first_bad, is_int_token, only_graph,
+                                    open_output, read_records, token_repr, write_rows)
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
@@ -194,18 +176,7 @@ def _build(recs: Records, marker: int, header: int, hi: int, *, directed: bool, 
     """Validate one graph (records ``header+1..hi-1``) against its header and build it."""
     n_decl, m_decl, max_vl, max_el = (int(x) for x in recs.values[header])
     hline = recs.line_of(header)
-    lo = header + 1
-    kinds = recs.head[lo:hi]
-    v_rows = np.flatnonzero(kinds == _V) + lo
-    e_rows = np.flatnonzero(kinds == _E) + lo
-    if v_rows.size and e_rows.size and v_rows[-1] > e_rows[0]:
-        late = int(v_rows[v_rows > e_rows[0]][0])
-        raise recs.error(late, "'v' record after 'e' records: list all vertices before the edges (the first "
-                               f"edge of this graph is on line {recs.line_of(int(e_rows[0]))})")
-    ids = recs.values[v_rows, 1]
-    check_vertex_ids(recs, v_rows, ids, n_decl, header, "the header")
-    if v_rows.size != n_decl:
-        raise recs.error(header, f"the header declares {n_decl} vertices but {v_rows.size} 'v' records follow")
+    v_rows, e_rows = block_rows(recs, header + 1, hi, header, n_decl, "the header")
     vlab = recs.values[v_rows, 2]
     over = np.flatnonzero(vlab > max_vl)
     if over.size:
@@ -221,11 +192,5 @@ def _build(recs: Records, marker: int, header: int, hi: int, *, directed: bool, 
         k = int(over[0])
         raise recs.error(int(e_rows[k]), f"edge label {int(elab[k])} exceeds the maximum edge label "
                                          f"{max_el} declared by the header on line {hline}")
-    if e_rows.size != m_decl and not dedupe:
-        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow")
-    g = build_graph(recs, Parsed(src, dst, e_rows, header, elab, vlab, v_rows), n=n_decl, directed=directed,
-                    dedupe=dedupe)
-    if e_rows.size != m_decl and g.m != m_decl:
-        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow "
-                                 f"({g.m} distinct edges)")
-    return g
+    return build_declared(recs, Parsed(src, dst, e_rows, header, elab, vlab, v_rows), m_decl, directed=directed,
+                          dedupe=dedupe, n=n_decl)

@@ -23,24 +23,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from distsm.errors import GraphFormatError
-from distsm.formats._common import (
-    FieldSpec,
-    PathLike,
-    Records,
-    Parsed,
-    build_graph,
-    check_endpoints,
-    check_fields,
-    check_vertex_ids,
-    diagnose,
-    first_bad,
-    is_int_token,
-    only_graph,
-    open_output,
-    read_records,
-    token_repr,
-    write_rows,
-)
+from distsm.formats._common import (FieldSpec, Parsed, PathLike, Records, block_rows, build_declared, check_endpoints,
+                                    check_fields, diagnose, first_bad, is_int_token, only_graph, open_output,
+                                    read_records, token_repr, write_rows)
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 
@@ -147,27 +132,12 @@ def _build(recs: Records, header: int, lo: int, hi: int, *, directed: bool, dedu
     n_decl = int(recs.values[header, 1])
     m_decl = int(recs.values[header, 2])
     hline = recs.line_of(header)
-    kinds = recs.head[lo:hi]
-    v_rows = np.flatnonzero(kinds == _V) + lo
-    e_rows = np.flatnonzero(kinds == _E) + lo
-    if v_rows.size and e_rows.size and v_rows[-1] > e_rows[0]:
-        late = int(v_rows[v_rows > e_rows[0]][0])
-        raise recs.error(late, "'v' record after 'e' records: list all vertices before the edges (the first "
-                               f"edge of this graph is on line {recs.line_of(int(e_rows[0]))})")
-    ids = recs.values[v_rows, 1]
-    check_vertex_ids(recs, v_rows, ids, n_decl, header, "the 't' header")
-    if v_rows.size != n_decl:
-        raise recs.error(header, f"the header declares {n_decl} vertices but {v_rows.size} 'v' records follow")
+    v_rows, e_rows = block_rows(recs, lo, hi, header, n_decl, "the 't' header")
     src = recs.values[e_rows, 1]
     dst = recs.values[e_rows, 2]
     check_endpoints(recs, e_rows, src, dst, n_decl, header, "the 't' header")
-    if e_rows.size != m_decl and not dedupe:
-        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow")
-    g = build_graph(recs, Parsed(src, dst, e_rows, header, recs.values[e_rows, 3], recs.values[v_rows, 2], v_rows),
-                    n=n_decl, directed=directed, dedupe=dedupe)
-    if e_rows.size != m_decl and g.m != m_decl:
-        raise recs.error(header, f"the header declares {m_decl} edges but {e_rows.size} 'e' records follow "
-                                 f"({g.m} distinct edges)")
+    g = build_declared(recs, Parsed(src, dst, e_rows, header, recs.values[e_rows, 3], recs.values[v_rows, 2], v_rows),
+                       m_decl, directed=directed, dedupe=dedupe, n=n_decl)
     _check_degrees(recs, v_rows, g, src, dst, dedupe, hline)
     return g
 
