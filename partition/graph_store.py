@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from distsm.kernels.index import DataIndex
+from distsm.manifests import read_manifest
 
 INDEX_FORMAT = "distsm-data-index"
 INDEX_VERSION = 1
@@ -143,15 +144,9 @@ def load_index(directory: str | os.PathLike, mmap: bool = True, *, verify: bool 
     that is not a saved index or fails verification, FileNotFoundError for a missing one.
     """
     d = Path(directory)
-    try:
-        meta = json.loads((d / "index.json").read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{d / 'index.json'} is not valid JSON: {e}") from e
-    if not isinstance(meta, dict) or meta.get("format") != INDEX_FORMAT:
-        raise ValueError(f"{d} does not hold a saved DataIndex")
-    if meta.get("version") != INDEX_VERSION:
-        raise ValueError(f"{d} holds DataIndex format version {meta.get('version')!r}; this distsm reads "
-                         f"version {INDEX_VERSION}")
+    path = d / "index.json"
+    meta = read_manifest(path, INDEX_FORMAT, INDEX_VERSION, lambda problem: ValueError(f"{path}: {problem}"),
+                         "saved DataIndex")
     files = meta["files"]
     paths = {name: confined(d, name) for name in files}
     if verify:

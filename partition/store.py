@@ -44,6 +44,7 @@ import numpy as np
 
 from distsm._version import __version__
 from distsm.graph import Graph, graph_fingerprint
+from distsm.manifests import read_manifest
 from distsm.kernels.index import DataIndex, build_index, csr_of_index
 from distsm.partition.graph_store import add_checksums, confined, load_index, save_index, save_npy, sha256_file
 from distsm.partition.methods import check_method, partition_vertices
@@ -132,15 +133,8 @@ class PartitionStore:
         """
         d = Path(directory)
         path = d / "manifest.json"
-        try:
-            manifest = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise StalePartitionError(f"{path} is not valid JSON: {e}") from e
-        if not isinstance(manifest, dict) or manifest.get("format") != STORE_FORMAT:
-            raise StalePartitionError(f"{path} is not a distsm partition manifest")
-        if manifest.get("version") != STORE_VERSION:
-            raise StalePartitionError(f"{d} holds partition format version {manifest.get('version')!r}; this "
-                                      f"distsm reads version {STORE_VERSION}")
+        manifest = read_manifest(path, STORE_FORMAT, STORE_VERSION,
+                                 lambda problem: StalePartitionError(f"{path}: {problem}"), "distsm partition manifest")
         try:
             stored_k = int(manifest["k"])
             facts = StoreFacts(stored_k, str(manifest["method"]), int(manifest["seed"]),

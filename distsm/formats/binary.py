@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from distsm.arguments import entry_point
+from distsm.manifests import read_manifest
 from distsm.errors import GraphFormatError, short_repr
 from distsm.formats._common import PathLike
 from distsm.graph import Graph
@@ -139,15 +140,8 @@ def _manifest(root: Path) -> dict[str, Any]:
     file = root / MANIFEST
     if not file.is_file():
         raise GraphFormatError(file, None, "no manifest: not a graph saved by distsm.save_graph")
-    try:
-        man = json.loads(file.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GraphFormatError(file, getattr(exc, "lineno", None), f"not valid JSON: {exc}") from None
-    if not isinstance(man, dict) or man.get("format") != FORMAT:
-        raise GraphFormatError(file, None, f"not a {FORMAT} manifest (format {short_repr(_get(man, 'format'))})")
-    if man.get("version") != VERSION:
-        raise GraphFormatError(file, None, f"{FORMAT} version {short_repr(man.get('version'))} is not supported "
-                                           f"(this distsm reads version {VERSION})")
+    man = read_manifest(file, FORMAT, VERSION, lambda problem: GraphFormatError(file, None, problem),
+                        f"{FORMAT} manifest")
     kinds: dict[str, type] = {"n": int, "m": int, "directed": bool, "arrays": dict}
     for key, kind in kinds.items():
         value = man.get(key)
