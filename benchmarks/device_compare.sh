@@ -9,7 +9,9 @@
 # Each argument is one benchmark command line (after `python -m benchmarks run`), '+' standing for spaces inside
 # an argument.  $OUT/compare.json gathers every run (tree, round, command, summed seconds per suite, each query's
 # seconds and count, the machine); the runs' own JSON stay on the machine (the device tool brings back a few files only).
-# BASE_COMMIT and NEW_COMMIT name the two trees' commits in the results.  Each tree is installed with --target into
+# BASE_COMMIT and NEW_COMMIT name the two trees' commits in the results; BASE_ENV and NEW_ENV ("NAME=VALUE ...") set
+# environment variables for one tree's runs only (an option one tree has and the other lacks, such as
+# DASK_DISTSM__ENGINE__TRIAL_HOST_ENTRIES).  Each tree is installed with --target into
 # its own folder and run from a folder holding links to its benchmarks/ and tests/ only, so neither tree's source
 # folders shadow the other's installed package.  TESTS=1 runs this checkout's GPU tests first (TEST_TIMEOUT seconds).
 set -uo pipefail
@@ -33,7 +35,10 @@ done
 run() {  # run TREE COMMAND...: COMMAND with TREE's package first on the path, from TREE's run folder
   local tree=$1; shift
   local commit=${NEW_COMMIT:-new}; [ "$tree" = base ] && commit=${BASE_COMMIT:-base}
-  (cd "$WORK/run-$tree" && PYTHONPATH="$WORK/$tree-site:$WORK/run-$tree:$WORK/deps" DISTSM_GIT_COMMIT="$commit" "$@")
+  local extra=${NEW_ENV:-}; [ "$tree" = base ] && extra=${BASE_ENV:-}
+  # shellcheck disable=SC2086
+  (cd "$WORK/run-$tree" && env $extra PYTHONPATH="$WORK/$tree-site:$WORK/run-$tree:$WORK/deps" \
+     DISTSM_GIT_COMMIT="$commit" "$@")
 }
 mkdir -p "$WORK/results"
 LOG="$OUT/compare.log"
