@@ -27,7 +27,7 @@ from benchmarks.common import Timer, parser
 
 def write_edge_list(path: Path, edges: int, vertices: int, seed: int) -> None:
     """``edges`` random pairs of ids below ``vertices`` as a tab-separated SNAP file with a comment header."""
-    from distsm.formats._common import format_rows
+    from distsm.formats._writing import format_rows
 
     rng = np.random.default_rng(seed)
     with open(path, "wb") as f:
@@ -121,7 +121,7 @@ def measure_labelled(path: Path, repeats: int, seed: int) -> dict[str, Any]:
     import pandas as pd
 
     import distsm
-    from distsm.formats._common import format_rows
+    from distsm.formats._writing import format_rows
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

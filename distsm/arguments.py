@@ -5,7 +5,7 @@ Every public parameter is declared once, in :data:`PARAMETERS`, with the check i
 scikit-learn's ``validate_params``): :func:`entry_point` checks the declared parameters of each call of a public
 function (and runs it as one request: :func:`distsm.config.snapshot`), and the request objects
 (:class:`~distsm.semantics.Semantics`, :class:`~distsm.resources.Resources`) check their fields against the same
-declarations (:func:`check_fields`), so a parameter reads the same wherever it is given.
+declarations (:func:`check_declared`), so a parameter reads the same wherever it is given.
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def entry_point(function: F) -> F:
     return call  # type: ignore[return-value]
 
 
-def check_fields(obj: Any) -> None:
+def check_declared(obj: Any) -> None:
     """Check each field of the dataclass instance ``obj`` that :data:`PARAMETERS` declares."""
     for field in dataclasses.fields(obj):
         if field.name in PARAMETERS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distsm.arguments import check_fields, check_size
+from distsm.arguments import check_declared, check_size
 from distsm.kernels import get_backend
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import default_budget
@@ -22,7 +22,7 @@ class Resources:
     timeout: float | None = None
 
     def __post_init__(self) -> None:
-        check_fields(self)
+        check_declared(self)
 
     @property
     def budget_bytes(self) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distsm.arguments import check_fields
+from distsm.arguments import check_declared
 from distsm.kernels.query_plan import MatchOptions
 
 
@@ -21,7 +21,7 @@ class Semantics:
     unique: bool = False
 
     def __post_init__(self) -> None:
-        check_fields(self)
+        check_declared(self)
         if self.unique and self.homomorphism:
             raise ValueError("unique=True is not defined for homomorphisms (an automorphism may fix a "
                              "non-injective map); use unique with injective matching only")

@@ -82,3 +82,15 @@ def test_no_hardware_timings_in_the_code():
     found = [f"{name}:{i}" for name, text in _modules() for i, line in enumerate(text.splitlines(), 1)
              if machine.search(line) and timing.search(line)]
     assert not found, found
+
+
+def test_no_two_classes_share_a_name():
+    """A class name says what it holds in the whole package, not per module (two ``Placement`` classes once held
+    different things); private helpers (a leading underscore) aside."""
+    seen: dict[str, list[str]] = {}
+    for name, text in _modules():
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                seen.setdefault(node.name, []).append(name)
+    twice = {cls: where for cls, where in seen.items() if len(where) > 1}
+    assert not twice, twice

@@ -1,13 +1,12 @@
 """Shared machinery of the graph file readers and writers (private).
 
-* :func:`read_bytes` / :func:`open_output`: whole-file input and binary output, gzip-aware by file name.
+* :func:`read_bytes`: whole-file input, gzip-aware by file name (output: :mod:`distsm.formats._writing`).
 * :func:`lex`: a vectorised (NumPy) tokenizer that turns a file into *records*, one per non-blank,
   non-comment line, with the first :data:`WIDTH` fields of each record parsed as integers.  No Python object
   is made per line, so files with tens of millions of lines parse in seconds.
 * :class:`Records`: the tokenizer's output, plus the error helpers that name ``path:line`` of a record.
 * :func:`build_graph`: :meth:`Graph.from_edges` with its :class:`GraphError` translated into a
   :class:`GraphFormatError` naming the line of the offending record.
-* :func:`format_rows`: vectorised integer-to-text formatting for the writers.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Protocol, cast
+from typing import Protocol
 
 import numpy as np
 
@@ -36,11 +35,11 @@ NOTINT = 2  # not an integer
 BIG = 3  # an integer with more than 18 digits (tokens longer than 19 bytes are NOTINT, whatever they hold)
 ABSENT = 4  # the record has no such field
 
-_MAX_DIGITS = 18  # 10**18 - 1 < 2**63: any 18-digit number fits int64
+MAX_DIGITS = 18  # 10**18 - 1 < 2**63: any 18-digit number fits int64
 _WS = np.zeros(256, bool)
 _WS[[9, 10, 11, 12, 13, 32]] = True  # the bytes that bytes.split() splits on
 _CHUNK = 1 << 21  # bytes lexed at a time: bounds the temporaries to ~20x this
-_ARANGE = np.arange(_MAX_DIGITS + 2, dtype=np.int64)
+_ARANGE = np.arange(MAX_DIGITS + 2, dtype=np.int64)
 
 
 def fspath(path: PathLike) -> str:
@@ -84,14 +83,6 @@ BOM = b"\xef\xbb\xbf"
 def without_bom(data: bytes) -> bytes:
     """``data`` with a leading UTF-8 byte-order mark turned into blanks (byte offsets stay where they were)."""
     return b"   " + data[3:] if data.startswith(BOM) else data
-
-
-def open_output(path: PathLike) -> IO[bytes]:
-    """Open ``path`` for binary writing, gzip-compressed when the name ends in ``.gz``."""
-    p = fspath(path)
-    if is_gzip_name(p):
-        return cast(IO[bytes], gzip.open(p, "wb", compresslevel=6))
-    return open(p, "wb")
 
 
 # ---------------------------------------------------------------------------------------------------- lexing
@@ -163,12 +154,12 @@ def _token_values(b: np.ndarray, starts: np.ndarray, length: np.ndarray) -> tupl
     status = np.full(t_count, NOTINT, np.int8)
     if t_count == 0:
         return vals, status
-    lclass = np.minimum(length, _MAX_DIGITS + 2).astype(np.uint8)
+    lclass = np.minimum(length, MAX_DIGITS + 2).astype(np.uint8)
     counts = np.bincount(lclass)
     single = np.count_nonzero(counts) == 1
     by_len = None if single else np.argsort(lclass, kind="stable")  # a radix sort on uint8
     offset = 0
-    for L in range(1, min(counts.size, _MAX_DIGITS + 2)):
+    for L in range(1, min(counts.size, MAX_DIGITS + 2)):
         c = int(counts[L])
         if c == 0:
             continue
@@ -186,8 +177,8 @@ def _token_values(b: np.ndarray, starts: np.ndarray, length: np.ndarray) -> tupl
             v *= 10
             v += d[j]
         st = np.full(c, NOTINT, np.int8)
-        st[alld] = BIG if L > _MAX_DIGITS else OK
-        st[negs] = BIG if L - 1 > _MAX_DIGITS else NEG
+        st[alld] = BIG if L > MAX_DIGITS else OK
+        st[negs] = BIG if L - 1 > MAX_DIGITS else NEG
         v[negs] = -v[negs]  # the '-' contributed 0 as a non-digit
         vals[idx] = v
         status[idx] = st
@@ -315,7 +306,7 @@ def diagnose(recs: Records, i: int, spec: FieldSpec) -> GraphFormatError:
         digits = tok[1:] if tok[:1] == b"-" else tok
         if not (digits.isdigit() and digits.isascii()):
             return recs.error(i, f"{name} {token_repr(tok)} is not an integer (in {recs.quoted(i)})")
-        if len(digits) > _MAX_DIGITS:
+        if len(digits) > MAX_DIGITS:
             return recs.error(i, f"{name} {elide(text)} is too large")
         if tok[:1] == b"-":
             return recs.error(i, f"{name} {text} is negative")
@@ -465,47 +456,6 @@ def _first_seen(lines: Lines, src: np.ndarray, dst: np.ndarray, e_rows: np.ndarr
         same |= (src[:i] == d) & (dst[:i] == s)
     j = np.flatnonzero(same)
     return f" (first given on line {lines.line_of(int(e_rows[j[0]]))})" if j.size else ""
-
-
-# ---------------------------------------------------------------------------------------------------- writing
-_THRESH = 10 ** np.arange(1, _MAX_DIGITS + 1, dtype=np.int64)
-_ROWS_PER_BLOCK = 1 << 20
-
-
-def format_rows(prefix: bytes, cols: Sequence[np.ndarray]) -> bytes:
-    """Text lines ``prefix + " ".join(str(c[i]) for c in cols) + "\\n"`` for every row ``i``, vectorised.
-
-    All values must be non-negative integers.  ``prefix`` should end with a space when it is not empty.
-    """
-    arrs = [np.asarray(c, np.int64) for c in cols]
-    rows = arrs[0].shape[0] if arrs else 0
-    if rows == 0:
-        return b""
-    nds = [np.searchsorted(_THRESH, c, side="right") + 1 for c in arrs]
-    linelen = len(prefix) + sum(nds) + len(arrs)  # separators plus the newline
-    ends = np.cumsum(linelen)
-    begins = ends - linelen
-    out = np.full(int(ends[-1]), 32, np.uint8)
-    for j, ch in enumerate(prefix):
-        out[begins + j] = ch
-    pos = begins + len(prefix)
-    for c, nd in zip(arrs, nds):
-        last = pos + nd - 1
-        v = c.copy()
-        for k in range(int(nd.max())):
-            live = np.flatnonzero(nd > k)
-            out[last[live] - k] = 48 + v[live] % 10
-            v //= 10
-        pos = pos + nd + 1
-    out[ends - 1] = 10
-    return out.tobytes()
-
-
-def write_rows(f: IO[bytes], prefix: bytes, cols: Sequence[np.ndarray]) -> None:
-    """:func:`format_rows` in blocks, written to ``f``."""
-    rows = len(cols[0]) if cols else 0
-    for lo in range(0, rows, _ROWS_PER_BLOCK):
-        f.write(format_rows(prefix, [c[lo:lo + _ROWS_PER_BLOCK] for c in cols]))
 
 
 def only_graph(recs: Records, segments: Sequence[tuple], starts: str) -> tuple:

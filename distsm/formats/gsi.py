@@ -29,7 +29,8 @@ import numpy as np
 from distsm.errors import GraphFormatError
 from distsm.formats._common import (BIG, NEG, OK, FieldSpec, Parsed, PathLike, Records, block_rows, build_declared,
                                     check_endpoints, check_fields, diagnose, first_bad, is_int_token, only_graph,
-                                    open_output, read_records, token_repr, write_rows)
+                                    read_records, token_repr)
+from distsm.formats._writing import open_output, write_rows
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 

@@ -51,11 +51,10 @@ from distsm.formats._common import (
     lex,
     Parsed,
     located,
-    open_output,
     read_bytes,
-    write_rows,
-)
+    )
 from distsm.formats._fast import int_table
+from distsm.formats._writing import open_output, write_rows
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
 

@@ -37,7 +37,7 @@ from distsm.kernels.counting import Count, Target
 from distsm.kernels.placement import Placement
 from distsm.plan.inter import EdgeGroup, InterPartitionPlan, Strategy
 from distsm.plan.results import Heavy, JobResult, concat_rows
-from distsm.plan.search import Search, Span, WholeGraph, inter_count, inter_rows, intra_task, symmetry
+from distsm.plan.search import SpanningSearch, Span, WholeGraph, inter_count, inter_rows, intra_task, symmetry
 from distsm.plan.slices import Slice
 from distsm.plan.site import Site
 from distsm.plan.split import SharedPlan, count_slice
@@ -114,7 +114,7 @@ def _spans(site: Site, job: Job) -> tuple[WholeGraph, list[Span]]:
     return graph, [Span(group, start, job.second) for group in job.groups]
 
 
-def _search(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: Span) -> Search:
+def _search(site: Site, graph: WholeGraph, query: Graph, sem: Semantics, span: Span) -> SpanningSearch:
     return site.plans.search(site.backend, graph.index, query, sem, span.group, span.spanning_only)
 
 

@@ -107,7 +107,7 @@ def intra_task(backend: Backend, local: Any, work: QueryWork, *, count_only: boo
 
 
 @dataclass(frozen=True)
-class Search:
+class SpanningSearch:
     """One spanning search filtered and planned once, to be restricted to many slices of its start vertices.
 
     ``anchor`` is the query vertex whose images a slice restricts (the prime edge's first endpoint, or the first
@@ -121,7 +121,7 @@ class Search:
 
 
 def prepare_search(backend: Backend, index: DataIndex, query: Graph, sem: Semantics, *, group: EdgeGroup | None,
-                   spanning_only: bool = True, candidates: list[Any] | None = None) -> Search:
+                   spanning_only: bool = True, candidates: list[Any] | None = None) -> SpanningSearch:
     """Filter and plan one spanning search (see :class:`Span` for ``group`` and ``spanning_only``);
     ``candidates`` reuses the query's candidate filter on ``index``."""
     less = _less_than(query, sem)
@@ -136,10 +136,10 @@ def prepare_search(backend: Backend, index: DataIndex, query: Graph, sem: Semant
         # Slice the vertex the join starts from: restricting any other vertex would leave every slice the whole
         # join up to that vertex's level, and the slices would repeat each other's work.
         anchor = 0 if prepared is None else prepared.plan.order[0]
-    return Search(anchor, prepared)
+    return SpanningSearch(anchor, prepared)
 
 
-def restrict_search(backend: Backend, search: Search, restrict: dict[int, Any]) -> engine.PreparedQuery | None:
+def restrict_search(backend: Backend, search: SpanningSearch, restrict: dict[int, Any]) -> engine.PreparedQuery | None:
     """``search``'s prepared join with the candidates of each query vertex ``u`` in ``restrict`` narrowed to
     ``restrict[u]`` (an array or a range of data ids); None when a vertex is left without candidates."""
     prepared = search.prepared
@@ -185,7 +185,7 @@ class Span:
 
 
 def _spanning_join(backend: Backend, graph: WholeGraph, query: Graph, sem: Semantics, span: Span,
-                   search: Search | None) -> tuple[engine.PreparedQuery, Spanning | None] | None:
+                   search: SpanningSearch | None) -> tuple[engine.PreparedQuery, Spanning | None] | None:
     """``span``'s prepared join (``search``: planned once for every slice; None plans it here) restricted to its
     slice, and its partition test; None when the slice has no candidate."""
     if search is None:
@@ -203,7 +203,7 @@ def _spanning_join(backend: Backend, graph: WholeGraph, query: Graph, sem: Seman
 
 
 def inter_count(backend: Backend, graph: WholeGraph, work: QueryWork, span: Span, *,
-                stats: dict[str, int] | None = None, search: Search | None = None) -> int:
+                stats: dict[str, int] | None = None, search: SpanningSearch | None = None) -> int:
     """The number of matches of ``work`` that ``span`` stands for (the representative's count times the group size
     when results are shared).  ``stats`` accumulates the join's work; the work's control cancels it between
     chunks; ``search`` (from :func:`prepare_search` with the same arguments) saves planning again for every slice."""
@@ -217,7 +217,7 @@ def inter_count(backend: Backend, graph: WholeGraph, work: QueryWork, span: Span
 
 
 def inter_rows(backend: Backend, graph: WholeGraph, work: QueryWork, span: Span, *, limit: int | None = None,
-               search: Search | None = None) -> Iterator[np.ndarray]:
+               search: SpanningSearch | None = None) -> Iterator[np.ndarray]:
     """The global-id rows of ``work`` in ``span`` (at most ``limit``), REMAPped to every member of its group."""
     joined = _spanning_join(backend, graph, work.query, work.sem, span, search)
     if joined is None:

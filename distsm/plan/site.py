@@ -17,7 +17,7 @@ from distsm.kernels.counting import Count, PlannedCount
 from distsm.kernels.index import DataIndex
 from distsm.plan.inter import EdgeGroup
 from distsm.plan.results import AdjacencyChoice
-from distsm.plan.search import Search, prepare_search
+from distsm.plan.search import SpanningSearch, prepare_search
 from distsm.plan.split import SharedPlan
 from distsm.semantics import Semantics
 
@@ -144,10 +144,10 @@ once); filtering and planning are serialized, which costs little beside the join
             self._indexes.popitem(last=False)
 
     def search(self, backend: Backend, index: DataIndex, query: Graph, sem: Semantics, group: EdgeGroup | None,
-               spanning_only: bool) -> Search:
+               spanning_only: bool) -> SpanningSearch:
         """The spanning search of ``group`` (None: the global join) filtered and planned on ``index``."""
 
-        def build() -> Search:
+        def build() -> SpanningSearch:
             cands = self.candidates(backend, index, query, sem.homomorphism)
             self.planned += 1
             return prepare_search(backend, index, query, sem, group=group, spanning_only=spanning_only,
