@@ -222,10 +222,13 @@ def options(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Iterator[
                 f"{s}.{f.name.replace('_', '-')}" for s, c in _SECTIONS.items() for f in fields(c)))
         replace(_section(section, cls), **{attr: _convert(cls, attr, value)})  # validates the value
     with _config().set({f"distsm.{k}": v for k, v in merged.items()}):
-        if _SNAPSHOT.get() is None:
+        outer = _SNAPSHOT.get()
+        if outer is None:
             yield
             return
-        token = _SNAPSHOT.set(_taken())  # a request's block sees what it sets
+        # A request's block sees what it sets; the sections it leaves alone stay as the request took them.
+        touched = {key.partition(".")[0] for key in merged}
+        token = _SNAPSHOT.set({**outer, **{name: _configured(name, _SECTIONS[name]) for name in touched}})
         try:
             yield
         finally:

@@ -158,10 +158,6 @@ def _manifest(root: Path) -> dict[str, Any]:
     return man
 
 
-def _get(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, dict) else None
-
-
 def _mapped(root: Path, name: str, entry: dict[str, Any], dtype: str, shape: tuple[int, ...],
             verify: bool) -> np.ndarray:
     """The array of one manifest entry, memory-mapped read-only, its file checked."""
