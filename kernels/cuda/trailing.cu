@@ -446,9 +446,34 @@ __device__ __forceinline__ void ce_runs(const int* sprog, const long long* sarcs
     }
 }
 
-extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
-ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
-                const long long* __restrict__ arcs, int narcs, long long* __restrict__ counts) {
+// The two passes walk the same rows and runs and differ only in what they do with a kept extension: a Sink
+// starts at row r, takes each kept x, and finishes the row.
+struct CountExtensions {
+    long long* counts;
+    long long n;
+    __device__ void begin(long long) { n = 0; }
+    __device__ void keep(long long, int) { ++n; }
+    __device__ void end(long long r) { counts[r] = n; }
+};
+
+struct WriteExtensions {
+    const long long* starts;
+    int* parents;
+    int* xs;
+    long long k;
+    __device__ void begin(long long r) { k = starts[r]; }
+    __device__ void keep(long long r, int x) {
+        parents[k] = (int)r;
+        xs[k] = x;
+        ++k;
+    }
+    __device__ void end(long long) {}
+};
+
+template <typename Sink>
+__device__ __forceinline__ void ce_extensions(const int* __restrict__ table, int ncols, long long nrows,
+                                              const int* __restrict__ prog, const long long* __restrict__ arcs,
+                                              int narcs, Sink sink) {
     __shared__ int sprog[DSM_TR_PROG_MAX];
     __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
     tr_stage(prog, arcs, narcs, sprog, sarcs);
@@ -458,35 +483,26 @@ ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const
     for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
         const int* row = table + r * ncols;
         ce_runs(sprog, sarcs, row, lo, hi);
-        long long n = 0;
-        for (long long p = lo[0]; p < hi[0]; ++p)
-            n += tr_in_set(sprog, sarcs, 0, 0, values[p], row, lo, hi);
-        counts[r] = n;
+        sink.begin(r);
+        for (long long p = lo[0]; p < hi[0]; ++p) {
+            int x = values[p];
+            if (tr_in_set(sprog, sarcs, 0, 0, x, row, lo, hi)) sink.keep(r, x);
+        }
+        sink.end(r);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_extend_count(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
+                const long long* __restrict__ arcs, int narcs, long long* __restrict__ counts) {
+    ce_extensions(table, ncols, nrows, prog, arcs, narcs, CountExtensions{counts, 0});
 }
 
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
 ce_extend_pairs(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
                 const long long* __restrict__ arcs, int narcs, const long long* __restrict__ starts,
                 int* __restrict__ parents, int* __restrict__ xs) {
-    __shared__ int sprog[DSM_TR_PROG_MAX];
-    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
-    tr_stage(prog, arcs, narcs, sprog, sarcs);
-    const int* values = reinterpret_cast<const int*>(sarcs[4 * sprog[sprog[3] + 3] + 1]);
-    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += stride) {
-        const int* row = table + r * ncols;
-        ce_runs(sprog, sarcs, row, lo, hi);
-        long long k = starts[r];
-        for (long long p = lo[0]; p < hi[0]; ++p) {
-            int x = values[p];
-            if (!tr_in_set(sprog, sarcs, 0, 0, x, row, lo, hi)) continue;
-            parents[k] = (int)r;
-            xs[k] = x;
-            ++k;
-        }
-    }
+    ce_extensions(table, ncols, nrows, prog, arcs, narcs, WriteExtensions{starts, parents, xs, 0});
 }
 
 extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
