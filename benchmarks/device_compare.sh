@@ -74,10 +74,12 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
     suites = {name: {"summed_s": round(sum(q["systems"]["distsm"].get("seconds") or 0 for q in s["queries"]), 6),
                      "exact": all(q["systems"]["distsm"].get("exact") for q in s["queries"]),
                      "seconds": {q["name"]: q["systems"]["distsm"].get("seconds") for q in s["queries"]},
-                     "counts": {q["name"]: q["systems"]["distsm"].get("count") for q in s["queries"]}}
+                     "counts": {q["name"]: q["systems"]["distsm"].get("count") for q in s["queries"]},
+                     "rounds_s": {q["name"]: q["systems"]["distsm"].get("rounds_s") for q in s["queries"]}}
               for name, s in d.get("suites", {}).items()}
     runs.append({"tree": tree, "round": int(rnd[1:]), "run": int(i), "command": d.get("command"),
                  "machine": d.get("machine"), "when": d.get("when"), "suites": suites})
 pathlib.Path(sys.argv[2]).write_text(json.dumps({"benchmark": "device_compare", "runs": runs}, indent=1))
 print(f"{len(runs)} runs gathered in {sys.argv[2]}")
 PY
+python3 -m benchmarks.compare_summary "$OUT/compare.json" | tee -a "$LOG"
