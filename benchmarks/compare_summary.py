@@ -83,7 +83,7 @@ def lines(summary: dict[str, Any]) -> list[str]:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
+def cli(argv: list[str] | None = None) -> int:
     [path] = argv if argv is not None else sys.argv[1:]
     result = json.loads(Path(path).read_text())
     result["summary"] = summarize(result)
@@ -93,4 +93,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(cli())

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks import meta
+from benchmarks import compare_summary, meta
 
 
 def _load(results: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
@@ -459,7 +459,7 @@ def _device_compare(entries: list, lines: list[str], out_dir: Path) -> None:
                 for run in sorted(r["runs"], key=lambda x: (x["run"], x["round"], x["tree"]))
                 for suite, v in run["suites"].items()]
         lines += _table(["backend", "suite", "round", "tree", "summed seconds", "all exact"], rows)
-        lines += [""]
+        lines += [""] + [f"- {line}" for line in compare_summary.lines(r.get("summary") or {})] + [""]
 
 
 def _device_warmup(entries: list, lines: list[str], out_dir: Path) -> None:

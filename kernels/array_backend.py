@@ -54,6 +54,9 @@ class ArrayBackend:
 
     def __init__(self, xp: Any):
         self.xp = xp
+        # Resolved once: run_bounds takes twice per call, and a dispatch per take costs light queries (a dozen
+        # levels of a few rows) a few percent.
+        self._take = array_ops.take.dispatch(xp.ndarray)
 
     # ------------------------------------------------------------------ data graph
     def index(self, graph: Graph) -> DataIndex:
@@ -176,7 +179,7 @@ class ArrayBackend:
             z = xp.zeros(v.shape[0], dtype=xp.int64)
             return z, z
         if idx.num_labels == 1:
-            return array_ops.take(idx.run_start, v), array_ops.take(idx.run_end, v)
+            return self._take(idx.run_start, v), self._take(idx.run_end, v)
         key = v.astype(xp.int64, copy=False) * idx.num_labels + label
         pos = xp.searchsorted(idx.run_keys, key)
         pos = xp.minimum(pos, idx.run_keys.shape[0] - 1)

@@ -111,7 +111,13 @@ def search_right(a: Any, value: float) -> int:
 @functools.singledispatch
 def take_sums(a: Any, indexes: list[Any]) -> list[int]:
     """``sum(a[idx])`` of each of ``indexes``, as Python ints (one wait for the device in all)."""
-    return [int(a[idx].sum()) for idx in indexes]
+    if not indexes:
+        return []
+    # One gather and one prefix sum over them all: a sum per index array cost a 16-vertex query tens of
+    # microseconds of NumPy calls.
+    ends = np.cumsum([int(i.shape[0]) for i in indexes])
+    running = np.concatenate(([0], np.cumsum(a[np.concatenate(indexes)], dtype=np.int64)))
+    return (running[ends] - running[np.concatenate(([0], ends[:-1]))]).tolist()
 
 
 @functools.singledispatch

@@ -117,3 +117,27 @@ def test_plan_share_takes_engine_option_sets_and_hprd(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown option"):
         with plan_share.Config.parse("bad=engine.nope:1").applied():
             distsm.count(distsm.Graph.from_edges([(0, 1)], n=2), distsm.Graph.from_edges([(0, 1)], n=2))
+
+
+def test_compare_summary_takes_each_query_least_time_and_measures_its_own_resolution(tmp_path: Path) -> None:
+    """Two trees, four rounds: q1 is 10% slower on the new tree in every sample, q2 the same on both; the base's
+    odd and even rounds of q2 differ by 20%, which the resolution count reports (and the ratio of least times
+    does not see)."""
+    import json
+
+    from benchmarks import compare_summary
+
+    def run(tree: str, rnd: int, q1: float, q2: list[float]) -> dict:
+        return {"tree": tree, "round": rnd, "run": 1,
+                "suites": {"s": {"seconds": {"q1": q1, "q2": q2[0]}, "rounds_s": {"q1": [q1], "q2": q2}}}}
+
+    runs = [run("base", r, 1.0, [2.0 if r % 2 else 2.4]) for r in (1, 2, 3, 4)] + \
+        [run("new", r, 1.1, [2.0, 2.05]) for r in (1, 2, 3, 4)]
+    path = tmp_path / "compare.json"
+    path.write_text(json.dumps({"runs": runs}))
+    assert compare_summary.cli([str(path)]) == 0
+    s = json.loads(path.read_text())["summary"]["s"]
+    assert s["queries"] == 2 and s["samples_per_query"] == 4
+    assert s["summed_base_s"] == 3.0 and s["summed_new_s"] == 3.1
+    assert s["over_bound"] == 1 and s["worst"][0][:2] == ["q1", 1.1]
+    assert s["base_against_itself_over_bound"] == 1 and s["new_against_itself_over_bound"] == 0
