@@ -235,27 +235,13 @@ class Count:
 
     def _choose_search(self, force: bool) -> dfs.Search | None:
         target, device, opts = self.target, self.placement.device, self.placement.options
+        if not force and self._search_unlikely():
+            return None
         why = dfs.unsupported(target.query, target.options, device.index, bool(target.restrict),
                               target.symmetry.breaking, self.budget.total)
         if why:
             if force:
                 raise ValueError(f"the depth-first search cannot count this query: {why}")
-            return None
-        # The host's search (kernels/dfs_host.py) lays each level out as a table: it checks the device kernel and
-        # is no faster than the joins on a CPU (a 5-path on a 300-vertex random graph: 3.7 s against 0.18 s by
-        # trailing counts), so only a device backend takes the search unasked, unless asked.  A shortcut's closed
-        # form enumerates no tables past wedges and triangles and is taken on the host too (NumPy, a 20K-edge
-        # R-MAT graph: a 4-cycle 0.03 s against 10.8 s by the joins, a 5-path 0.21 s against 11.3 s).
-        if not force and not device.backend.on_device and not opts.dfs_host \
-                and dfs.shortcut_of(target.query, device.index) is None:
-            return None
-        # Leaves past the pair tail's two are enumerated by the search but counted from set sizes by the joins'
-        # trailing count (a 4-star on a 300-vertex random graph, NumPy: 0.71 s searched, 0.038 s by the joins).
-        if not force and dfs.leaves(target.query) > 2:
-            return None
-        # Labels whose vertices are a small share of the graph seldom give arcs that keep the threshold's share of
-        # entries: such queries (HPRD's, gMatch's) are sent on without a sample, which costs device launches.
-        if not force and dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2:
             return None
         selectivity = None  # a forced search (a slice of a cut one, say) samples nothing
         if not force:
@@ -265,6 +251,25 @@ class Count:
                 return None
         assert target.symmetry.breaking is not None  # unsupported() said why otherwise
         return dfs.choose(target.query, device.index, target.symmetry.breaking, target.symmetry.unique, selectivity)
+
+    def _search_unlikely(self) -> bool:
+        """Whether a search chosen unasked is ruled out by the query's shape and labels alone (checked before what
+        the search needs, which every light query would pay for otherwise)."""
+        target, device, opts = self.target, self.placement.device, self.placement.options
+        # The host's search (kernels/dfs_host.py) lays each level out as a table: it checks the device kernel and
+        # is no faster than the joins on a CPU (a 5-path on a 300-vertex random graph: 3.7 s against 0.18 s by
+        # trailing counts), so only a device backend takes the search unasked, unless asked.  A shortcut's closed
+        # form enumerates no tables past wedges and triangles and is taken on the host too (NumPy, a 20K-edge
+        # R-MAT graph: a 4-cycle 0.03 s against 10.8 s by the joins, a 5-path 0.21 s against 11.3 s).
+        if not device.backend.on_device and not opts.dfs_host and dfs.shortcut_of(target.query, device.index) is None:
+            return True
+        # Leaves past the pair tail's two are enumerated by the search but counted from set sizes by the joins'
+        # trailing count (a 4-star on a 300-vertex random graph, NumPy: 0.71 s searched, 0.038 s by the joins).
+        if dfs.leaves(target.query) > 2:
+            return True
+        # Labels whose vertices are a small share of the graph seldom give arcs that keep the threshold's share of
+        # entries: such queries (HPRD's, gMatch's) are sent on without a sample, which costs device launches.
+        return dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2
 
     def search_share(self, split_work: float, pieces: int) -> dfs.SearchShare | None:
         """The search cut into task ranges for a cluster, one per ``split_work`` of its estimated work
