@@ -65,6 +65,7 @@ SUITES = {
     "contention": "benchmarks.contention",
     "plan-share": "benchmarks.plan_share",
     "motifs": "benchmarks.motifs",
+    "paired": "benchmarks.paired",
 }
 
 

@@ -471,6 +471,7 @@ class NumpyBackend(ArrayBackend):
 
     def __init__(self) -> None:
         super().__init__(np)
+        self._take = np.ndarray.take  # the method itself: array_ops.take adds a Python call per take
 
     def _contains(self, keys: Any, queries: Any) -> Any:
         # Membership tests run once per check and level: the method calls and a clipped take cost half of what

@@ -139,7 +139,7 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         prime = PrimeEdge(constraints.prime_edge, query.directed)
     order = constraints.order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
     steps = _Steps(query, order, label_entries, options, constraints, prime)
-    return QueryPlan(order=tuple(order), steps=tuple(steps.step(i) for i in range(1, len(order))), prime=prime)
+    return QueryPlan(order=tuple(order), steps=tuple([steps.step(i) for i in range(1, len(order))]), prime=prime)
 
 
 class _Steps:
@@ -182,7 +182,8 @@ class _Steps:
             gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
             lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
         # Positional: keywords cost a third of the construction.
-        return Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, self._pair_checks(i, u), gt, lt,
+        pairs = self._pair_checks(i, u) if self.options.induced else ()
+        return Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, pairs, gt, lt,
                     self.prime is not None and i == 1, dup,
                     self.constraints.spanning_only and i == len(self.order) - 1)
 
@@ -207,8 +208,6 @@ class _Steps:
 
     def _pair_checks(self, i: int, u: int) -> tuple[tuple[int, int], ...]:
         """Induced joins' entry-count checks of ``u`` against the earlier columns."""
-        if not self.options.induced:
-            return ()
         counts = {c: 0 for c in range(i)}
         for w, _ in self.adj[u]:
             if self.col_of[w] < i:

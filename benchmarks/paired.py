@@ -1,0 +1,168 @@
+"""Two (or more) trees of distsm timed side by side, query by query: a before/after that the machine's moods do not
+decide.
+
+    python -m benchmarks run paired --tree base=/path/to/base-site --tree new=/path/to/new-site[:NAME=VALUE,...] \
+        [--tree base2=/path/to/base-site] --hprd tests/data/hprd --gmatch-test DIR --rounds 20 --backend cupy
+
+Each tree runs in a child process of its own (its site folder first on ``PYTHONPATH``, its ``NAME=VALUE``
+environment variables set), holding the suite's data graph; the driver, which imports no distsm, sends every query
+to every child in turn, in an order that rotates from query to query, so that the trees' counts of one query are
+back to back (milliseconds apart) and a slow spell of the machine (whole rounds of a suite ran 20-60% slow on the
+GPU machine) falls on all of them alike.  A child reads the query file, then times ``distsm.count`` alone, as the
+peer benchmark's worker does.  After one warm-up pass, ``--rounds`` timed passes.
+
+Per suite and tree against the first: each query's ratio is the median over rounds of its paired ratios (the two
+counts of one round), and the ratio of least times; summed least times; how many queries are over ``--bound``.  A
+third tree that is the first again (``base2``) shows what the measurement resolves: its queries over the bound
+are noise.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks import meta
+
+_SERVE = """
+import sys, time
+import distsm
+data = distsm.read_graph(sys.argv[1])
+backend = sys.argv[2]
+print("ready", flush=True)
+for line in sys.stdin:
+    query = distsm.read_graph(line.strip())
+    t = time.perf_counter()
+    found = distsm.count(data, query, backend=backend)
+    print(time.perf_counter() - t, found, flush=True)
+"""
+
+
+class Child:
+    """One tree's process, counting the queries it is sent on one data graph."""
+
+    def __init__(self, site: str, env: dict[str, str], data: str, backend: str):
+        path = os.pathsep.join([site, os.environ.get("PAIRED_DEPS", "")]).rstrip(os.pathsep)
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE, data, backend], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd="/",
+                                     env={**os.environ, **env, "PYTHONPATH": path})
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        if self.stdout.readline().strip() != "ready":
+            raise SystemExit(f"a child for {site} did not start")
+
+    def count(self, query: str) -> tuple[float, int]:
+        self.stdin.write(query + "\n")
+        self.stdin.flush()
+        line = self.stdout.readline().split()
+        if len(line) != 2:
+            raise SystemExit(f"a child stopped on {query}")
+        return float(line[0]), int(line[1])
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def suites(args: Any) -> dict[str, tuple[str, list[str]]]:
+    """Suite name -> (data graph file, query files)."""
+    out = {}
+    if args.hprd:
+        d = Path(args.hprd).resolve()
+        names = sorted((d / "query_graph").glob("*.graph"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+        out["hprd"] = (str(d / "data_graph" / "HPRD.graph"), [str(p) for p in names][:args.limit])
+    if args.gmatch_test:
+        d = Path(args.gmatch_test).resolve()
+        names = sorted((d / "query_graph").glob("Q_*.graph"), key=lambda p: int(p.stem.split("_")[1]))
+        out["gmatch-test"] = (str(d / "data.graph"), [str(p) for p in names][:args.limit])
+    return out
+
+
+def measure(trees: dict[str, tuple[str, dict[str, str]]], data: str, queries: list[str], backend: str,
+            rounds: int) -> dict[str, dict[str, list[float]]]:
+    """Tree -> query file -> its seconds in each round (the warm-up pass not kept); every tree's count must agree."""
+    children = {name: Child(site, env, data, backend) for name, (site, env) in trees.items()}
+    names = list(children)
+    seconds: dict[str, dict[str, list[float]]] = {name: {q: [] for q in queries} for name in names}
+    try:
+        for r in range(rounds + 1):
+            for i, q in enumerate(queries):
+                turn = (r + i) % len(names)
+                counts = set()
+                for name in names[turn:] + names[:turn]:
+                    sec, found = children[name].count(q)
+                    counts.add(found)
+                    if r:
+                        seconds[name][q].append(sec)
+                if len(counts) != 1:
+                    raise SystemExit(f"{q}: the trees disagree ({sorted(counts)})")
+    finally:
+        for child in children.values():
+            child.close()
+    return seconds
+
+
+def summarize(seconds: dict[str, dict[str, list[float]]], bound: float) -> dict[str, Any]:
+    """Every tree after the first against the first (see the module docstring)."""
+    names = list(seconds)
+    first = seconds[names[0]]
+    out = {}
+    for name in names[1:]:
+        other = seconds[name]
+        paired = {q: statistics.median(b / a for a, b in zip(first[q], other[q])) for q in first}
+        least = {q: min(other[q]) / min(first[q]) for q in first}
+        worst = sorted(paired.items(), key=lambda kv: -kv[1])[:8]
+        out[name] = {"queries": len(first), "rounds": len(first[next(iter(first))]),
+                     "summed_least_s": [round(sum(min(v) for v in first.values()), 6),
+                                        round(sum(min(v) for v in other.values()), 6)],
+                     "summed_least_ratio": round(sum(min(v) for v in other.values()) /
+                                                 sum(min(v) for v in first.values()), 4),
+                     "median_paired_ratio": round(statistics.median(paired.values()), 4),
+                     "over_bound_paired": sum(r > bound for r in paired.values()),
+                     "over_bound_least": sum(r > bound for r in least.values()),
+                     "worst_paired": [[Path(q).stem, round(r, 4)] for q, r in worst]}
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, default=meta.RESULTS / "paired.json", metavar="FILE",
+                   help="result JSON (default: benchmarks/results/paired.json)")
+    p.add_argument("--tree", action="append", required=True, metavar="NAME=SITE[:VAR=VALUE,...]",
+                   help="a tree: its name, the folder it is installed in, environment variables for it")
+    p.add_argument("--hprd", help="HPRD's folder (data_graph/, query_graph/)")
+    p.add_argument("--gmatch-test", help="gMatch's test suite folder (data.graph, query_graph/)")
+    p.add_argument("--limit", type=int, default=None, help="the first N queries of each suite")
+    p.add_argument("--rounds", type=int, default=10)
+    p.add_argument("--backend", default="auto")
+    p.add_argument("--bound", type=float, default=1.05, help="the per-query slowdown reported against")
+    args = p.parse_args(argv)
+    trees = {}
+    for spec in args.tree:
+        name, _, rest = spec.partition("=")
+        site, _, env = rest.partition(":")
+        trees[name] = (site, dict(kv.split("=", 1) for kv in env.split(",") if kv))
+    if len(trees) < 2:
+        p.error("give two trees or more")
+    results = {}
+    for suite, (data, queries) in suites(args).items():
+        seconds = measure(trees, data, queries, args.backend, args.rounds)
+        results[suite] = {"summary": summarize(seconds, args.bound),
+                          "seconds": {name: {Path(q).stem: v for q, v in s.items()} for name, s in seconds.items()}}
+        for name, s in results[suite]["summary"].items():
+            print(f"{suite} {name}: summed least {s['summed_least_ratio']}x, median paired "
+                  f"{s['median_paired_ratio']}x, over {args.bound}x: {s['over_bound_paired']} paired / "
+                  f"{s['over_bound_least']} by least, worst {s['worst_paired'][:3]}", flush=True)
+    meta.write("paired", {"trees": {name: {"site": site, "env": env} for name, (site, env) in trees.items()},
+                          "backend": args.backend, "rounds": args.rounds, "bound": args.bound, "suites": results},
+               args.out)
+
+
+if __name__ == "__main__":
+    main()
