@@ -462,6 +462,19 @@ def _device_compare(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""] + [f"- {line}" for line in compare_summary.lines(r.get("summary") or {})] + [""]
 
 
+def _paired(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        trees = ", ".join(f"{t} = {v['site'].rsplit('/', 1)[-1]}" + (f" ({v['env']})" if v["env"] else "")
+                          for t, v in r["trees"].items())
+        lines += ["### Trees side by side, query by query (benchmarks/paired.py)", "",
+                  _where(name, r) + f"; {trees}; {r['rounds']} rounds" + (f"; {r['note']}" if "note" in r else ""), ""]
+        rows = [[suite, tree, s["queries"], s["summed_least_ratio"], s["median_paired_ratio"],
+                 s["over_bound_paired"], s["over_bound_least"], s["worst_paired"][:3]]
+                for suite, v in r["suites"].items() for tree, s in v["summary"].items()]
+        lines += _table(["suite", "tree against the first", "queries", "summed least", "median paired ratio",
+                         f"over {r['bound']}x (paired)", "over (least)", "worst (paired)"], rows) + [""]
+
+
 def _device_warmup(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
         lines += ["### First use of the GPU kernels: cold kernel cache, and after `distsm warmup`", "",
@@ -643,7 +656,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "cluster_scaling": _cluster_scaling, "cluster_regimes": _cluster_scaling,
             "dashboard_screenshot": _dashboard, "rdf_lubm": _rdf_lubm,
             "synthetic": _synthetic, "outofcore": _outofcore, "load_balance": _load_balance,
-            "peers": _peers, "allocator": _allocator, "device_compare": _device_compare,
+            "peers": _peers, "allocator": _allocator, "device_compare": _device_compare, "paired": _paired,
             "device_warmup": _device_warmup, "loading": _loading, "batch_gpu": _batch_gpu,
             "device_trailing": _device_trailing, "index_memory": _index_memory,
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
@@ -656,7 +669,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
 #: The questions the report answers, in order, each by the benchmarks that measure it.
 QUESTIONS = (
     ("Against the peers on one GPU: HPRD, gMatch's suite, the dense suites",
-     ("peers", "device_compare", "dense_heavy", "plan_share", "trial_placement", "trial_placement_ab",
+     ("peers", "device_compare", "paired", "dense_heavy", "plan_share", "trial_placement", "trial_placement_ab",
       "gpu_engine", "batch_gpu")),
     ("Few labels at scale: motif counts against G2Miner, on one GPU and several", ("motifs",)),
     ("Scaling over workers and GPUs", ("cluster_scaling", "one_worker", "contention")),

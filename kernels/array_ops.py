@@ -109,15 +109,15 @@ def search_right(a: Any, value: float) -> int:
 
 
 @functools.singledispatch
-def take_sums(a: Any, indexes: list[Any]) -> list[int]:
-    """``sum(a[idx])`` of each of ``indexes``, as Python ints (one wait for the device in all)."""
+def weighted_take_sum(a: Any, indexes: list[Any], weights: list[int]) -> int:
+    """``sum(weights[i] * sum(a[indexes[i]]))`` over the index arrays, as a Python int (one wait for the device in
+    all): the entries a pass over every query arc scans, say (``a`` the degrees, an index array per query vertex's
+    candidates, its degree the weight)."""
     if not indexes:
-        return []
-    # One gather and one prefix sum over them all: a sum per index array cost a 16-vertex query tens of
-    # microseconds of NumPy calls.
-    ends = np.cumsum([int(i.shape[0]) for i in indexes])
-    running = np.concatenate(([0], np.cumsum(a[np.concatenate(indexes)], dtype=np.int64)))
-    return (running[ends] - running[np.concatenate(([0], ends[:-1]))]).tolist()
+        return 0
+    # One gather of them all: a sum per index array cost a 16-vertex query tens of microseconds of NumPy calls.
+    each = np.repeat(np.asarray(weights, dtype=np.int64), [int(i.shape[0]) for i in indexes])
+    return int((a[np.concatenate(indexes)].astype(np.int64) * each).sum())
 
 
 @functools.singledispatch

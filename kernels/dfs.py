@@ -154,13 +154,14 @@ def leaves(query: Graph) -> int:
 def label_share(idx: DataIndex, query: Graph) -> float:
     """The geometric mean over the query's arcs ``(u, w)`` of the share of data vertices with ``w``'s label: what
     :func:`arc_selectivity` would measure if neighbours had the labels of random vertices (no device work)."""
+    # Each vertex w stands in the arcs (u, w) as often as its degree: one share per vertex, weighted by it.
     n = max(idx.n, 1)
-    labels = query.vertex_labels.tolist()
-    shares = [int(idx.vertices_by_label[labels[w]].shape[0]) / n if labels[w] in idx.vertices_by_label else 0.0
-              for row in query_adjacency(query) for w, _ in row]
-    if not shares or min(shares) == 0.0:
+    by_label = idx.vertices_by_label
+    weighted = [(int(by_label[x].shape[0]) / n if x in by_label else 0.0, d)
+                for x, d in zip(query.vertex_labels.tolist(), query.degrees.tolist()) if d]
+    if not weighted or min(share for share, _ in weighted) == 0.0:
         return 0.0
-    return math.exp(sum(map(math.log, shares)) / len(shares))
+    return math.exp(sum(d * math.log(share) for share, d in weighted) / sum(d for _, d in weighted))
 
 
 def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selectivity: float | None) -> Search:

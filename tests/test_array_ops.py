@@ -197,7 +197,8 @@ def test_the_numpy_primitives_against_plain_python():
     assert start.tolist() == [int(offsets[p]) for p in pos] and length.tolist() == [int(counts[p]) for p in pos]
     assert ops.scaled_add(offsets[:40], 7, pos).tolist() == [int(o) * 7 + int(p) for o, p in zip(offsets, pos)]
     assert ops.search_right(offsets, int(offsets[20])) == int(np.sum(offsets <= offsets[20]))
-    assert ops.take_sums(offsets, [pos, pos[:0]]) == [sum(int(offsets[p]) for p in pos), 0]
+    assert ops.weighted_take_sum(offsets, [pos, pos[:0], pos[:7]], [3, 5, 2]) == \
+        3 * sum(int(offsets[p]) for p in pos) + 2 * sum(int(offsets[p]) for p in pos[:7])
     assert ops.cast(pos, np.int64).dtype == np.int64 and ops.cast(pos, np.int32) is pos
 
 
@@ -252,7 +253,8 @@ def test_expand_spans_and_gathers_on_cupy_match_numpy(rows):
     assert ops.search_right(cp.asarray(offsets), int(offsets[rows // 2])) == \
         int(np.searchsorted(offsets, offsets[rows // 2], side="right"))
     idx = [rng.integers(0, rows + 1, size=k).astype(np.int32) for k in (0, 5, 3000)]
-    assert ops.take_sums(cp.asarray(offsets), [cp.asarray(i) for i in idx]) == ops.take_sums(offsets, idx)
+    assert ops.weighted_take_sum(cp.asarray(offsets), [cp.asarray(i) for i in idx], [4, 1, 3]) == \
+        ops.weighted_take_sum(offsets, idx, [4, 1, 3]) == sum(w * int(offsets[i].sum()) for w, i in zip([4, 1, 3], idx))
 
 
 @pytest.mark.gpu

@@ -278,3 +278,28 @@ def test_runs_split_by_neighbour_label_or_tested_count_alike(vlabels):
         query = pattern(name, labels)
         for unique in (False, True):
             assert dfs_count(data, query, unique=unique) == oracle(data, query, unique), (name, unique)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_label_share_is_the_geometric_mean_over_the_query_arcs(directed):
+    """label_share weighs each query vertex's label share by its degree: the same as one share per arc end."""
+    import math
+
+    from distsm.kernels.order import query_adjacency
+
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        n = int(rng.integers(20, 60))
+        pairs = rng.integers(0, n, size=(3 * n, 2)).tolist()
+        edges = sorted({(a, b) for a, b in pairs if a != b and (directed or a < b)})
+        data = Graph.from_edges(edges, n=n, vertex_labels=rng.integers(0, 4, size=n).tolist(), directed=directed,
+                                edge_labels=rng.integers(0, 2, size=len(edges)).tolist())
+        k = int(rng.integers(3, 7))
+        arcs = {(i, i + 1) for i in range(k - 1)} | {(0, k - 1), (2, 0)}
+        query = Graph.from_edges(sorted(arcs if directed else {(min(a, b), max(a, b)) for a, b in arcs}), n=k,
+                                 vertex_labels=rng.integers(0, 5, size=k).tolist(), directed=directed)
+        idx = NUMPY.index(data)
+        shares = [int(idx.vertices_by_label[x].shape[0]) / idx.n if x in idx.vertices_by_label else 0.0
+                  for row in query_adjacency(query) for x in (int(query.vertex_labels[w]) for w, _ in row)]
+        expected = 0.0 if min(shares) == 0.0 else math.exp(sum(map(math.log, shares)) / len(shares))
+        assert dfs.label_share(idx, query) == pytest.approx(expected, rel=1e-12)

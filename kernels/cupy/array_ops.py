@@ -40,10 +40,10 @@ def register() -> None:
 #: The primitives of :mod:`distsm.kernels.array_ops` implemented here, each by the function of its name with a
 #: leading underscore.
 _PRIMITIVES = ("bincount", "count_true", "stable_order", "cumsum", "flatnonzero", "expand", "gather_runs", "take",
-               "spans", "scaled_add", "subtract", "cast", "search_right", "take_sums", "positions_of", "arange_like",
-               "inverse_permutation", "scatter", "divmod_keys", "run_upper", "max_value", "count_members",
-               "sort_inplace", "affine", "poly2", "key_ranges", "equal_pairs", "walk_sums", "copy_into", "minimum",
-               "search_left", "ones")
+               "spans", "scaled_add", "subtract", "cast", "search_right", "weighted_take_sum", "positions_of",
+               "arange_like", "inverse_permutation", "scatter", "divmod_keys", "run_upper", "max_value",
+               "count_members", "sort_inplace", "affine", "poly2", "key_ranges", "equal_pairs", "walk_sums",
+               "copy_into", "minimum", "search_left", "ones")
 
 
 def _keys(x: Any) -> Any:
@@ -268,16 +268,16 @@ def _search_right(a: Any, value: float) -> int:
     return int(out[0])
 
 
-def _take_sums(a: Any, indexes: list[Any]) -> list[int]:
+def _weighted_take_sum(a: Any, indexes: list[Any], weights: list[int]) -> int:
     import cupy
 
     if not _flat(a, _I64) or not all(_flat(i, (np.dtype(np.int32),)) for i in indexes):
-        return [int(a[i].sum()) for i in indexes]
+        return sum(w * int(a[i].sum()) for w, i in zip(weights, indexes))
     out = cupy.zeros(max(len(indexes), 1), dtype=np.uint64)
     for k, idx in enumerate(indexes):
         if idx.shape[0]:
             _LAUNCHER.grid(TAKE_SUM, int(idx.shape[0]), a=a, idx=idx, n=int(idx.shape[0]), out=out[k:k + 1])
-    return [int(v) for v in out.get()[:len(indexes)]]
+    return sum(w * int(v) for w, v in zip(weights, out.get()[:len(indexes)]))
 
 
 def _arange_like(x: Any, n: int, start: int = 0, step: int = 1, dtype: Any = np.int64) -> Any:
