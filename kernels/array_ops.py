@@ -109,14 +109,14 @@ def search_right(a: Any, value: float) -> int:
 
 
 @functools.singledispatch
-def weighted_take_sum(a: Any, indexes: list[Any], weights: list[int]) -> int:
+def weighted_take_sum(a: Any, indexes: list[Any], weights: Any) -> int:
     """``sum(weights[i] * sum(a[indexes[i]]))`` over the index arrays, as a Python int (one wait for the device in
-    all): the entries a pass over every query arc scans, say (``a`` the degrees, an index array per query vertex's
-    candidates, its degree the weight)."""
+    all; ``weights`` a list or host array): the entries a pass over every query arc scans, say (``a`` the degrees, an
+    index array per query vertex's candidates, its degree the weight)."""
     if not indexes:
         return 0
     # One gather of them all: a sum per index array cost a 16-vertex query tens of microseconds of NumPy calls.
-    each = np.repeat(np.asarray(weights, dtype=np.int64), [int(i.shape[0]) for i in indexes])
+    each = np.repeat(np.asarray(weights).astype(np.int64, copy=False), [int(i.shape[0]) for i in indexes])
     return int((a[np.concatenate(indexes)].astype(np.int64) * each).sum())
 
 

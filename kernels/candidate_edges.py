@@ -235,7 +235,7 @@ def scan_entries(backend: Backend, idx: DataIndex, candidates: Sequence[Any], qu
     xp = backend.xp
     if idx.num_labels == 1 and not query.neighbor_labels.any():
         # A query vertex's arcs number its degree, and each scans whole rows of its candidates.
-        return ops.weighted_take_sum(idx.degrees, list(candidates), query.degrees.tolist())
+        return ops.weighted_take_sum(idx.degrees, list(candidates), query.degrees)
     groups = Counter((u, e) for u, _, e in query_arcs(query))
     total = 0
     for (u, e), k in groups.items():

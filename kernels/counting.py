@@ -263,13 +263,13 @@ class Count:
         # R-MAT graph: a 4-cycle 0.03 s against 10.8 s by the joins, a 5-path 0.21 s against 11.3 s).
         if not device.backend.on_device and not opts.dfs_host and dfs.shortcut_of(target.query, device.index) is None:
             return True
-        # Leaves past the pair tail's two are enumerated by the search but counted from set sizes by the joins'
-        # trailing count (a 4-star on a 300-vertex random graph, NumPy: 0.71 s searched, 0.038 s by the joins).
-        if dfs.leaves(target.query) > 2:
-            return True
         # Labels whose vertices are a small share of the graph seldom give arcs that keep the threshold's share of
         # entries: such queries (HPRD's, gMatch's) are sent on without a sample, which costs device launches.
-        return dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2
+        if dfs.label_share(device.index, target.query) < opts.dfs_selectivity / 2:
+            return True
+        # Leaves past the pair tail's two are enumerated by the search but counted from set sizes by the joins'
+        # trailing count (a 4-star on a 300-vertex random graph, NumPy: 0.71 s searched, 0.038 s by the joins).
+        return dfs.leaves(target.query) > 2
 
     def search_share(self, split_work: float, pieces: int) -> dfs.SearchShare | None:
         """The search cut into task ranges for a cluster, one per ``split_work`` of its estimated work

@@ -44,6 +44,7 @@ _PROGRAMS = caches.cache("search programs", "query structure and breaking -> (se
                          kept=PROGRAMS_KEPT)
 _SELECTIVITY = caches.cache("measured selectivity", "DataIndex, query structure -> measured arc selectivity",
                             kept=PROGRAMS_KEPT)
+_LOG_SHARES = caches.cache("label log-shares", "DataIndex -> vertex label -> log of the share of vertices with it")
 _CUTS = caches.cache("search cuts", "DataIndex, (program, shortcut, per, most) -> task ranges and their work",
                      kept=PROGRAMS_KEPT)
 
@@ -154,14 +155,20 @@ def leaves(query: Graph) -> int:
 def label_share(idx: DataIndex, query: Graph) -> float:
     """The geometric mean over the query's arcs ``(u, w)`` of the share of data vertices with ``w``'s label: what
     :func:`arc_selectivity` would measure if neighbours had the labels of random vertices (no device work)."""
+    logs = _LOG_SHARES.get(idx)
+    if logs is None:
+        n = max(idx.n, 1)
+        logs = _LOG_SHARES.put(idx, {int(x): math.log(int(v.shape[0]) / n) for x, v in idx.vertices_by_label.items()
+                                     if v.shape[0]})
     # Each vertex w stands in the arcs (u, w) as often as its degree: one share per vertex, weighted by it.
-    n = max(idx.n, 1)
-    by_label = idx.vertices_by_label
-    weighted = [(int(by_label[x].shape[0]) / n if x in by_label else 0.0, d)
-                for x, d in zip(query.vertex_labels.tolist(), query.degrees.tolist()) if d]
-    if not weighted or min(share for share, _ in weighted) == 0.0:
-        return 0.0
-    return math.exp(sum(d * math.log(share) for share, d in weighted) / sum(d for _, d in weighted))
+    total = weight = 0.0
+    for x, d in zip(query.vertex_labels.tolist(), query.degrees.tolist()):
+        if d:
+            if x not in logs:
+                return 0.0
+            total += d * logs[x]
+            weight += d
+    return math.exp(total / weight) if weight else 0.0
 
 
 def choose(query: Graph, idx: DataIndex, breaking: Breaking, unique: bool, selectivity: float | None) -> Search:

@@ -138,8 +138,8 @@ def build_plan(query: Graph, candidate_sizes: list[int], label_entries: dict[int
         prefix = (a, b)
         prime = PrimeEdge(constraints.prime_edge, query.directed)
     order = constraints.order_function(query, candidate_sizes, label_entries, n_data, prefix=prefix)
-    steps = _Steps(query, order, label_entries, options, constraints, prime)
-    return QueryPlan(order=tuple(order), steps=tuple([steps.step(i) for i in range(1, len(order))]), prime=prime)
+    return QueryPlan(order=tuple(order), steps=_Steps(query, order, label_entries, options, constraints, prime).all(),
+                     prime=prime)
 
 
 class _Steps:
@@ -160,32 +160,37 @@ class _Steps:
         self.seen = {e: (label_entries.get(e ^ flip, 0), e ^ flip) for e in set(query.neighbor_labels.tolist())}
         self.same_label: dict[int, list[int]] = {self.labels[order[0]]: [0]}  # label -> its columns so far
 
-    def step(self, i: int) -> Step:
-        """Level ``i``'s step; levels are built in increasing ``i`` (each records its vertex's label column)."""
-        u, col_of, seen = self.order[i], self.col_of, self.seen
-        ranked = sorted([(seen[e][0], c, k, seen[e][1]) for k, (w, e) in enumerate(self.adj[u])
-                         if (c := col_of[w]) < i])
-        links = [(col, e) for _, col, _, e in ranked]
-        dup: tuple[tuple[int, int, int], ...] = ()
-        if self.prime is not None:
-            dup = self._arcs(i, u, links)
-        # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
-        columns = self.same_label.setdefault(self.labels[u], [])
-        distinct: tuple[int, ...] = ()
-        if columns and not self.options.homomorphism:
-            linked_cols = {c for c, _ in links}
-            distinct = tuple(c for c in columns if c not in linked_cols)
-        columns.append(i)
-        gt: tuple[int, ...] = ()
-        lt: tuple[int, ...] = ()
-        if less_than := self.constraints.less_than:
-            gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
-            lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
-        # Positional: keywords cost a third of the construction.
-        pairs = self._pair_checks(i, u) if self.options.induced else ()
-        return Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, pairs, gt, lt,
-                    self.prime is not None and i == 1, dup,
-                    self.constraints.spanning_only and i == len(self.order) - 1)
+    def all(self) -> tuple[Step, ...]:
+        """Every level's step, in order (one loop over locals: light queries plan in tens of microseconds, and a
+        call and a dozen attribute reads per level were a tenth of it)."""
+        order, col_of, seen, adj, labels, same_label = \
+            self.order, self.col_of, self.seen, self.adj, self.labels, self.same_label
+        injective, induced, prime = not self.options.homomorphism, self.options.induced, self.prime is not None
+        less_than, last = self.constraints.less_than, len(order) - 1
+        spanning_only = self.constraints.spanning_only
+        steps = []
+        for i in range(1, len(order)):
+            u = order[i]
+            ranked = sorted([(seen[e][0], c, k, seen[e][1]) for k, (w, e) in enumerate(adj[u]) if (c := col_of[w]) < i])
+            links = [(col, e) for _, col, _, e in ranked]
+            dup = self._arcs(i, u, links) if prime else ()
+            # Candidates carry their query vertex's label, so only columns of u's label can repeat a data vertex.
+            columns = same_label.setdefault(labels[u], [])
+            distinct: tuple[int, ...] = ()
+            if columns and injective:
+                linked_cols = {c for c, _ in links}
+                distinct = tuple(c for c in columns if c not in linked_cols)
+            columns.append(i)
+            gt: tuple[int, ...] = ()
+            lt: tuple[int, ...] = ()
+            if less_than:
+                gt = tuple(col_of[a] for a, b in less_than if b == u and col_of[a] < i)
+                lt = tuple(col_of[b] for a, b in less_than if a == u and col_of[b] < i)
+            pairs = self._pair_checks(i, u) if induced else ()
+            # Positional: keywords cost a third of the construction.
+            steps.append(Step(u, links[0][0], links[0][1], tuple(links[1:]), distinct, pairs, gt, lt,
+                              prime and i == 1, dup, spanning_only and i == last))
+        return tuple(steps)
 
     def _arcs(self, i: int, u: int, links: list[tuple[int, int]]) -> tuple[tuple[int, int, int], ...]:
         """The DUPREMOVE checks of a spanning search's level ``i`` (one per linking edge but the prime edge);

@@ -268,16 +268,16 @@ def _search_right(a: Any, value: float) -> int:
     return int(out[0])
 
 
-def _weighted_take_sum(a: Any, indexes: list[Any], weights: list[int]) -> int:
+def _weighted_take_sum(a: Any, indexes: list[Any], weights: Any) -> int:
     import cupy
 
     if not _flat(a, _I64) or not all(_flat(i, (np.dtype(np.int32),)) for i in indexes):
-        return sum(w * int(a[i].sum()) for w, i in zip(weights, indexes))
+        return sum(int(w) * int(a[i].sum()) for w, i in zip(weights, indexes))
     out = cupy.zeros(max(len(indexes), 1), dtype=np.uint64)
     for k, idx in enumerate(indexes):
         if idx.shape[0]:
             _LAUNCHER.grid(TAKE_SUM, int(idx.shape[0]), a=a, idx=idx, n=int(idx.shape[0]), out=out[k:k + 1])
-    return sum(w * int(v) for w, v in zip(weights, out.get()[:len(indexes)]))
+    return sum(int(w) * int(v) for w, v in zip(weights, out.get()[:len(indexes)]))
 
 
 def _arange_like(x: Any, n: int, start: int = 0, step: int = 1, dtype: Any = np.int64) -> Any:
