@@ -133,9 +133,8 @@ class _Running(threading.local):
     """The options the request running in this thread took (section name -> options; None outside any request),
     with ``ContextVar``'s ``get``, ``set`` and ``reset``.  Not a ``ContextVar``: while one is set, every NumPy
     operation looks its error state up in a non-empty context, about 30 ns more each (several microseconds of a
-    light count).
-    Requests run in one thread (a Dask task's as well), and a lazy result re-enters its snapshot around each
-    item (:func:`restored`)."""
+    light count).  Requests run in one thread (a Dask task's as well), and a lazy result re-enters its snapshot
+    around each item (:func:`restored`)."""
 
     taken: dict[str, Any] | None = None
 
@@ -258,9 +257,9 @@ def options(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Iterator[
 
 class _Taken(dict[str, Any]):
     """A request's options by section, each taken from the configuration when the request first reads it: a count
-    that reads one section does not parse the others.  Nothing of the
-    caller's runs inside a request but its progress callback, so a section taken late reads what one taken at the
-    start would have; :meth:`complete` takes the rest at once where the request hands out a lazy result."""
+    that reads one section does not parse the others.  Nothing of the caller's runs inside a request but its
+    progress callback, so a section taken late reads what one taken at the start would have; :meth:`complete` takes
+    the rest at once where the request hands out a lazy result."""
 
     def __missing__(self, name: str) -> Any:
         value = self[name] = _configured(name, _SECTIONS[name])
