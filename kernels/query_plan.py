@@ -158,13 +158,11 @@ class _Steps:
         # Each vertex's linking edges as seen from the other end (the reverse arc's label, e ^ 1, when directed),
         # ranked by the rarest label, then by column, then by adjacency order (k).
         self.seen = {e: (label_entries.get(e ^ flip, 0), e ^ flip) for e in set(query.neighbor_labels.tolist())}
-        self.same_label: dict[int, list[int]] = {self.labels[order[0]]: [0]}  # label -> its columns so far
 
     def all(self) -> tuple[Step, ...]:
-        """Every level's step, in order (one loop over locals: light queries plan in tens of microseconds, and a
-        call and a dozen attribute reads per level were a tenth of it)."""
-        order, col_of, seen, adj, labels, same_label = \
-            self.order, self.col_of, self.seen, self.adj, self.labels, self.same_label
+        """Every level's step, in order (one loop over locals: a light query's plan is built on every count)."""
+        order, col_of, seen, adj, labels = self.order, self.col_of, self.seen, self.adj, self.labels
+        same_label: dict[int, list[int]] = {labels[order[0]]: [0]}  # label -> its columns so far
         injective, induced, prime = not self.options.homomorphism, self.options.induced, self.prime is not None
         less_than, last = self.constraints.less_than, len(order) - 1
         spanning_only = self.constraints.spanning_only
