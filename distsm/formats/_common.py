@@ -14,7 +14,7 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -467,3 +467,24 @@ def only_graph(recs: Records, segments: Sequence[tuple], starts: str) -> tuple:
         raise recs.error(segments[1][0], f"the file holds {len(segments)} graphs (each {starts} record starts "
                                          "one); read it with read_graphs()")
     return segments[0]
+
+
+@dataclass(frozen=True)
+class Segmented:
+    """A format whose files hold graphs one after another: ``segments(recs)`` finds them, ``build(recs, *segment,
+    directed=, dedupe=)`` builds one, and ``starts`` names the record that starts one (see :func:`only_graph`)."""
+
+    segments: Callable[[Records], Sequence[tuple]]
+    build: Callable[..., Graph]
+    starts: str
+
+    def one(self, path: PathLike, directed: bool, dedupe: bool | None) -> Graph:
+        """The file's single graph (several are an error)."""
+        recs = read_records(path)
+        return self.build(recs, *only_graph(recs, self.segments(recs), self.starts), directed=directed,
+                          dedupe=bool(dedupe))
+
+    def every(self, path: PathLike, directed: bool, dedupe: bool | None) -> list[Graph]:
+        """Every graph of the file, in file order."""
+        recs = read_records(path)
+        return [self.build(recs, *seg, directed=directed, dedupe=bool(dedupe)) for seg in self.segments(recs)]

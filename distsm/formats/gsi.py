@@ -28,8 +28,8 @@ import numpy as np
 
 from distsm.errors import GraphFormatError
 from distsm.formats._common import (BIG, NEG, OK, FieldSpec, Parsed, PathLike, Records, block_rows, build_declared,
-                                    check_endpoints, check_fields, diagnose, first_bad, is_int_token, only_graph,
-                                    read_records, token_repr)
+                                    check_endpoints, check_fields, diagnose, first_bad, is_int_token, Segmented,
+                                    token_repr)
 from distsm.formats._writing import open_output, write_rows
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
@@ -57,14 +57,12 @@ def read_gsi(path: PathLike, *, directed: bool = True, dedupe: bool | None = Non
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_gsi_graphs`).
     """
-    recs = read_records(path)
-    return _build(recs, *only_graph(recs, _segments(recs), "'t # k'"), directed=directed, dedupe=bool(dedupe))
+    return _GSI.one(path, directed, dedupe)
 
 
 def read_gsi_graphs(path: PathLike, *, directed: bool = True, dedupe: bool | None = None) -> list[Graph]:
     """Read every graph of a GSI file, in file order (arguments as :func:`read_gsi`)."""
-    recs = read_records(path)
-    return [_build(recs, *seg, directed=directed, dedupe=bool(dedupe)) for seg in _segments(recs)]
+    return _GSI.every(path, directed, dedupe)
 
 
 def write_gsi(graph: Graph, path: PathLike) -> None:
@@ -195,3 +193,6 @@ def _build(recs: Records, marker: int, header: int, hi: int, *, directed: bool, 
                                          f"{max_el} declared by the header on line {hline}")
     return build_declared(recs, Parsed(src, dst, e_rows, header, elab, vlab, v_rows), m_decl, directed=directed,
                           dedupe=dedupe, n=n_decl)
+
+
+_GSI = Segmented(_segments, _build, "'t # k'")

@@ -24,8 +24,8 @@ import numpy as np
 
 from distsm.errors import GraphFormatError
 from distsm.formats._common import (FieldSpec, Parsed, PathLike, Records, block_rows, build_declared,
-                                    check_endpoints, check_fields, diagnose, first_bad, is_int_token, only_graph,
-                                    read_records, token_repr)
+                                    check_endpoints, check_fields, diagnose, first_bad, is_int_token, Segmented,
+                                    token_repr)
 from distsm.formats._writing import open_output, write_rows
 from distsm.formats.registry import Codec, register_format
 from distsm.graph import Graph
@@ -55,14 +55,12 @@ def read_sm(path: PathLike, *, directed: bool = False, dedupe: bool | None = Non
     Raises:
         GraphFormatError: the file is malformed, or holds several graphs (use :func:`read_sm_graphs`).
     """
-    recs = read_records(path)
-    return _build(recs, *only_graph(recs, _segments(recs), "'t'"), directed=directed, dedupe=bool(dedupe))
+    return _SM.one(path, directed, dedupe)
 
 
 def read_sm_graphs(path: PathLike, *, directed: bool = False, dedupe: bool | None = None) -> list[Graph]:
     """Read every graph of an sm file, in file order (arguments as :func:`read_sm`)."""
-    recs = read_records(path)
-    return [_build(recs, *seg, directed=directed, dedupe=bool(dedupe)) for seg in _segments(recs)]
+    return _SM.every(path, directed, dedupe)
 
 
 def write_sm(graph: Graph, path: PathLike) -> None:
@@ -160,3 +158,6 @@ def _check_degrees(recs: Records, v_rows: np.ndarray, g: Graph, src: np.ndarray,
         k = int(bad[0])
         raise recs.error(int(v_rows[k]), f"vertex {k} declares degree {int(declared[k])} but the 'e' records of "
                                          f"this graph (header on line {hline}) give it {int(actual[k])}")
+
+
+_SM = Segmented(_segments, _build, "'t'")
