@@ -9,7 +9,9 @@ query with ``|T|`` trailing vertices never enumerates the product of their sets.
 Costs come from sampled walks over the candidate-edge index (:mod:`distsm.kernels.sampling`): for every maximal
 trailing set (at most :data:`MAX_TRAILING` vertices, label groups of at most :data:`MAX_GROUP`) the sampler
 builds a greedy core order, each next vertex the one with the fewest estimated rows, and measures the set
-entries the trailing vertices read per core match.  A plan costs its core rows plus those entries times the core
+entries the trailing vertices read per core match; a quick order chosen without sampling (GSI's: most neighbours
+placed, then fewest candidates) is sampled first, at one extension a level, and is all a plan bound for a device
+is most often worth.  A plan costs its core rows plus those entries times the core
 matches; the cheapest wins.  GSI's greedy order with the last vertex counted is one of the plans considered.
 
 The engine reaches this planner only for queries whose trial general join passed its allowance (see
@@ -197,9 +199,22 @@ class _Planning:
         core = self.everything - trailing
         return sampler.core_order(core, self.start_of(core)), len(core), self.groups_of(trailing)
 
-    def splits(self, sampler: Sampler) -> list[Candidate]:
-        """The splits of one greedy order of the whole query whose suffix is a valid trailing set."""
-        whole = sampler.core_order(self.everything, self.start_of(self.everything))
+    def quick_order(self) -> list[int]:
+        """An order of the whole query chosen without sampling, as GSI's is: from :meth:`start_of`, each next
+        vertex the one with the most neighbours placed, then the fewest candidates."""
+        order = [self.start_of(self.everything)]
+        placed = set(order)
+        while len(order) < self.query.n:
+            u = min((v for v in self.everything - placed if self.nbrs[v] & placed),
+                    key=lambda v: (-len(self.nbrs[v] & placed), self.sizes[v], v))
+            order.append(u)
+            placed.add(u)
+        return order
+
+    def splits(self, sampler: Sampler, fixed: list[int] | None = None) -> list[Candidate]:
+        """The splits of one order of the whole query (the sampled greedy one, or ``fixed``) whose suffix is a
+        valid trailing set."""
+        whole = sampler.core_order(self.everything, self.start_of(self.everything), fixed)
         out = []
         for k in range(max(self.query.n - MAX_TRAILING, 1), self.query.n):
             suffix = whole.order[k:]
@@ -231,27 +246,43 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     device, which spends :data:`DEVICE_SPEEDUP` times less time on it (and so is worth less sampling: see
     :func:`sampling_allowance`).
 
-    Candidates: for every maximal trailing set, the sampled greedy order of its core; and every split of the
-    sampled greedy order of the whole query whose suffix is a valid trailing set (a vertex with a large
-    fan-out may be better joined last than left in a core it would blow up)."""
+    Candidates, in the order they are sampled while the sampling is worth it: every split of a quick order of the
+    whole query (chosen without sampling, :meth:`_Planning.quick_order`) and then of the sampled greedy order
+    whose suffix is a valid trailing set (a vertex with a large fan-out may be better joined last than left in a
+    core it would blow up); for every maximal trailing set, the sampled greedy order of its core."""
     q = _Planning(query, sizes, homomorphism, start)
     if trailing is not None:
         if trailing not in q.trailing_sets():
             raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
         return _cheapest(sampler, [q.core_plan(sampler, trailing)])
-    candidates = q.splits(sampler)
+    # The quick order first: its sampling (a vertex a level) costs a fraction of the greedy order's (every vertex
+    # that may follow, a level), and a plan bound for a device is most often worth no more (see spent()).
+    candidates = q.splits(sampler, q.quick_order())
     best = _cheapest(sampler, candidates) if candidates else None
+
+    free = 0
 
     def spent() -> bool:
         # Sampling more orders is worth at most a share of the work of the best plan found so far.
         assert best is not None
-        return sampler.evaluations * EVALUATION_COST > sampling_allowance(best.cost, on_device(best.cost))
+        return (sampler.evaluations - free) * EVALUATION_COST > sampling_allowance(best.cost, on_device(best.cost))
 
-    # A plan that cheap, or one whose sampling so far is all it is worth (a plan bound for a device, most often),
-    # is not worth enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
+    # A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
+    # enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
     if best is not None and (best.cost < QUICK_COST or spent()):
         return best
+    # Past it, the quick order is not held against the sampling that follows: it would cut short the search for
+    # a better plan of exactly the heavy queries that are worth one.
+    free = sampler.evaluations
+    greedy = q.splits(sampler)
+    if greedy:
+        candidates += greedy
+        found = _cheapest(sampler, greedy)
+        if best is None or found.cost < best.cost:
+            best = found
+    if best is not None and (best.cost < QUICK_COST or spent()):
+        return dataclasses.replace(best, plans_tried=len(candidates))
     for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
         if best is not None and spent():
             break

@@ -14,7 +14,7 @@ of them instead, and those levels are estimated exactly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -74,8 +74,9 @@ class Sampler:
             sorted(c for w, c in cols.items() if c not in linked and self.labels[w] == self.labels[u]))
         return Extension(u, tuple((c, arc) for _, _, c, arc in links), distinct), links[0][0]
 
-    def core_order(self, core: frozenset[int], start: int) -> SampledOrder:
-        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows.
+    def core_order(self, core: frozenset[int], start: int, fixed: Sequence[int] | None = None) -> SampledOrder:
+        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows; or the
+        order ``fixed`` (``start`` first, each vertex linked to one before it), sampled level by level all the same.
 
         Every order draws from a generator seeded with :attr:`seed`, so the walks after a given prefix of an
         order, and the scores of the vertices that may follow it, are the same in every order that shares the
@@ -88,7 +89,7 @@ class Sampler:
         out = SampledOrder([start], [float(cands.shape[0])], [], [0.0], [table])
         while len(out.order) < len(core):
             best, best_found = None, None
-            for u in sorted(core - set(cols)):
+            for u in sorted(core - set(cols)) if fixed is None else (fixed[len(cols)],):
                 if not any(w in cols for w, _ in self.adj[u]):
                     continue
                 self._evaluated()

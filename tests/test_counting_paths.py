@@ -918,7 +918,7 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
 
 def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypatch):
     """A device runs a plan's work many times faster than NumPy, so a plan bound for it is worth less sampling:
-    with the device's speed-up made huge, sampling stops after the greedy order's splits; both plans count
+    with the device's speed-up made huge, sampling stops after the quick order's splits; both plans count
     exactly."""
     from distsm.kernels import candidate_edges, count_plan
     from distsm.kernels.ce_join import CoreOrder, walk_core
@@ -940,6 +940,40 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
                                                        True)) == expected
         sampled.append((sampler.evaluations, plan.plans_tried))
     assert sampled[1][0] < sampled[0][0] and sampled[1][1] < sampled[0][1]
+
+
+def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_all_it_is_worth(monkeypatch):
+    """plan_count samples the quick order first (one evaluation per level, against every frontier vertex per level
+    for the greedy order); where that sampling already passes the plan's allowance, its best split is the plan,
+    and it counts exactly.  Given a fixed order, core_order keeps it and still estimates every level."""
+    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(3, 60, 0.3, 1, 1, False, 7, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    sizes = [int(c.shape[0]) for c in ce.candidates]
+    quick = count_plan._Planning(query, sizes, False, None).quick_order()
+    assert sorted(quick) == list(range(query.n))
+    sampler = Sampler(NUMPY, query, ce, homomorphism=False)
+    sampled = sampler.core_order(frozenset(range(query.n)), quick[0], quick)
+    assert sampled.order == quick and len(sampled.estimates) == query.n
+    assert sampler.evaluations == query.n - 1
+    greedy = Sampler(NUMPY, query, ce, homomorphism=False)
+    greedy.core_order(frozenset(range(query.n)), quick[0])
+    assert greedy.evaluations > query.n - 1
+    monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e12)
+    monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
+    sampler = Sampler(NUMPY, query, ce, homomorphism=False)
+    plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost: True)
+    assert sampler.evaluations == query.n - 1
+    assert plan.core == tuple(quick[:len(plan.core)])
+    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
+    from distsm.kernels.ce_join import CoreOrder, walk_core
+    from distsm.kernels.trailing import TrailingCounter
+    counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
+    assert sum(counter.count(t) for t in walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 26,
+                                                   True)) == expected > 0
 
 
 def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale(monkeypatch):
