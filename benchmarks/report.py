@@ -334,9 +334,10 @@ def _peer_line(name: str, p: dict[str, Any]) -> str:
 
 
 def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
+    lines += ["### distsm against its peers, side by side", "",
+              "Each suite's latest result (runs newest first; a run shows the suites no newer run measured).", ""]
     for name, r in entries:
-        lines += ["### distsm against its peers, side by side", "",
-                  _where(name, r) + f"; distsm backend {r['backend']}; cap {r['max_seconds']} s per query and "
+        lines += [_where(name, r) + f"; distsm backend {r['backend']}; cap {r['max_seconds']} s per query and "
                   f"system; load average at start {r.get('load_average_start')}", ""]
         lines += [_peer_line(p, info) for p, info in r["peers"].items()] or ["- no peer given"]
         for suite, res in r["suites"].items():
@@ -688,6 +689,23 @@ def _plain(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [_where(name, r), ""] + ([f"Note: {r['note']}", ""] if r.get("note") else [])
 
 
+#: Benchmarks whose runs each measure some suites: the report shows every suite's latest result, not only the latest
+#: run's (a run of two generated suites would otherwise hide the gMatch-suite run made minutes before it).
+PER_SUITE = ("peers",)
+
+
+def _latest_per_suite(entries: list) -> list:
+    """``entries`` (newest first) that hold a suite no newer one holds, each cut to those suites."""
+    seen: set[str] = set()
+    out = []
+    for name, r in entries:
+        fresh = [k for k in r.get("suites", {}) if k not in seen]
+        if fresh:
+            out.append((name, {**r, "suites": {k: r["suites"][k] for k in fresh}}))
+            seen.update(fresh)
+    return out
+
+
 def _latest_first(entries: list) -> list:
     return sorted(entries, key=lambda e: (str(e[1].get("when", "")), e[0]), reverse=True)
 
@@ -708,9 +726,11 @@ def build(results: Path = meta.RESULTS, out: Path | None = None) -> Path:
             if not entries:
                 lines += [f"### {kind}", "", "Not run yet.", ""]
                 continue
-            SECTIONS.get(kind, _plain)(entries[:1], lines, results)
-            if entries[1:]:
-                lines += [f"Earlier runs of `{kind}`:", ""] + [f"- {_where(n, r)}" for n, r in entries[1:]] + [""]
+            shown = _latest_per_suite(entries) if kind in PER_SUITE else entries[:1]
+            SECTIONS.get(kind, _plain)(shown, lines, results)
+            earlier = [e for e in entries if e[0] not in {n for n, _ in shown}]
+            if earlier:
+                lines += [f"Earlier runs of `{kind}`:", ""] + [f"- {_where(n, r)}" for n, r in earlier] + [""]
     if found:
         lines += ["## One-off comparisons (A/B runs of one setting)", ""]
         _others(found, lines)

@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-from benchmarks.report import QUESTIONS, SECTIONS, _latest_first, _load, build
+from benchmarks.report import QUESTIONS, SECTIONS, _latest_first, _latest_per_suite, _load, build
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
@@ -35,3 +35,15 @@ def test_missing_suites_are_said_to_be_missing(tmp_path):
     results.mkdir()
     text = build(results, tmp_path / "README.md").read_text()
     assert text.count("Not run yet.") == len(SECTIONS)
+
+
+def test_peers_runs_show_each_suites_latest_result():
+    """A run of two generated suites made after a gMatch-suite run must not hide that run's figures: each suite's
+    newest result is shown, cut to the suites no newer run measured, and a run with nothing new is left out."""
+    newest = ("c.json", {"when": "3", "suites": {"dense:a": 1, "dense:b": 2}})
+    middle = ("b.json", {"when": "2", "suites": {"gmatch-test": 3, "dense:a": 4}})
+    oldest = ("a.json", {"when": "1", "suites": {"dense:b": 5}})
+    shown = _latest_per_suite([newest, middle, oldest])
+    assert [(n, r["suites"]) for n, r in shown] == [("c.json", {"dense:a": 1, "dense:b": 2}),
+                                                     ("b.json", {"gmatch-test": 3})]
+    assert shown[1][1]["when"] == "2"
