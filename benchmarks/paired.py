@@ -3,7 +3,7 @@ decide.
 
     python -m benchmarks run paired --tree base=/path/to/base-site --tree new=/path/to/new-site[:NAME=VALUE,...] \
         [--tree base2=/path/to/base-site] --hprd tests/data/hprd --gmatch-test DIR --rounds 20 --backend cupy \
-        [--processes 3]
+        [--processes 3] [--stages]
 
 Each tree runs in ``--processes`` child processes of its own (its site folder first on ``PYTHONPATH``, its
 ``NAME=VALUE`` environment variables set), each holding the suite's data graph; the driver, which imports no
@@ -13,7 +13,8 @@ of a suite ran 20-60% slow on the GPU machine) falls on all of them alike.  A ch
 ``distsm.count`` alone, as the peer benchmark's worker does.  After one warm-up pass, ``--rounds`` timed passes.  A
 tree's time for a query in a round is the mean over its processes: three processes of one tree, run one after
 another on the GPU machine, averaged 0.88, 1.24 and 1.32 ms a light HPRD count, a spread that one process per tree
-would read as a difference between trees.
+would read as a difference between trees.  With ``--stages`` every child also times the count's stages
+(:mod:`benchmarks.paired_child`), and each stage's paired difference is reported: where a tree's extra time goes.
 
 Per suite and tree against the first: each query's ratio is the median over rounds of its paired ratios (the two
 counts of one round), and the ratio of least times; summed least times; how many queries are over ``--bound``.  A
@@ -23,6 +24,7 @@ are noise.
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -32,40 +34,31 @@ from typing import Any
 
 from benchmarks import meta
 
-_SERVE = """
-import sys, time
-import distsm
-data = distsm.read_graph(sys.argv[1])
-backend = sys.argv[2]
-print("ready", flush=True)
-for line in sys.stdin:
-    query = distsm.read_graph(line.strip())
-    t = time.perf_counter()
-    found = distsm.count(data, query, backend=backend)
-    print(time.perf_counter() - t, found, flush=True)
-"""
+#: The child's program (benchmarks/paired_child.py), run with ``-c`` so that nothing of this folder shadows a module.
+_CHILD = (Path(__file__).resolve().parent / "paired_child.py").read_text()
 
 
 class Child:
-    """One tree's process, counting the queries it is sent on one data graph."""
+    """One tree's process, counting the queries it is sent on one data graph (``stages``: timing each stage)."""
 
-    def __init__(self, site: str, env: dict[str, str], data: str, backend: str):
+    def __init__(self, site: str, env: dict[str, str], data: str, backend: str, stages: bool = False):
         path = os.pathsep.join([site, os.environ.get("PAIRED_DEPS", "")]).rstrip(os.pathsep)
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE, data, backend], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, cwd="/",
+        self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, data, backend, *(["--stages"] if stages else [])],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/",
                                      env={**os.environ, **env, "PYTHONPATH": path})
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         if self.stdout.readline().strip() != "ready":
             raise SystemExit(f"a child for {site} did not start")
 
-    def count(self, query: str) -> tuple[float, int]:
+    def count(self, query: str) -> dict[str, Any]:
+        """``{"seconds", "count", "stages"}`` of one count of the query file ``query``."""
         self.stdin.write(query + "\n")
         self.stdin.flush()
-        line = self.stdout.readline().split()
-        if len(line) != 2:
+        line = self.stdout.readline()
+        if not line:
             raise SystemExit(f"a child stopped on {query}")
-        return float(line[0]), int(line[1])
+        return json.loads(line)
 
     def close(self) -> None:
         self.stdin.close()
@@ -87,33 +80,60 @@ def suites(args: Any) -> dict[str, tuple[str, list[str]]]:
 
 
 def measure(trees: dict[str, tuple[str, dict[str, str]]], data: str, queries: list[str], backend: str,
-            rounds: int, processes: int = 1) -> dict[str, dict[str, list[float]]]:
+            rounds: int, processes: int = 1, stages: bool = False) -> tuple[dict, dict]:
     """Tree -> query file -> its seconds in each round, the mean over the tree's ``processes`` children (the
-    warm-up pass not kept); every count must agree."""
-    children = {name: [Child(site, env, data, backend) for _ in range(processes)]
+    warm-up pass not kept), and with ``stages`` tree -> query file -> stage -> its seconds in each round (likewise);
+    every count must agree."""
+    children = {name: [Child(site, env, data, backend, stages) for _ in range(processes)]
                 for name, (site, env) in trees.items()}
     names = list(children)
     seconds: dict[str, dict[str, list[float]]] = {name: {q: [] for q in queries} for name in names}
+    staged: dict[str, dict[str, dict[str, list[float]]]] = {name: {q: {} for q in queries} for name in names}
     try:
         for r in range(rounds + 1):
             for i, q in enumerate(queries):
                 turn = (r + i) % len(names)
                 counts = set()
                 for name in names[turn:] + names[:turn]:
-                    secs = []
-                    for child in children[name]:
-                        sec, found = child.count(q)
-                        counts.add(found)
-                        secs.append(sec)
+                    done = [child.count(q) for child in children[name]]
+                    counts |= {d["count"] for d in done}
                     if r:
-                        seconds[name][q].append(statistics.fmean(secs))
+                        seconds[name][q].append(statistics.fmean(d["seconds"] for d in done))
+                        for stage in {k for d in done for k in d["stages"]}:
+                            staged[name][q].setdefault(stage, []).append(
+                                statistics.fmean(d["stages"].get(stage, 0.0) for d in done))
                 if len(counts) != 1:
                     raise SystemExit(f"{q}: the trees disagree ({sorted(counts)})")
     finally:
         for group in children.values():
             for child in group:
                 child.close()
-    return seconds
+    return seconds, staged
+
+
+def stage_diffs(seconds: dict[str, dict[str, list[float]]], staged: dict) -> dict[str, dict[str, list[float]]]:
+    """Every tree after the first against the first, per stage (and ``count``, the whole): ``[first's mean us, this
+    tree's, mean over queries of the median over rounds of the paired difference]``.  A stage one tree lacks counts
+    0 there."""
+    names = list(seconds)
+    first = names[0]
+    queries = list(seconds[first])
+
+    def rounds(name: str, q: str, stage: str) -> list[float]:
+        if stage == "count":
+            return seconds[name][q]
+        return staged[name][q].get(stage, [0.0] * len(seconds[name][q]))
+
+    out = {}
+    for name in names[1:]:
+        keys = ["count"] + sorted({k for n in (first, name) for q in queries for k in staged[n][q]})
+        out[name] = {k: [round(1e6 * statistics.fmean(statistics.median(rounds(n, q, k)) for q in queries), 1)
+                         for n in (first, name)] + [
+                         round(1e6 * statistics.fmean(statistics.median(b - a for a, b in zip(rounds(first, q, k),
+                                                                                            rounds(name, q, k)))
+                                                      for q in queries), 1)]
+                     for k in keys}
+    return out
 
 
 def summarize(seconds: dict[str, dict[str, list[float]]], bound: float) -> dict[str, Any]:
@@ -151,6 +171,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--limit", type=int, default=None, help="the first N queries of each suite")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--processes", type=int, default=3, help="child processes per tree (default 3)")
+    p.add_argument("--stages", action="store_true",
+                   help="also time the count's stages in every child (benchmarks/paired_child.py) and report each "
+                        "stage's paired difference")
     p.add_argument("--backend", default="auto")
     p.add_argument("--bound", type=float, default=1.05, help="the per-query slowdown reported against")
     args = p.parse_args(argv)
@@ -163,13 +186,19 @@ def main(argv: list[str] | None = None) -> None:
         p.error("give two trees or more")
     results = {}
     for suite, (data, queries) in suites(args).items():
-        seconds = measure(trees, data, queries, args.backend, args.rounds, args.processes)
+        seconds, staged = measure(trees, data, queries, args.backend, args.rounds, args.processes, args.stages)
         results[suite] = {"summary": summarize(seconds, args.bound),
                           "seconds": {name: {Path(q).stem: v for q, v in s.items()} for name, s in seconds.items()}}
         for name, s in results[suite]["summary"].items():
             print(f"{suite} {name}: summed least {s['summed_least_ratio']}x, median paired "
                   f"{s['median_paired_ratio']}x, over {args.bound}x: {s['over_bound_paired']} paired / "
                   f"{s['over_bound_least']} by least, worst {s['worst_paired'][:3]}", flush=True)
+        if args.stages:
+            results[suite]["stages_us"] = stage_diffs(seconds, staged)
+            for name, rows in results[suite]["stages_us"].items():
+                print(f"{suite} {name}, us a count (first tree, this tree, paired difference):")
+                for stage, (a, b, d) in rows.items():
+                    print(f"  {stage:36s} {a:9.1f} {b:9.1f} {d:+8.1f}", flush=True)
     meta.write("paired", {"trees": {name: {"site": site, "env": env} for name, (site, env) in trees.items()},
                           "backend": args.backend, "rounds": args.rounds, "processes": args.processes,
                           "bound": args.bound, "suites": results},
