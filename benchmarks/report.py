@@ -474,6 +474,12 @@ def _paired(entries: list, lines: list[str], out_dir: Path) -> None:
                 for suite, v in r["suites"].items() for tree, s in v["summary"].items()]
         lines += _table(["suite", "tree against the first", "queries", "summed least", "median paired ratio",
                          f"over {r['bound']}x (paired)", "over (least)", "worst (paired)"], rows) + [""]
+        staged = [[suite, tree, stage, *values] for suite, v in r["suites"].items()
+                  for tree, stages in v.get("stages_us", {}).items() for stage, values in stages.items()]
+        if staged:
+            lines += ["Stages (`--stages`), microseconds a count: the first tree's, this tree's, and the mean over "
+                      "queries of the median paired difference.", ""]
+            lines += _table(["suite", "tree", "stage", "first tree", "this tree", "paired difference"], staged) + [""]
 
 
 def _device_warmup(entries: list, lines: list[str], out_dir: Path) -> None:
