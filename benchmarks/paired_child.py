@@ -84,7 +84,7 @@ def install() -> None:
             setattr(module, name, wrapped[stage])
 
 
-def main() -> None:
+def serve() -> None:
     if "--stages" in sys.argv[3:]:
         install()
     data = distsm.read_graph(sys.argv[1])
@@ -99,4 +99,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    serve()
