@@ -7,7 +7,8 @@ within that count).
 It imports only distsm (the tree on ``PYTHONPATH``), so that the trees compared need not have this file.  The
 stages are functions of the count path (:data:`STAGES`) timed by wrappers installed before the first count; a stage
 a tree lacks is skipped, and a name another module imported before the wrapper was installed is rebound
-(:data:`IMPORTED`).  The wrappers cost about a microsecond a call, alike in every tree that has the stage.
+(:data:`IMPORTED`).  A wrapper's own cost falls alike on every tree that has the stage, and is counted in
+the stages that contain it.
 """
 
 import collections

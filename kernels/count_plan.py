@@ -11,8 +11,8 @@ trailing set (at most :data:`MAX_TRAILING` vertices, label groups of at most :da
 builds a greedy core order, each next vertex the one with the fewest estimated rows, and measures the set
 entries the trailing vertices read per core match; a quick order chosen without sampling (GSI's: most neighbours
 placed, then fewest candidates) is sampled first, at one extension a level, and is all a plan bound for a device
-is most often worth.  A plan costs its core rows plus those entries times the core
-matches; the cheapest wins.  GSI's greedy order with the last vertex counted is one of the plans considered.
+is most often worth.  A plan costs its core rows plus those entries times the core matches; the cheapest wins.
+GSI's greedy order with the last vertex counted is one of the plans considered.
 
 The engine reaches this planner only for queries whose trial general join passed its allowance (see
 :mod:`distsm.kernels.counting`): light queries never pay for the index and the sampling.
@@ -268,9 +268,13 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         assert best is not None
         return (sampler.evaluations - free) * EVALUATION_COST > sampling_allowance(best.cost, on_device(best.cost))
 
-    # A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
-    # enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
-    if best is not None and (best.cost < QUICK_COST or spent()):
+    def enough() -> bool:
+        # A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
+        # enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
+        return best is not None and (best.cost < QUICK_COST or spent())
+
+    if enough():
+        assert best is not None
         return best
     # Past it, the quick order is not held against the sampling that follows: it would cut short the search for
     # a better plan of exactly the heavy queries that are worth one.
@@ -281,7 +285,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         found = _cheapest(sampler, greedy)
         if best is None or found.cost < best.cost:
             best = found
-    if best is not None and (best.cost < QUICK_COST or spent()):
+    if enough():
+        assert best is not None
         return dataclasses.replace(best, plans_tried=len(candidates))
     for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
         if best is not None and spent():
