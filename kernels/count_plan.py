@@ -257,47 +257,56 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
         return _cheapest(sampler, [q.core_plan(sampler, trailing)])
     # The quick order first: its sampling (a vertex a level) costs a fraction of the greedy order's (every vertex
-    # that may follow, a level), and a plan bound for a device is most often worth no more (see spent()).
-    candidates = q.splits(sampler, q.quick_order())
-    best = _cheapest(sampler, candidates) if candidates else None
-
-    free = 0
-
-    def spent() -> bool:
-        # Sampling more orders is worth at most a share of the work of the best plan found so far.
-        assert best is not None
-        return (sampler.evaluations - free) * EVALUATION_COST > sampling_allowance(best.cost, on_device(best.cost))
-
-    def enough() -> bool:
-        # A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
-        # enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query).
-        return best is not None and (best.cost < QUICK_COST or spent())
-
-    if enough():
-        assert best is not None
-        return best
+    # that may follow, a level), and a plan bound for a device is most often worth no more (see _Sampled.spent).
+    sampled = _Sampled(sampler, on_device)
+    sampled.add(q.splits(sampler, q.quick_order()))
+    if sampled.enough():
+        return sampled.result()
     # Past it, the quick order is not held against the sampling that follows: it would cut short the search for
     # a better plan of exactly the heavy queries that are worth one.
-    free = sampler.evaluations
-    greedy = q.splits(sampler)
-    if greedy:
-        candidates += greedy
-        found = _cheapest(sampler, greedy)
-        if best is None or found.cost < best.cost:
-            best = found
-    if enough():
-        assert best is not None
-        return dataclasses.replace(best, plans_tried=len(candidates))
+    sampled.free = sampler.evaluations
+    sampled.add(q.splits(sampler))
+    if sampled.enough():
+        return sampled.result()
     for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
-        if best is not None and spent():
+        if sampled.best is not None and sampled.spent():
             break
-        candidates.append(q.core_plan(sampler, trailing_set))
-        found = _cheapest(sampler, candidates[-1:])
-        if best is None or found.cost < best.cost:
-            best = found
-    if best is None:
-        raise ValueError("a counting plan needs a query of two or more vertices")
-    return dataclasses.replace(best, plans_tried=len(candidates))
+        sampled.add([q.core_plan(sampler, trailing_set)])
+    return sampled.result()
+
+
+class _Sampled:
+    """The candidate plans :func:`plan_count` has sampled, the cheapest of them, and whether sampling more is worth
+    it (``on_device(cost)``: see :func:`plan_count`; evaluations before ``free`` are not charged)."""
+
+    def __init__(self, sampler: Sampler, on_device: Callable[[float], bool]):
+        self.sampler, self.on_device = sampler, on_device
+        self.candidates: list[Candidate] = []
+        self.best: CountPlan | None = None
+        self.free = 0
+
+    def add(self, candidates: list[Candidate]) -> None:
+        if candidates:
+            self.candidates += candidates
+            found = _cheapest(self.sampler, candidates)
+            if self.best is None or found.cost < self.best.cost:
+                self.best = found
+
+    def spent(self) -> bool:
+        """Sampling more orders is worth at most a share of the work of the best plan found so far."""
+        assert self.best is not None
+        cost = self.best.cost
+        return (self.sampler.evaluations - self.free) * EVALUATION_COST > sampling_allowance(cost, self.on_device(cost))
+
+    def enough(self) -> bool:
+        """A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
+        enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query)."""
+        return self.best is not None and (self.best.cost < QUICK_COST or self.spent())
+
+    def result(self) -> CountPlan:
+        if self.best is None:
+            raise ValueError("a counting plan needs a query of two or more vertices")
+        return dataclasses.replace(self.best, plans_tried=len(self.candidates))
 
 
 def _cheapest(sampler: Sampler, candidates: list[Candidate]) -> CountPlan:
