@@ -2,8 +2,8 @@
 decide.
 
     python -m benchmarks run paired --tree base=/path/to/base-site --tree new=/path/to/new-site[:NAME=VALUE,...] \
-        [--tree base2=/path/to/base-site] --hprd tests/data/hprd --gmatch-test DIR --rounds 20 --backend cupy \
-        [--processes 3] [--stages]
+        [--tree base2=/path/to/base-site] --hprd tests/data/hprd --gmatch-test DIR [--dense-heavy DIR ...] \
+        --rounds 20 --backend cupy [--processes 3] [--stages]
 
 Each tree runs in ``--processes`` child processes of its own (its site folder first on ``PYTHONPATH``, its
 ``NAME=VALUE`` environment variables set), each holding the suite's data graph; the driver, which imports no
@@ -76,6 +76,10 @@ def suites(args: Any) -> dict[str, tuple[str, list[str]]]:
         d = Path(args.gmatch_test).resolve()
         names = sorted((d / "query_graph").glob("Q_*.graph"), key=lambda p: int(p.stem.split("_")[1]))
         out["gmatch-test"] = (str(d / "data.graph"), [str(p) for p in names][:args.limit])
+    for d in map(Path, args.dense_heavy or ()):
+        manifest = json.loads((d / "manifest.json").read_text())
+        out[f"dense-{d.resolve().name}"] = (str((d / manifest["data"]).resolve()),
+                                           [str((d / q["path"]).resolve()) for q in manifest["queries"]][:args.limit])
     return out
 
 
@@ -168,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="a tree: its name, the folder it is installed in, environment variables for it")
     p.add_argument("--hprd", help="HPRD's folder (data_graph/, query_graph/)")
     p.add_argument("--gmatch-test", help="gMatch's test suite folder (data.graph, query_graph/)")
+    p.add_argument("--dense-heavy", nargs="+", metavar="DIR",
+                   help="folders of benchmarks.dense_suites (a data graph and its manifest each)")
     p.add_argument("--limit", type=int, default=None, help="the first N queries of each suite")
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--processes", type=int, default=3, help="child processes per tree (default 3)")

@@ -6,13 +6,12 @@ gMatch's suite, HPRD's queries and the dense heavy suites under each configurati
     python -m benchmarks run plan-share --configs default= refine-on-device=engine.device-refine:0 \
         --gmatch-test .peers/gmatch-test --hprd 40 --backend cupy
 
-A configuration is the planner's ``PLAN_SHARE_DEVICE`` (:mod:`distsm.kernels.count_plan`; ``--shares``) or a set
-of engine options (``--configs LABEL=KEY:VALUE,...``, as ``distsm.options`` takes them; ``LABEL=`` alone: the
+A configuration is the planner's ``engine.plan-share-device`` (:mod:`distsm.kernels.count_plan`; ``--shares``) or a
+set of engine options (``--configs LABEL=KEY:VALUE,...``, as ``distsm.options`` takes them; ``LABEL=`` alone: the
 defaults).  Per query and configuration: one warm count, then ``--repeat`` counts (the median kept) and one
 ``distsm.explain`` for the stage times and the plans sampled; ``--rounds`` rounds, the configurations in reverse
 order every other round, the best median kept.  Counts must agree across configurations (and with the published
-ones of gMatch's suite and HPRD).  The share is a module constant, set here for the A/B; the engine reads it at each
-plan.
+ones of gMatch's suite and HPRD).
 """
 
 from __future__ import annotations
@@ -53,14 +52,9 @@ class Config:
 
     @contextmanager
     def applied(self) -> Iterator[None]:
-        kept = count_plan.PLAN_SHARE_DEVICE
-        if self.share is not None:
-            count_plan.PLAN_SHARE_DEVICE = self.share
-        try:
-            with distsm.options(self.options):
-                yield
-        finally:
-            count_plan.PLAN_SHARE_DEVICE = kept
+        share = {} if self.share is None else {"engine.plan-share-device": self.share}
+        with distsm.options({**self.options, **share}):
+            yield
 
 
 def _value(text: str) -> Any:

@@ -78,12 +78,18 @@ class EngineOptions:
     #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests); a
     #: shortcut's closed form (4-cycles, 5-paths) is taken unasked either way
     dfs_host: bool = False
+    #: walks a counting plan's sampler draws at most (its memory share may allow fewer)
+    plan_walks: int = 1024
+    #: sampling a plan bound for a device is worth at most this share of its work in NumPy's terms
+    plan_share_device: float = 0.025
 
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:
             raise ValueError(f"distsm.engine.host-chunk-bytes must be >= 1, got {self.host_chunk_bytes!r}")
+        if self.plan_walks < 1:
+            raise ValueError(f"distsm.engine.plan-walks must be >= 1, got {self.plan_walks!r}")
         for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "trial_host_entries", "device_refine",
-                     "dfs_selectivity"):
+                     "dfs_selectivity", "plan_share_device"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

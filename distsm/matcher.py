@@ -467,7 +467,7 @@ class Matcher:
 
     def _one(self, query: GraphLike, **opts: Any) -> QueryResult:
         timeout = opts.pop("timeout", None)
-        semantics = Semantics(opts.pop("induced"), opts.pop("homomorphism"), opts.pop("unique"))
+        semantics = Semantics.of(opts.pop("induced"), opts.pop("homomorphism"), opts.pop("unique"))
         result = self.submit([query], semantics=semantics, timeout=timeout, **opts)[0]
         if result.status == "timeout":
             raise TimeoutError(f"query {result.query} did not finish within timeout={timeout} seconds; its work "

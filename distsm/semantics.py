@@ -37,6 +37,20 @@ class Semantics:
     def as_dict(self) -> dict[str, bool]:
         return {"induced": self.induced, "homomorphism": self.homomorphism, "unique": self.unique}
 
+    @staticmethod
+    def of(induced: bool, homomorphism: bool, unique: bool) -> Semantics:
+        """The semantics of these flags: for plain bools, one shared instance per combination (the entry points
+        ask once a call, after checking their arguments: building and checking one anew cost a light count more
+        than the rest of its semantics), else a new one, checked as the constructor checks it."""
+        if type(induced) is bool and type(homomorphism) is bool and type(unique) is bool:
+            shared = _SHARED.get((induced, homomorphism, unique))
+            if shared is not None:
+                return shared
+        return Semantics(induced, homomorphism, unique)
+
 
 #: The default semantics: every embedding, non-induced, automorphic maps counted separately.
 EVERY_MATCH = Semantics()
+#: Every valid combination of the three flags (see :meth:`Semantics.of`).
+_SHARED = {(i, h, u): Semantics(i, h, u) for i in (False, True) for h in (False, True) for u in (False, True)
+           if not (u and h)}

@@ -55,10 +55,10 @@ PLAN_SHARE_DEVICE = 0.025
 DEVICE_SPEEDUP = 40.0
 
 
-def sampling_allowance(cost: float, on_device: bool) -> float:
+def sampling_allowance(cost: float, on_device: bool, device_share: float = PLAN_SHARE_DEVICE) -> float:
     """The sampling a plan of estimated work ``cost`` is worth, in the plans' cost units: :data:`PLAN_SHARE` of it
-    on the host, :data:`PLAN_SHARE_DEVICE` of its :func:`host_scale` on a device."""
-    return PLAN_SHARE_DEVICE * host_scale(cost, True) if on_device else PLAN_SHARE * cost
+    on the host, ``device_share`` of its :func:`host_scale` on a device."""
+    return device_share * host_scale(cost, True) if on_device else PLAN_SHARE * cost
 
 
 def host_scale(cost: float, on_device: bool) -> float:
@@ -239,12 +239,12 @@ Candidate = tuple[SampledOrder, int, list[list[int]]]
 
 def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: bool = False,
                trailing: frozenset[int] | None = None, start: int | None = None,
-               on_device: Callable[[float], bool] = lambda cost: False) -> CountPlan:
+               allowance: Callable[[float], float] = lambda cost: sampling_allowance(cost, False)) -> CountPlan:
     """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set, and
     ``start`` the core's first vertex (never trailing then: slices of a count restrict its images, which the core
-    join does at its first level).  ``on_device(cost)`` says whether a plan of that estimated cost will run on a
-    device, which spends :data:`DEVICE_SPEEDUP` times less time on it (and so is worth less sampling: see
-    :func:`sampling_allowance`).
+    join does at its first level).  ``allowance(cost)`` is the sampling a plan of that estimated cost is worth, in
+    the plans' cost units (:func:`sampling_allowance`: less for a plan bound for a device, which spends
+    :data:`DEVICE_SPEEDUP` times less time on it).
 
     Candidates, in the order they are sampled while the sampling is worth it: every split of a quick order of the
     whole query (chosen without sampling, :meth:`_Planning.quick_order`) and then of the sampled greedy order
@@ -258,7 +258,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return _cheapest(sampler, [q.core_plan(sampler, trailing)])
     # The quick order first: its sampling (a vertex a level) costs a fraction of the greedy order's (every vertex
     # that may follow, a level), and a plan bound for a device is most often worth no more (see _Sampled.spent).
-    sampled = _Sampled(sampler, on_device)
+    sampled = _Sampled(sampler, allowance)
     sampled.add(q.splits(sampler, q.quick_order()))
     if sampled.enough():
         return sampled.result()
@@ -277,10 +277,10 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
 
 class _Sampled:
     """The candidate plans :func:`plan_count` has sampled, the cheapest of them, and whether sampling more is worth
-    it (``on_device(cost)``: see :func:`plan_count`; evaluations before ``free`` are not charged)."""
+    it (``allowance(cost)``: see :func:`plan_count`; evaluations before ``free`` are not charged)."""
 
-    def __init__(self, sampler: Sampler, on_device: Callable[[float], bool]):
-        self.sampler, self.on_device = sampler, on_device
+    def __init__(self, sampler: Sampler, allowance: Callable[[float], float]):
+        self.sampler, self.allowance = sampler, allowance
         self.candidates: list[Candidate] = []
         self.best: CountPlan | None = None
         self.free = 0
@@ -295,8 +295,7 @@ class _Sampled:
     def spent(self) -> bool:
         """Sampling more orders is worth at most a share of the work of the best plan found so far."""
         assert self.best is not None
-        cost = self.best.cost
-        return (self.sampler.evaluations - self.free) * EVALUATION_COST > sampling_allowance(cost, self.on_device(cost))
+        return (self.sampler.evaluations - self.free) * EVALUATION_COST > self.allowance(self.best.cost)
 
     def enough(self) -> bool:
         """A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor

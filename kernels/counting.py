@@ -39,7 +39,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
 from distsm.kernels.ce_join import CoreOrder, walk_core
 from distsm.kernels.dfs import Breaking
-from distsm.kernels.count_plan import CountPlan, host_scale, plan_count
+from distsm.kernels.count_plan import CountPlan, host_scale, plan_count, sampling_allowance
 from distsm.kernels.engine import Control, Watch, check_pair, prepare, walk
 from distsm.kernels.explain import Explanation
 from distsm.kernels.index import DataIndex
@@ -369,10 +369,12 @@ class Count:
             return PlannedCount(NO_MATCH_AFTER_REFINEMENT, refiner=refiner.name)
         # The index and the candidates stay resident: the join and the count share what is left of the budget.
         parts = self.budget.after_index(on_host.nbytes, on_host_only)
+        opts = self.placement.options
         sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
-                          walks=parts.walks, control=self.control)
+                          walks=min(parts.walks, opts.plan_walks), control=self.control)
         plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
-                          start, on_device=lambda cost: self.placement.counts_on_device(cost, index))
+                          start, lambda cost: sampling_allowance(cost, self.placement.counts_on_device(cost, index),
+                                                                 opts.plan_share_device))
         runner = self.placement.count_side(plan.cost, index)
         parts = self.placement.chunked(runner, parts)
         ce = on_host if runner is host else built if refiner is runner else on_host.to_all(runner.backend.upload)

@@ -160,10 +160,13 @@ def label_share(idx: DataIndex, query: Graph) -> float:
         n = max(idx.n, 1)
         logs = _LOG_SHARES.put(idx, {int(x): math.log(int(v.shape[0]) / n) for x, v in idx.vertices_by_label.items()
                                      if v.shape[0]})
-    # Each vertex w stands in the arcs (u, w) as often as its degree: one share per vertex, weighted by it.
+    # Each vertex w stands in the arcs (u, w) as often as its degree: one share per vertex, weighted by it.  The
+    # degrees are read off the row pointers: a count's query is most often a fresh graph, whose cached degrees
+    # would cost more to store than this test takes.
     total = weight = 0.0
-    for x, d in zip(query.vertex_labels.tolist(), query.degrees.tolist()):
-        if d:
+    ptr = query.indptr.tolist()
+    for x, a, b in zip(query.vertex_labels.tolist(), ptr, ptr[1:]):
+        if d := b - a:
             if x not in logs:
                 return 0.0
             total += d * logs[x]

@@ -82,11 +82,12 @@ def test_plan_share_counts_each_query_alike_under_every_share_and_restores_the_p
     for i, name in enumerate(names):
         shutil.copy(common.hprd_query_path(name), suite / "query_graph" / f"Q_{i}.graph")
     (suite / "expected_output.txt").write_text("\n".join(str(common.hprd_expected()[n]) for n in names) + "\n")
-    kept = count_plan.PLAN_SHARE_DEVICE
     out = tmp_path / "plan_share.json"
     plan_share.main(["--shares", "0.5", "0.005", "--gmatch-test", str(suite), "--backend", "numpy", "--repeat", "1",
                      "--out", str(out)])
-    assert count_plan.PLAN_SHARE_DEVICE == kept
+    from distsm.config import engine_options
+
+    assert engine_options().plan_share_device == count_plan.PLAN_SHARE_DEVICE  # the configuration was undone
     record = json.loads(out.read_text())
     rows = record["suites"]["gmatch-test"]
     assert sorted(rows) == ["Q_0", "Q_1"]

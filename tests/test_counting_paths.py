@@ -721,10 +721,10 @@ def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed,
         assert decisions(device, device.index(data), query, opts, budget)[0] == expected
         return
     # Without trials queries this small take the planner's path too.  A plan bound for a device is worth less
-    # sampling (count_plan.PLAN_SHARE_DEVICE), which may stop its search before NumPy's: with the two allowances
-    # made equal, the plans must be the same (seed=1, n=32 found the device stopping at a core of 5 against 4).
+    # sampling (engine.plan-share-device), which may stop its search before NumPy's: with the two allowances made
+    # equal, the plans must be the same (seed=1, n=32 found the device stopping at a core of 5 against 4).
     equal_share = count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP
-    with distsm.options(NO_TRIALS), patch.object(count_plan, "PLAN_SHARE_DEVICE", equal_share):
+    with distsm.options({**NO_TRIALS, "engine.plan-share-device": equal_share}):
         # The caller's budget holds on both sides: a device whose budget cannot hold the index does not count on
         # its host under another budget, it takes the general join as NumPy does.
         want = decisions(NUMPY, data, query, opts, budget)
@@ -934,7 +934,8 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
     sampled = []
     for on_device in (False, True):
         sampler = Sampler(NUMPY, query, ce, homomorphism=False)
-        plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost, d=on_device: d)
+        plan = count_plan.plan_count(query, sampler, sizes,
+                                     allowance=lambda cost, d=on_device: count_plan.sampling_allowance(cost, d))
         counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
         assert sum(counter.count(t) for t in walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 26,
                                                        True)) == expected
@@ -965,7 +966,8 @@ def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_
     monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e12)
     monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
     sampler = Sampler(NUMPY, query, ce, homomorphism=False)
-    plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost: True)
+    plan = count_plan.plan_count(query, sampler, sizes,
+                                 allowance=lambda cost: count_plan.sampling_allowance(cost, True))
     assert sampler.evaluations == query.n - 1
     assert plan.core == tuple(quick[:len(plan.core)])
     expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
@@ -976,8 +978,8 @@ def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_
                                                    True)) == expected > 0
 
 
-def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale(monkeypatch):
-    """Sampling stops at PLAN_SHARE of the best plan's work on the host and at PLAN_SHARE_DEVICE of that work over
+def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale():
+    """Sampling stops at PLAN_SHARE of the best plan's work on the host and at the device's share of that work over
     DEVICE_SPEEDUP on a device: with the device's share set to PLAN_SHARE * DEVICE_SPEEDUP both sample alike and
     pick the same plan; with the default share the device samples less."""
     from distsm.kernels import candidate_edges, count_plan
@@ -991,13 +993,12 @@ def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale(monkeypatch
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
 
-    def planned(on_device: bool) -> tuple[int, count_plan.CountPlan]:
+    def planned(on_device: bool, share: float = count_plan.PLAN_SHARE_DEVICE) -> tuple[int, count_plan.CountPlan]:
         sampler = Sampler(NUMPY, query, ce, homomorphism=False)
-        plan = count_plan.plan_count(query, sampler, sizes, on_device=lambda cost: on_device)
+        plan = count_plan.plan_count(query, sampler, sizes,
+                                     allowance=lambda cost: count_plan.sampling_allowance(cost, on_device, share))
         return sampler.evaluations, plan
 
     host = planned(False)
-    monkeypatch.setattr(count_plan, "PLAN_SHARE_DEVICE", count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP)
-    assert planned(True) == host
-    monkeypatch.setattr(count_plan, "PLAN_SHARE_DEVICE", count_plan.PLAN_SHARE)
-    assert planned(True)[0] < host[0]
+    assert planned(True, count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP) == host
+    assert planned(True, count_plan.PLAN_SHARE)[0] < host[0]

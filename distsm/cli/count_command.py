@@ -35,7 +35,7 @@ def run_count(args: argparse.Namespace) -> int:
         if not args.data or not args.queries:
             raise UsageError("count needs DATA and at least one QUERY (or --example)")
         data_path, query_args = args.data, args.queries
-    sem = Semantics(args.induced, args.homomorphism, args.unique)
+    sem = Semantics.of(args.induced, args.homomorphism, args.unique)
     if args.explain and (_wants_cluster(args) or args.partitions is not None):
         raise UsageError("--explain explains one in-process join: drop --partitions and the cluster options")
     if _wants_cluster(args):
