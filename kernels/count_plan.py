@@ -49,6 +49,10 @@ PLAN_SHARE = 0.25
 #: far more than DEVICE_SPEEDUP times faster than NumPy, so at PLAN_SHARE a heavy query's sampling took most of its
 #: time there (``benchmarks run plan-share`` compares shares side by side).
 PLAN_SHARE_DEVICE = 0.025
+#: Walks the quick order is sampled with, and every plan whose sampling is not worth a greedy order of the whole
+#: query at the sampler's full count (:func:`plan_count`): on the GPU machine, fewer walks cost the planner less
+#: than they cost the plans (``benchmarks run paired`` with ``engine.plan-walks``; benchmarks/README.md).
+QUICK_WALKS = 256
 #: How much faster than NumPy a device runs a plan's work: a plan bound for the device is worth that much less
 #: sampling (dense 32-vertex HPRD queries against NumPy: benchmarks/README.md, 'Measurements behind the engine's
 #: settings').
@@ -79,6 +83,7 @@ class CountPlan:
     trailing_work: float                         # estimated set entries read per core match
     cost: float
     plans_tried: int = field(default=0, compare=False)
+    walks: int = field(default=0, compare=False)  # the sampler's walks when it was estimated
 
     @property
     def order(self) -> tuple[int, ...]:
@@ -249,7 +254,11 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     Candidates, in the order they are sampled while the sampling is worth it: every split of a quick order of the
     whole query (chosen without sampling, :meth:`_Planning.quick_order`) and then of the sampled greedy order
     whose suffix is a valid trailing set (a vertex with a large fan-out may be better joined last than left in a
-    core it would blow up); for every maximal trailing set, the sampled greedy order of its core."""
+    core it would blow up); for every maximal trailing set, the sampled greedy order of its core.
+
+    The sample follows the count it plans: the quick order is sampled with :data:`QUICK_WALKS` walks, and the
+    sampler's full count of walks is drawn (the quick order sampled again with them) only for a plan whose sampling
+    is worth a greedy order of the whole query at that count."""
     q = _Planning(query, sizes, homomorphism, start)
     if trailing is not None:
         if trailing not in q.trailing_sets():
@@ -258,14 +267,20 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return _cheapest(sampler, [q.core_plan(sampler, trailing)])
     # The quick order first: its sampling (a vertex a level) costs a fraction of the greedy order's (every vertex
     # that may follow, a level), and a plan bound for a device is most often worth no more (see _Sampled.spent).
+    full = sampler.walks
+    sampler.draw(QUICK_WALKS)
     sampled = _Sampled(sampler, allowance)
     sampled.add(q.splits(sampler, q.quick_order()))
     if sampled.enough():
         return sampled.result()
-    # Past it, the quick order is not held against the sampling that follows: it would cut short the search for
-    # a better plan of exactly the heavy queries that are worth one.
-    sampled.free = sampler.evaluations
-    sampled.add(q.splits(sampler))
+    sampled = sampled.orders(q)
+    # A greedy order at the full count costs about full / QUICK_WALKS times the evaluations it makes.
+    if full > sampler.walks and sampled.worth(query.n * (query.n - 1) // 2 * full // sampler.walks):
+        # Estimates of different sample sizes are not compared: both orders are sampled again.
+        sampler.draw(full)
+        sampled = _Sampled(sampler, allowance)
+        sampled.add(q.splits(sampler, q.quick_order()))
+        sampled = sampled.orders(q)
     if sampled.enough():
         return sampled.result()
     for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
@@ -297,6 +312,19 @@ class _Sampled:
         assert self.best is not None
         return (self.sampler.evaluations - self.free) * EVALUATION_COST > self.allowance(self.best.cost)
 
+    def orders(self, q: _Planning) -> _Sampled:
+        """These candidates and every split of the sampled greedy order of the whole query.  The quick order's
+        evaluations are not held against the greedy order's: that would cut short the search for a better plan of
+        exactly the heavy queries that are worth one."""
+        self.free = self.sampler.evaluations
+        self.add(q.splits(self.sampler))
+        return self
+
+    def worth(self, evaluations: int) -> bool:
+        """Whether the best plan found so far is worth that many more evaluations."""
+        assert self.best is not None
+        return evaluations * EVALUATION_COST <= self.allowance(self.best.cost)
+
     def enough(self) -> bool:
         """A plan that cheap, or one whose sampling so far is all it is worth, is not worth the greedy order, nor
         enumerating the trailing sets (about as long as sampling the whole order on a 16-vertex query)."""
@@ -319,7 +347,7 @@ def _cheapest(sampler: Sampler, candidates: list[Candidate]) -> CountPlan:
             index_of = {t.vertex: i for i, t in enumerate(trailing)}
             best = CountPlan(tuple(sampled.order[:k]), tuple(sampled.steps[:k - 1]), tuple(trailing),
                              tuple(tuple(index_of[j] for j in g) for g in groups),
-                             tuple(sampled.estimates[:k]), work, cost, len(candidates))
+                             tuple(sampled.estimates[:k]), work, cost, len(candidates), sampler.walks)
     if best is None:
         raise ValueError("a counting plan needs a query of two or more vertices")
     return best

@@ -42,7 +42,7 @@ class Sampler:
         # Large queries are sampled for seconds: a cancelled count stops at the next evaluation.
         self.control = control
         self.homomorphism = homomorphism
-        self.walks = walks
+        self.walks = self.most_walks = walks
         self.seed = seed
         self.adj = query_adjacency(query)
         self.labels = [int(x) for x in query.vertex_labels]
@@ -51,6 +51,15 @@ class Sampler:
         # score (mean set size, Extension, work per row).  See core_order.
         self._walks: dict[tuple[int, ...], tuple[Any, Any]] = {}
         self._scores: dict[tuple[tuple[int, ...], int], tuple[float, Extension, float]] = {}
+
+    def draw(self, walks: int) -> None:
+        """Draw ``walks`` walks from now on (at most those the sampler was made with); the walks and scores kept per
+        order prefix are dropped with the old count, and evaluations go on counting."""
+        walks = min(walks, self.most_walks)
+        if walks != self.walks:
+            self.walks = walks
+            self._walks.clear()
+            self._scores.clear()
 
     def arc_from(self, w: int, u: int, e_from_u: int) -> tuple[int, int, int]:
         return (w, u, e_from_u ^ 1 if self.query.directed else e_from_u)

@@ -978,6 +978,43 @@ def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_
                                                    True)) == expected > 0
 
 
+def test_the_sample_grows_with_what_the_plan_is_worth(monkeypatch):
+    """The quick and greedy orders are sampled with QUICK_WALKS walks; only a plan whose sampling is worth a greedy
+    order at the sampler's full count (its evaluations scaled by the walks) is sampled again with all of them.
+    Either way the plan counts exactly, and a fixed seed gives the same plan twice."""
+    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels.ce_join import CoreOrder, walk_core
+    from distsm.kernels.sampling import Sampler
+    from distsm.kernels.trailing import TrailingCounter
+
+    data, query = make_case(3, 30, 0.3, 1, 1, False, 6, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    sizes = [int(c.shape[0]) for c in ce.candidates]
+    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
+    monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
+    monkeypatch.setattr(count_plan, "MAX_SAMPLED", 2)
+    monkeypatch.setattr(count_plan, "QUICK_WALKS", 64)
+
+    def planned(worth: float) -> tuple[count_plan.CountPlan, Sampler]:
+        sampler = Sampler(NUMPY, query, ce, homomorphism=False, walks=512)
+        # An allowance that never runs out, at `worth` times the evaluations of one greedy order at 512 walks.
+        greedy_at_full = query.n * (query.n - 1) // 2 * 512 // 64 * count_plan.EVALUATION_COST
+        plan = count_plan.plan_count(query, sampler, sizes, allowance=lambda cost: worth * greedy_at_full)
+        counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
+        assert sum(counter.count(t) for t in walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 26,
+                                                       True)) == expected > 0
+        return plan, sampler
+
+    light, light_sampler = planned(0.9)
+    assert light.walks == light_sampler.walks == 64
+    heavy, heavy_sampler = planned(1.0)
+    assert heavy.walks == heavy_sampler.walks == 512
+    # The heavy plan sampled both orders twice: at 64 walks and again at 512.
+    assert heavy_sampler.evaluations > light_sampler.evaluations
+    assert planned(1.0)[0] == heavy
+
+
 def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale():
     """Sampling stops at PLAN_SHARE of the best plan's work on the host and at the device's share of that work over
     DEVICE_SPEEDUP on a device: with the device's share set to PLAN_SHARE * DEVICE_SPEEDUP both sample alike and
