@@ -382,8 +382,9 @@ class Count:
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
                      len(plan.core), len(plan.trailing), plan.cost, runner.name)
         return PlannedCount(f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing "
-                            f"vertices counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g} by {plan.walks} "
-                            f"walks; refined on {refiner.name})", plan, runner, ce, parts, refined, refiner.name, ce.passes)
+                            f"vertices counted from set sizes, on {runner.name} (estimated work {plan.cost:.3g} by "
+                            f"{plan.walks} walks; refined on {refiner.name})", plan, runner, ce, parts, refined,
+                            refiner.name, ce.passes)
 
     # ------------------------------------------------------------------ run
     def run(self, planned: PlannedCount, allowed: Mapping[int, Allowed] | None = None) -> int:
