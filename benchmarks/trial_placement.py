@@ -9,10 +9,12 @@ of ``--max-entries``) and onto the device (no trial on the host), each explained
 warm-up; a query is kept where both ran the join to its end (the device's trial allowance stops heavy ones, which
 are planned instead) and read at most ``--max-entries`` adjacency entries.  The fit, over every query kept:
 
-* the allowance per query vertex of the host's first trial that minimises the summed time of every query kept,
-  a query taking its host join's time where that reads at most the allowance, else the share of it up to the
-  allowance plus its device join (:func:`judge`), with the geometric mean of each query's time over its faster
-  side's, and the same on each suite alone, so that a value that suits one graph only shows;
+* the allowance per query vertex of the host's first trial, and the most candidates in all (the filter's, known
+  before any trial) of a query the host tries first, that together minimise the summed time of every query kept: a
+  query tried first on the host takes its host join's time where that reads at most the allowance, else the share
+  of it up to the allowance plus its device join; any other query its device join (:func:`judge`); with the
+  geometric mean of each query's time over its faster side's, and the same on each suite alone, so that a value
+  that suits one graph only shows;
 * for reference, a cost model: the host reads ``R_h`` entries per second, the device's join takes ``c + a * n + E
   / R_d`` seconds for ``n`` query vertices and ``E`` entries (least squares), and the host is the faster below
   about ``R_h * (c + a * n)`` entries.
@@ -40,7 +42,7 @@ def _join(data: Any, query: Any, settings: dict[str, Any], repeat: int) -> dict[
     if last.path != "general" or not last.join_runner or "join" not in last.seconds:
         return None
     return {"runner": last.join_runner, "entries": last.join_entries, "count": last.count,
-            "seconds": statistics.median(r.seconds["join"] for r in runs)}
+            "candidates": sum(last.candidates), "seconds": statistics.median(r.seconds["join"] for r in runs)}
 
 
 def measure(suite: peers.Suite, repeat: int, max_entries: float) -> list[dict[str, Any]]:
@@ -55,7 +57,8 @@ def measure(suite: peers.Suite, repeat: int, max_entries: float) -> list[dict[st
         host = _join(data, query, {"engine.trial-entries": per_vertex, "engine.trial-host-entries": per_vertex},
                      repeat)
         device = _join(data, query, {"engine.trial-host-entries": 0}, repeat)
-        row = {"suite": suite.name, "query": q.name, "n": query.n, "edges": query.m, "host": host, "device": device}
+        row = {"suite": suite.name, "query": q.name, "n": query.n, "edges": query.m, "host": host, "device": device,
+               "candidates": (device or host or {}).get("candidates")}
         kept = (host is not None and device is not None and host["runner"] == "numpy" and device["runner"] == "cupy"
                 and host["entries"] <= max_entries)
         if kept:
@@ -73,25 +76,33 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
     kept = [r for r in rows if r["kept"]]
     if len(kept) < 3:
         return {"queries": len(kept), "note": "fewer than 3 queries ran the join on both sides"}
-    candidates = sorted({0} | {-(-r["host"]["entries"] // r["n"]) for r in kept})
-    best = min(candidates, key=lambda pv: judge(kept, pv)["rule_s"])
+    allowances = sorted({0} | {-(-r["host"]["entries"] // r["n"]) for r in kept})
+    # Runs before the candidate limit recorded no candidates: every query then passes it.
+    limits = sorted({_candidates(r) for r in kept})
+    best, limit = min(((pv, c) for pv in allowances for c in limits), key=lambda pc: (judge(kept, *pc)["rule_s"], pc))
     rates = [r["host"]["entries"] / r["host"]["seconds"] for r in kept if r["host"]["seconds"] >= 1e-3]
     terms = np.array([[1.0, r["n"], r["device"]["entries"]] for r in kept])
     (const, per_vertex, per_entry), *_ = np.linalg.lstsq(terms, np.array([r["device"]["seconds"] for r in kept]),
                                                          rcond=None)
-    return {"queries": len(kept), "trial_host_entries": best, "rule": judge(kept, best),
+    return {"queries": len(kept), "trial_host_entries": best, "trial_host_candidates": limit,
+            "rule": judge(kept, best, limit),
             "host_entries_per_s": statistics.median(rates) if rates else None, "device_s": float(const),
             "device_s_per_vertex": float(per_vertex), "device_s_per_entry": float(per_entry)}
 
 
-def judge(kept: list[dict[str, Any]], per_vertex_entries: float) -> dict[str, float]:
-    """Summed seconds of the rule with this allowance per query vertex (0: no trial on the host), of the faster
-    side per query and of either side alone, and the geometric mean of each query's time under the rule over its
-    faster side's."""
+def _candidates(row: dict[str, Any]) -> int:
+    return row.get("candidates") or 0
+
+
+def judge(kept: list[dict[str, Any]], per_vertex_entries: float,
+          most_candidates: float = float("inf")) -> dict[str, float]:
+    """Summed seconds of the rule with this allowance per query vertex (0: no trial on the host) for queries with
+    at most ``most_candidates`` candidates (the others go to the device at once), of the faster side per query and
+    of either side alone, and the geometric mean of each query's time under the rule over its faster side's."""
     rule, logs = 0.0, 0.0
     for r in kept:
         h, d = r["host"], r["device"]
-        allowance = per_vertex_entries * r["n"]
+        allowance = per_vertex_entries * r["n"] if _candidates(r) <= most_candidates else 0
         took = h["seconds"] if h["entries"] <= allowance else h["seconds"] * allowance / h["entries"] + d["seconds"]
         rule += took
         logs += float(np.log(took / min(h["seconds"], d["seconds"])))

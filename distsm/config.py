@@ -69,6 +69,9 @@ class EngineOptions:
     #: adjacency entries per query vertex a device backend's first trial on its host may read: about what the host
     #: reads in the time the device's join of a light query takes (benchmarks/trial_placement.py measures both)
     trial_host_entries: int
+    #: ... and only for queries whose filter left at most this many candidates in all (past it the host's trial
+    #: seldom finishes and costs the device's join its own time: benchmarks/trial_placement.py fits both)
+    trial_host_candidates: int
     #: adjacency entries above which a device backend refines candidates on the device instead of the host
     device_refine: int
     #: bytes one chunk of a core join or trailing count on the host may hold
@@ -88,8 +91,8 @@ class EngineOptions:
             raise ValueError(f"distsm.engine.host-chunk-bytes must be >= 1, got {self.host_chunk_bytes!r}")
         if self.plan_walks < 1:
             raise ValueError(f"distsm.engine.plan-walks must be >= 1, got {self.plan_walks!r}")
-        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "trial_host_entries", "device_refine",
-                     "dfs_selectivity", "plan_share_device"):
+        for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "trial_host_entries",
+                     "trial_host_candidates", "device_refine", "dfs_selectivity", "plan_share_device"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

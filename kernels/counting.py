@@ -214,7 +214,7 @@ class Count:
             return self.general(reason)
         if path != "auto" or not trials:
             return None
-        for trial in self.placement.trials(self.scan, self.target.query.n):
+        for trial in self.placement.trials(self.scan, self.target.query.n, sum(int(c.shape[0]) for c in cands)):
             total = self._join(trial.runner, trial)
             if total is not None:
                 if self.explain is None:

@@ -138,14 +138,16 @@ class Placement:
             return self.decide("filter", self.host, f"{pools} label-pool vertices, at most {HOST_FILTER_VERTICES}")
         return self.decide("filter", self.device, f"{pools} label-pool vertices, over {HOST_FILTER_VERTICES}")
 
-    def trials(self, scan: Lazy, query_vertices: int) -> list[Trial]:
+    def trials(self, scan: Lazy, query_vertices: int, candidates: int) -> list[Trial]:
         """The trial general joins, in order.
 
         The planner's own cost grows with the query, so the least allowance is ``trial-entries`` per query vertex.
-        A device backend tries its host first only when refinement would scan no more than that (a small query on
-        a small neighbourhood: the device would spend more on launches than on the join).  A device that reads the
-        adjacency over the bus leaves the trial to its host, which reads the same memory directly.  The ratios are
-        measured settings (benchmarks/README.md, 'Measurements behind the engine's settings')."""
+        A device backend tries its host first only when refinement would scan no more than that and the filter left
+        at most ``trial-host-candidates`` candidates in all (a small query on a small neighbourhood: the device
+        would spend more on launches than on the join; past that many candidates the host's trial seldom finishes
+        and only delays the device's join).  A device that reads the adjacency over the bus leaves the trial to its
+        host, which reads the same memory directly.  The ratios and limits are measured settings
+        (benchmarks/README.md, 'Measurements behind the engine's settings')."""
         opts = self.options
         least = opts.trial_entries * query_vertices
         device, host = self.device.backend, self.host.backend
@@ -153,7 +155,7 @@ class Placement:
             trials = [Trial(host, least, opts.trial_ratio_host, scan)]
         else:
             trials = [Trial(device, least, opts.trial_ratio_device, scan)]
-            if self.twin and scan() <= least:
+            if self.twin and candidates <= opts.trial_host_candidates and scan() <= least:
                 trials.insert(0, Trial(host, opts.trial_host_entries * query_vertices, 0.0, scan))
         return [t for t in trials if t.least > 0 or t.ratio > 0]
 

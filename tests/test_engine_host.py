@@ -17,6 +17,7 @@ from hypothesis_settings import scaled
 from oracles import brute_force, make_case
 
 import distsm
+from distsm.config import engine_options
 from distsm.kernels import array_backend, counting, engine, get_backend, vertex_sets
 from distsm.kernels.budget import BudgetPlan
 from distsm.kernels.candidate_edges import query_arcs, scan_entries
@@ -190,7 +191,8 @@ PLACEMENT_OPTIONS = st.fixed_dictionaries({
     "engine.trial-entries": st.sampled_from([0, 1, 64, 1 << 20]),
     "engine.trial-ratio-device": st.sampled_from([0.0, 0.01, 16.0]),
     "engine.device-refine": st.sampled_from([0, 1 << 22]),
-    "engine.trial-host-entries": st.sampled_from([0, 1, 600, 1 << 20])})
+    "engine.trial-host-entries": st.sampled_from([0, 1, 600, 1 << 20]),
+    "engine.trial-host-candidates": st.sampled_from([0, 2048, 1 << 30])})
 
 
 @SETTINGS
@@ -206,16 +208,36 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
                              budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
     for runner, allowance, _read in report.trials:
-        # The host's trial gets its own allowance per query vertex, and none when the index was built on the
-        # device.  (What a stopped trial read is past its allowance, or less where it stopped before a level that
-        # must pass it.)
+        # The host's trial gets its own allowance per query vertex, only for queries with few candidates, and none
+        # when the index was built on the device.  (What a stopped trial read is past its allowance, or less where
+        # it stopped before a level that must pass it.)
         assert (runner == "numpy" and allowance == settings["engine.trial-host-entries"] * query.n
-                and not prebuilt) or \
+                and sum(report.candidates) <= settings["engine.trial-host-candidates"] and not prebuilt) or \
             runner == "posing-device"
     if report.path == "trailing":
         # Past device-refine entries (and always without a host twin) the device refines.
         on_device = prebuilt or (settings["engine.device-refine"] == 0 and scan_of(data, query) > 0)
         assert report.reason.endswith(f"refined on {'posing-device' if on_device else 'numpy'})"), report.reason
+
+
+def test_the_hosts_first_trial_takes_queries_with_few_candidates_only():
+    """A device tries its host first only where the filter left at most ``engine.trial-host-candidates`` candidates
+    in all; the count is the same either way."""
+    data, query = make_case(0, 20, 0.3, 1, 1, False, 4, False)
+    runs = {}
+    for limit in ("default", 0):
+        device, report = PosingDevice(), Explanation()
+        settings = {"engine.trial-entries": 1 << 20, "engine.trial-host-entries": 600}
+        if limit == 0:
+            settings["engine.trial-host-candidates"] = 0
+        with distsm.options(settings):
+            got = counting.count(device, data, counting.Target(query, MatchOptions()), budget=1 << 26,
+                                 explain=report)
+        runs[limit] = (got, [runner for runner, _, _ in report.trials], sum(report.candidates))
+    (got, runners, candidates), (got0, runners0, _) = runs["default"], runs[0]
+    assert got == got0 == len(brute_force(data, query))
+    assert 0 < candidates <= engine_options().trial_host_candidates and runners[0] == "numpy"
+    assert "numpy" not in runners0
 
 
 def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):

@@ -41,3 +41,20 @@ def test_a_host_slower_on_every_query_gets_no_trial():
 
 def test_too_few_queries_fit_nothing():
     assert "note" in fit(rows(1.2e7, 4e-4, 5e-5, 1 / 4e10)[:2])
+
+
+def test_the_fit_sends_queries_with_many_candidates_to_the_device():
+    """Where the host is faster on queries with few candidates and slower on those with many, the fit picks a
+    candidate limit between them, and the rule beats the best single allowance."""
+    given = []
+    for i in range(20):
+        few = i % 2 == 0
+        entries = 2_000 if few else 40_000
+        given.append({"kept": True, "n": 16, "candidates": 500 + i if few else 5_000 + i,
+                      "host": {"entries": entries, "seconds": 4e-4 if few else 4e-3},
+                      "device": {"entries": entries, "seconds": 1.2e-3}})
+    found = fit(given)
+    assert 518 <= found["trial_host_candidates"] < 5_000
+    assert found["trial_host_entries"] * 16 >= 2_000
+    assert found["rule"]["rule_s"] == pytest.approx(found["rule"]["best_s"])
+    assert found["rule"]["rule_s"] < min(judge([r for r in given if r["kept"]], pv)["rule_s"] for pv in (0, 125, 2_500))
