@@ -54,8 +54,8 @@ def measure(suite: peers.Suite, repeat: int, max_entries: float) -> list[dict[st
     for q in suite.queries:
         query = distsm.read_graph(q.path)
         per_vertex = int(max_entries) // query.n + 1  # past it the host's trial stops and the device counts
-        host = _join(data, query, {"engine.trial-entries": per_vertex, "engine.trial-host-entries": per_vertex},
-                     repeat)
+        host = _join(data, query, {"engine.trial-entries": per_vertex, "engine.trial-host-entries": per_vertex,
+                                   "engine.trial-host-candidates": 1 << 62}, repeat)
         device = _join(data, query, {"engine.trial-host-entries": 0}, repeat)
         row = {"suite": suite.name, "query": q.name, "n": query.n, "edges": query.m, "host": host, "device": device,
                "candidates": (device or host or {}).get("candidates")}

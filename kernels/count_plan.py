@@ -42,27 +42,35 @@ MAX_SAMPLED = 12
 QUICK_COST = 1e6
 #: One sampled extension (a candidate vertex tried at one level of a greedy order over the walks), in the plans'
 #: cost units (a quarter of a millisecond of NumPy, like this many entries of a join); sampling stops once it has
-#: cost more than PLAN_SHARE of the best plan found (PLAN_SHARE_DEVICE on a device: see sampling_allowance).
+#: cost more than PLAN_SHARE of the best plan found on the host, and on a device more than PLAN_SHARE_DEVICE of the
+#: time the plan's work is predicted to take there (see sampling_allowance).
 EVALUATION_COST = 3e4
 PLAN_SHARE = 0.25
-#: ... and of a plan bound for a device, of its work divided by DEVICE_SPEEDUP: the device's kernels run dense plans
-#: far more than DEVICE_SPEEDUP times faster than NumPy, so at PLAN_SHARE a heavy query's sampling took most of its
-#: time there (``benchmarks run plan-share`` compares shares side by side).
-PLAN_SHARE_DEVICE = 0.025
+PLAN_SHARE_DEVICE = 1.0
+#: A plan's core join and trailing count on a device take its estimated work over DEVICE_WORK_PER_S seconds, past
+#: a few milliseconds of launches that no plan avoids: fitted to H200 stage times of gMatch's suite and two generated
+#: dense suites, within a factor of three either way (a unit of work runs there some 1,000 times faster than on NumPy
+#: in trailing counts, ten times in core joins).
+DEVICE_WORK_PER_S = 1.5e11
+#: Seconds of NumPy per unit of the plans' cost (an evaluation costs EVALUATION_COST of them).
+HOST_SECONDS_PER_UNIT = 2.5e-4 / EVALUATION_COST
 #: Walks the quick order is sampled with, and every plan whose sampling is not worth a greedy order of the whole
 #: query at the sampler's full count (:func:`plan_count`): on the GPU machine, fewer walks cost the planner less
 #: than they cost the plans (``benchmarks run paired`` with ``engine.plan-walks``; benchmarks/README.md).
 QUICK_WALKS = 256
-#: How much faster than NumPy a device runs a plan's work: a plan bound for the device is worth that much less
-#: sampling (dense 32-vertex HPRD queries against NumPy: benchmarks/README.md, 'Measurements behind the engine's
-#: settings').
+#: How much faster than NumPy a device runs a plan's work, as the cluster's split decisions weigh it
+#: (:func:`host_scale`; dense 32-vertex HPRD queries against NumPy: benchmarks/README.md, 'Measurements behind the
+#: engine's settings').
 DEVICE_SPEEDUP = 40.0
 
 
 def sampling_allowance(cost: float, on_device: bool, device_share: float = PLAN_SHARE_DEVICE) -> float:
     """The sampling a plan of estimated work ``cost`` is worth, in the plans' cost units: :data:`PLAN_SHARE` of it
-    on the host, ``device_share`` of its :func:`host_scale` on a device."""
-    return device_share * host_scale(cost, True) if on_device else PLAN_SHARE * cost
+    on the host, and on a device the NumPy time of ``device_share`` of the time its work takes there
+    (:data:`DEVICE_WORK_PER_S`)."""
+    if on_device:
+        return device_share * cost / DEVICE_WORK_PER_S / HOST_SECONDS_PER_UNIT
+    return PLAN_SHARE * cost
 
 
 def host_scale(cost: float, on_device: bool) -> float:
@@ -248,8 +256,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     """The cheapest :class:`CountPlan` (see the module docstring); ``trailing`` forces that trailing set, and
     ``start`` the core's first vertex (never trailing then: slices of a count restrict its images, which the core
     join does at its first level).  ``allowance(cost)`` is the sampling a plan of that estimated cost is worth, in
-    the plans' cost units (:func:`sampling_allowance`: less for a plan bound for a device, which spends
-    :data:`DEVICE_SPEEDUP` times less time on it).
+    the plans' cost units (:func:`sampling_allowance`: for a plan bound for a device, a share of the time it is
+    predicted to take there).
 
     Candidates, in the order they are sampled while the sampling is worth it: every split of a quick order of the
     whole query (chosen without sampling, :meth:`_Planning.quick_order`) and then of the sampled greedy order

@@ -723,7 +723,7 @@ def test_a_device_backend_gets_the_plan_numpy_gets(seed, n, p, vl, el, directed,
     # Without trials queries this small take the planner's path too.  A plan bound for a device is worth less
     # sampling (engine.plan-share-device), which may stop its search before NumPy's: with the two allowances made
     # equal, the plans must be the same (seed=1, n=32 found the device stopping at a core of 5 against 4).
-    equal_share = count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP
+    equal_share = count_plan.PLAN_SHARE * count_plan.DEVICE_WORK_PER_S * count_plan.HOST_SECONDS_PER_UNIT
     with distsm.options({**NO_TRIALS, "engine.plan-share-device": equal_share}):
         # The caller's budget holds on both sides: a device whose budget cannot hold the index does not count on
         # its host under another budget, it takes the general join as NumPy does.
@@ -918,7 +918,7 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
 
 def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypatch):
     """A device runs a plan's work many times faster than NumPy, so a plan bound for it is worth less sampling:
-    with the device's speed-up made huge, sampling stops after the quick order's splits; both plans count
+    with the device's predicted time made tiny, sampling stops after the quick order's splits; both plans count
     exactly."""
     from distsm.kernels import candidate_edges, count_plan
     from distsm.kernels.ce_join import CoreOrder, walk_core
@@ -930,7 +930,7 @@ def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypat
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
     expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
-    monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e6)
+    monkeypatch.setattr(count_plan, "DEVICE_WORK_PER_S", 1e18)
     sampled = []
     for on_device in (False, True):
         sampler = Sampler(NUMPY, query, ce, homomorphism=False)
@@ -963,7 +963,7 @@ def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_
     greedy = Sampler(NUMPY, query, ce, homomorphism=False)
     greedy.core_order(frozenset(range(query.n)), quick[0])
     assert greedy.evaluations > query.n - 1
-    monkeypatch.setattr(count_plan, "DEVICE_SPEEDUP", 1e12)
+    monkeypatch.setattr(count_plan, "DEVICE_WORK_PER_S", 1e24)
     monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
     sampler = Sampler(NUMPY, query, ce, homomorphism=False)
     plan = count_plan.plan_count(query, sampler, sizes,
@@ -1015,16 +1015,16 @@ def test_the_sample_grows_with_what_the_plan_is_worth(monkeypatch):
     assert planned(1.0)[0] == heavy
 
 
-def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale():
-    """Sampling stops at PLAN_SHARE of the best plan's work on the host and at the device's share of that work over
-    DEVICE_SPEEDUP on a device: with the device's share set to PLAN_SHARE * DEVICE_SPEEDUP both sample alike and
-    pick the same plan; with the default share the device samples less."""
+def test_a_device_plan_samples_its_share_of_the_time_it_is_predicted_to_take():
+    """Sampling stops at PLAN_SHARE of the best plan's work on the host, and on a device at the device's share of
+    the time the plan's work is predicted to take there, in NumPy's units: with that share set to match the host's
+    both sample alike and pick the same plan; with the default share the device samples less."""
     from distsm.kernels import candidate_edges, count_plan
     from distsm.kernels.sampling import Sampler
 
     assert count_plan.sampling_allowance(1e9, False) == count_plan.PLAN_SHARE * 1e9
     assert count_plan.sampling_allowance(1e9, True) == pytest.approx(
-        count_plan.PLAN_SHARE_DEVICE * 1e9 / count_plan.DEVICE_SPEEDUP)
+        count_plan.PLAN_SHARE_DEVICE * 1e9 / count_plan.DEVICE_WORK_PER_S / count_plan.HOST_SECONDS_PER_UNIT)
     data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
     idx = NUMPY.index(data)
     ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
@@ -1037,5 +1037,6 @@ def test_a_device_plan_samples_its_share_of_the_plan_on_numpys_scale():
         return sampler.evaluations, plan
 
     host = planned(False)
-    assert planned(True, count_plan.PLAN_SHARE * count_plan.DEVICE_SPEEDUP) == host
-    assert planned(True, count_plan.PLAN_SHARE)[0] < host[0]
+    matching = count_plan.PLAN_SHARE * count_plan.DEVICE_WORK_PER_S * count_plan.HOST_SECONDS_PER_UNIT
+    assert planned(True, matching) == host
+    assert planned(True)[0] < host[0]
