@@ -84,7 +84,7 @@ class EngineOptions:
     #: walks a counting plan's sampler draws at most (its memory share may allow fewer)
     plan_walks: int = 1024
     #: sampling a plan bound for a device is worth at most this share of the time it is predicted to take there
-    plan_share_device: float = 1.0
+    plan_share_device: float = 0.3
 
     def __post_init__(self) -> None:
         if self.host_chunk_bytes < 1:

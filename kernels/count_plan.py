@@ -46,7 +46,7 @@ QUICK_COST = 1e6
 #: time the plan's work is predicted to take there (see sampling_allowance).
 EVALUATION_COST = 3e4
 PLAN_SHARE = 0.25
-PLAN_SHARE_DEVICE = 1.0
+PLAN_SHARE_DEVICE = 0.3
 #: A plan's core join and trailing count on a device take its estimated work over DEVICE_WORK_PER_S seconds, past
 #: a few milliseconds of launches that no plan avoids: fitted to H200 stage times of gMatch's suite and two generated
 #: dense suites, within a factor of three either way (a unit of work runs there some 1,000 times faster than on NumPy

@@ -155,7 +155,10 @@ class Placement:
             trials = [Trial(host, least, opts.trial_ratio_host, scan)]
         else:
             trials = [Trial(device, least, opts.trial_ratio_device, scan)]
-            if self.twin and candidates <= opts.trial_host_candidates and scan() <= least:
+            # The scan is measured first whatever the candidates: the device's trial cuts its chunks to half its
+            # allowance once the scan is known, and to half of `least` until then (Trial.chunk_entries); gMatch's
+            # light queries read eight times the entries in chunks that small.
+            if self.twin and scan() <= least and candidates <= opts.trial_host_candidates:
                 trials.insert(0, Trial(host, opts.trial_host_entries * query_vertices, 0.0, scan))
         return [t for t in trials if t.least > 0 or t.ratio > 0]
 

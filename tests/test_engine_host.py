@@ -19,12 +19,12 @@ from oracles import brute_force, make_case
 import distsm
 from distsm.config import engine_options
 from distsm.kernels import array_backend, counting, engine, get_backend, vertex_sets
-from distsm.kernels.budget import BudgetPlan
+from distsm.kernels.budget import MIN_CHUNK_ENTRIES, BudgetPlan
 from distsm.kernels.candidate_edges import query_arcs, scan_entries
 from distsm.kernels.counting import Count, Target
 from distsm.kernels.dfs_plan import supported
 from distsm.kernels.explain import Explanation
-from distsm.kernels.placement import Placement
+from distsm.kernels.placement import Lazy, Placement
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
 from distsm.plan.search import symmetry
@@ -238,6 +238,13 @@ def test_the_hosts_first_trial_takes_queries_with_few_candidates_only():
     assert got == got0 == len(brute_force(data, query))
     assert 0 < candidates <= engine_options().trial_host_candidates and runners[0] == "numpy"
     assert "numpy" not in runners0
+    # Either way the scan is measured before the device's trial runs, whose chunks follow the allowance it sets.
+    for limit in (0, 1 << 30):
+        scan = Lazy(lambda: 10)
+        with distsm.options({"engine.trial-host-candidates": limit}):
+            placement = Placement.of(device, data)
+            trials = placement.trials(scan, query.n, candidates)
+        assert scan.known and trials[-1].chunk_entries() == max(trials[-1].allowance() // 2, MIN_CHUNK_ENTRIES)
 
 
 def test_small_queries_on_a_device_are_answered_on_its_host(hprd_data):
