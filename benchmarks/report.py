@@ -608,9 +608,9 @@ def _trial_placement(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += ["### Light joins on the host and on the GPU: the host trial's allowance", "", _where(name, r), ""]
         lines += [f"Note: {r['note']}", ""] if r.get("note") else []
         fits = [("all", r["fit"])] + [(k[4:], v) for k, v in sorted(r.items()) if k.startswith("fit:")]
-        lines += _table(["queries of", "kept", "best allowance per vertex", "rule s", "no host trial s",
-                         "faster side s", "rule / faster (geometric mean)"],
-                        [[who, f["queries"], f.get("trial_host_entries", "-"),
+        lines += _table(["queries of", "kept", "best allowance per vertex", "most candidates", "rule s",
+                         "no host trial s", "faster side s", "rule / faster (geometric mean)"],
+                        [[who, f["queries"], f.get("trial_host_entries", "-"), f.get("trial_host_candidates", "-"),
                           round(f["rule"]["rule_s"], 4) if "rule" in f else "-",
                           round(f["rule"]["device_s"], 4) if "rule" in f else "-",
                           round(f["rule"]["best_s"], 4) if "rule" in f else "-",

@@ -916,20 +916,28 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
     assert order.estimates[-1] != rows[-1]
 
 
+def planning_case(seed: int, n: int, size: int) -> tuple:
+    """A sampled query on a random graph: the query, its candidate-edge index, its candidate sizes and its count by
+    the general join (the oracle of the planner's tests)."""
+    from distsm.kernels import candidate_edges
+
+    data, query = make_case(seed, n, 0.3, 1, 1, False, size, True)
+    idx = NUMPY.index(data)
+    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
+    return query, ce, [int(c.shape[0]) for c in ce.candidates], expected
+
+
 def test_a_plan_bound_for_a_device_is_sampled_less_and_counts_the_same(monkeypatch):
     """A device runs a plan's work many times faster than NumPy, so a plan bound for it is worth less sampling:
     with the device's predicted time made tiny, sampling stops after the quick order's splits; both plans count
     exactly."""
-    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels import count_plan
     from distsm.kernels.ce_join import CoreOrder, walk_core
     from distsm.kernels.sampling import Sampler
     from distsm.kernels.trailing import TrailingCounter
 
-    data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
-    idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
-    sizes = [int(c.shape[0]) for c in ce.candidates]
-    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
+    query, ce, sizes, expected = planning_case(2, 60, 6)
     monkeypatch.setattr(count_plan, "DEVICE_WORK_PER_S", 1e18)
     sampled = []
     for on_device in (False, True):
@@ -982,16 +990,12 @@ def test_the_sample_grows_with_what_the_plan_is_worth(monkeypatch):
     """The quick and greedy orders are sampled with QUICK_WALKS walks; only a plan whose sampling is worth a greedy
     order at the sampler's full count (its evaluations scaled by the walks) is sampled again with all of them.
     Either way the plan counts exactly, and a fixed seed gives the same plan twice."""
-    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels import count_plan
     from distsm.kernels.ce_join import CoreOrder, walk_core
     from distsm.kernels.sampling import Sampler
     from distsm.kernels.trailing import TrailingCounter
 
-    data, query = make_case(3, 30, 0.3, 1, 1, False, 6, True)
-    idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
-    sizes = [int(c.shape[0]) for c in ce.candidates]
-    expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
+    query, ce, sizes, expected = planning_case(3, 30, 6)
     monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
     monkeypatch.setattr(count_plan, "MAX_SAMPLED", 2)
     monkeypatch.setattr(count_plan, "QUICK_WALKS", 64)

@@ -222,12 +222,13 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
 
 def test_the_hosts_first_trial_takes_queries_with_few_candidates_only():
     """A device tries its host first only where the filter left at most ``engine.trial-host-candidates`` candidates
-    in all; the count is the same either way."""
+    in all; the count is the same either way.  (The host's allowance is one entry per query vertex, so that its
+    trial stops and the report lists it.)"""
     data, query = make_case(0, 20, 0.3, 1, 1, False, 4, False)
     runs = {}
     for limit in ("default", 0):
         device, report = PosingDevice(), Explanation()
-        settings = {"engine.trial-entries": 1 << 20, "engine.trial-host-entries": 600}
+        settings = {"engine.trial-entries": 1 << 20, "engine.trial-host-entries": 1}
         if limit == 0:
             settings["engine.trial-host-candidates"] = 0
         with distsm.options(settings):

@@ -367,9 +367,9 @@ class timeout_error:  # noqa: N801 - used as a context manager, like contextlib'
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
         if not isinstance(error, engine.JoinCancelled):
-            return False
+            return
         # The traceback's finished frames hold the cancelled join's device tables: clear them so that the pool
         # can give their blocks back.
         tb.clear_frames(trace)
