@@ -21,6 +21,7 @@ The engine reaches this planner only for queries whose trial general join passed
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -101,10 +102,30 @@ class CountPlan:
 def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
     """Non-empty independent sets of at most ``limit`` vertices whose complement is non-empty and connected, in
     lexicographic order of their sorted vertices (the first :data:`MAX_SUBSETS`)."""
+    return [frozenset(members(mask)) for mask in independent_masks(query, limit)]
+
+
+def members(mask: int) -> list[int]:
+    """The vertices of a bit mask (bit u: vertex u), in order."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def neighbour_masks(query: Graph) -> list[int]:
+    """Each query vertex's neighbours as a bit mask."""
+    return [sum(1 << w for w in {w for w, _ in arcs}) for arcs in query_adjacency(query)]
+
+
+def independent_masks(query: Graph, limit: int) -> list[int]:
+    """:func:`independent_sets` as bit masks, in the same order."""
     # Vertex sets are bit masks (bit u: vertex u): a connectivity check is a few word operations per vertex.
-    nbrs = [sum(1 << w for w in {w for w, _ in arcs}) for arcs in query_adjacency(query)]
+    nbrs = neighbour_masks(query)
     everything = (1 << query.n) - 1
-    found: list[frozenset[int]] = []
+    found: list[int] = []
 
     def reaches(core: int, start: int, targets: int) -> bool:
         """Whether a search from the vertices ``start`` inside ``core`` reaches all of ``targets``."""
@@ -119,7 +140,7 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
             seen |= frontier
         return not targets & ~seen
 
-    def grow(chosen: int, members: tuple[int, ...], blocked: int, start: int) -> None:
+    def grow(chosen: int, size: int, blocked: int, start: int) -> None:
         for v in range(start, query.n):
             if blocked >> v & 1 or len(found) >= MAX_SUBSETS:
                 continue
@@ -132,40 +153,47 @@ def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
             else:
                 valid = core and reaches(core, core & -core, core)
             if valid:
-                found.append(frozenset(members + (v,)))
+                found.append(grown)
             elif connected_query:
                 # No independent superset has a connected complement either: removing vertices never joins the
                 # core's components, and each component but one would have to move into the set whole, which
                 # independence forbids (a component of two vertices holds an edge; a lone vertex's neighbours are
                 # all in the set already, the query being connected).
                 continue
-            if len(members) + 1 < limit:
-                grow(grown, members + (v,), blocked | nbrs[v] | 1 << v, v + 1)
+            if size + 1 < limit:
+                grow(grown, size + 1, blocked | nbrs[v] | 1 << v, v + 1)
 
     connected_query = reaches(everything, 1, everything)
-    grow(0, (), 0, 0)
+    grow(0, 0, 0, 0)
     return found
 
 
 def maximal_sets(sets: set[frozenset[int]], nbrs: list[set[int]]) -> list[frozenset[int]]:
     """The independent sets of ``sets`` that grow into no other one of ``sets`` by one vertex (``nbrs``: the
-    query's neighbours per vertex).  Only a vertex outside a set and its neighbours can grow it; sets are compared
-    as bit masks, a few word operations per such vertex."""
-    nbr_masks = [sum(1 << w for w in ws) for ws in nbrs]
+    query's neighbours per vertex)."""
     masks = {sum(1 << u for u in t): t for t in sets}
-    everything = (1 << len(nbrs)) - 1
+    return [masks[m] for m in maximal_masks(set(masks), [sum(1 << w for w in ws) for ws in nbrs])]
+
+
+def maximal_masks(masks: set[int], nbr_masks: list[int]) -> list[int]:
+    """:func:`maximal_sets` over bit masks.  Only a vertex outside a set and its neighbours can grow it: a few word
+    operations per such vertex."""
+    everything = (1 << len(nbr_masks)) - 1
     found = []
-    for mask, t in masks.items():
+    for mask in masks:
         free = everything & ~mask
-        for u in t:
-            free &= ~nbr_masks[u]
+        rest = mask
+        while rest:
+            low = rest & -rest
+            free &= ~nbr_masks[low.bit_length() - 1]
+            rest ^= low
         while free:
             low = free & -free
             if mask | low in masks:
                 break
             free ^= low
         else:
-            found.append(t)
+            found.append(mask)
     return found
 
 
@@ -182,6 +210,9 @@ class _Planning:
         self.labels = [int(x) for x in self.query.vertex_labels]
         self.nbrs = [{w for w, _ in arcs} for arcs in query_adjacency(self.query)]
         self.everything = frozenset(range(self.query.n))
+        self.label_masks: dict[int, int] = {}
+        for u, x in enumerate(self.labels):
+            self.label_masks[x] = self.label_masks.get(x, 0) | 1 << u
 
     def label_groups(self, trailing: Iterable[int]) -> list[list[int]] | None:
         """``trailing`` grouped by vertex label, None where a group is over :data:`MAX_GROUP` (injective counts)."""
@@ -203,9 +234,17 @@ class _Planning:
         return min(core, key=lambda u: (self.sizes[u] / max(len(self.nbrs[u] & core), 1), u))
 
     def trailing_sets(self) -> set[frozenset[int]]:
-        # Enumerated only past the quick plans: about a millisecond of a 12-vertex query's planning.
-        return {t for t in independent_sets(self.query, min(MAX_TRAILING, self.query.n - 1))
-                if (len(t) <= MAX_GROUP or self.label_groups(t) is not None) and self.start not in t}
+        return {frozenset(members(mask)) for mask in self.trailing_masks()}
+
+    def trailing_masks(self) -> set[int]:
+        """The valid trailing sets as bit masks: independent sets (:func:`independent_masks`) without the forced
+        start whose label groups hold at most :data:`MAX_GROUP` vertices (injective counts)."""
+        # Enumerated only past the greedy order; masks, because a 24-vertex query has thousands of these sets.
+        start = 0 if self.start is None else 1 << self.start
+        # Only a label with more than MAX_GROUP query vertices can hold a group that large.
+        large = [] if self.homomorphism else [g for g in self.label_masks.values() if g.bit_count() > MAX_GROUP]
+        return {mask for mask in independent_masks(self.query, min(MAX_TRAILING, self.query.n - 1))
+                if not mask & start and all((mask & g).bit_count() <= MAX_GROUP for g in large)}
 
     def core_plan(self, sampler: Sampler, trailing: frozenset[int]) -> Candidate:
         """The sampled greedy order of the core that ``trailing`` leaves, as a candidate plan."""
@@ -237,13 +276,22 @@ class _Planning:
         return out
 
     def maximal_by_promise(self) -> list[frozenset[int]]:
-        """The maximal trailing sets, first the largest, then those that leave the vertices with the most
-        candidates to counting (growing a trailing set never adds join levels, so only maximal sets are
-        sampled)."""
-        maximal = maximal_sets(self.trailing_sets(), self.nbrs)
+        """The first :data:`MAX_SAMPLED` maximal trailing sets, first the largest, then those that leave the vertices
+        with the most candidates to counting (growing a trailing set never adds join levels, so only maximal sets
+        are sampled)."""
         logs = [math.log(max(size, 1)) for size in self.sizes]
-        maximal.sort(key=lambda t: (-len(t), -sum(logs[j] for j in t), sorted(t)))
-        return maximal
+
+        def promise(mask: int) -> tuple[int, float, list[int]]:
+            t = members(mask)
+            return -len(t), -sum(logs[j] for j in t), t
+
+        masks = self.trailing_masks()
+        # A set of the most vertices enumerated grows into none: where there are enough of them, they are the first.
+        most = min(MAX_TRAILING, self.query.n - 1)
+        maximal = [mask for mask in masks if mask.bit_count() == most]
+        if len(maximal) < MAX_SAMPLED:
+            maximal = maximal_masks(masks, neighbour_masks(self.query))
+        return [frozenset(members(mask)) for mask in heapq.nsmallest(MAX_SAMPLED, maximal, key=promise)]
 
 
 #: A candidate plan: a sampled order, how many of its vertices the core takes, the trailing label groups.
@@ -291,7 +339,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         sampled = sampled.orders(q)
     if sampled.enough():
         return sampled.result()
-    for trailing_set in q.maximal_by_promise()[:MAX_SAMPLED]:
+    for trailing_set in q.maximal_by_promise():
         if sampled.best is not None and sampled.spent():
             break
         sampled.add([q.core_plan(sampler, trailing_set)])
