@@ -312,9 +312,9 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     whose suffix is a valid trailing set (a vertex with a large fan-out may be better joined last than left in a
     core it would blow up); for every maximal trailing set, the sampled greedy order of its core.
 
-    The sample follows the count it plans: the quick order is sampled with :data:`QUICK_WALKS` walks, and the
-    sampler's full count of walks is drawn (the quick order sampled again with them) only for a plan whose sampling
-    is worth a greedy order of the whole query at that count."""
+    The sample follows the count it plans: the quick and greedy orders are sampled with :data:`QUICK_WALKS` walks,
+    and the sampler's full count of walks is drawn (both orders sampled again with them) only for a plan whose
+    sampling is worth a greedy order of the whole query at that count."""
     q = _Planning(query, sizes, homomorphism, start)
     if trailing is not None:
         if trailing not in q.trailing_sets():
