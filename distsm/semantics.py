@@ -40,8 +40,8 @@ class Semantics:
     @staticmethod
     def of(induced: bool, homomorphism: bool, unique: bool) -> Semantics:
         """The semantics of these flags: for plain bools, one shared instance per combination (the entry points
-        ask once a call, after checking their arguments: building and checking one anew cost a light count more
-        than the rest of its semantics), else a new one, checked as the constructor checks it."""
+        ask once a call, after checking their arguments; building and checking one anew took about a microsecond),
+        else a new one, checked as the constructor checks it."""
         if type(induced) is bool and type(homomorphism) is bool and type(unique) is bool:
             shared = _SHARED.get((induced, homomorphism, unique))
             if shared is not None:

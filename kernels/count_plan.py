@@ -331,7 +331,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         return sampled.result()
     sampled = sampled.orders(q)
     # A greedy order at the full count costs about full / QUICK_WALKS times the evaluations it makes.
-    if full > sampler.walks and sampled.worth(query.n * (query.n - 1) // 2 * full // sampler.walks):
+    if full > sampler.walks and sampled.best is not None and \
+            sampled.worth(query.n * (query.n - 1) // 2 * full // sampler.walks):
         # Estimates of different sample sizes are not compared: both orders are sampled again.
         sampler.draw(full)
         sampled = _Sampled(sampler, allowance)
@@ -364,7 +365,7 @@ class _Sampled:
                 self.best = found
 
     def spent(self) -> bool:
-        """Sampling more orders is worth at most a share of the work of the best plan found so far."""
+        """Whether the evaluations charged so far pass the allowance of the best plan found so far."""
         assert self.best is not None
         return (self.sampler.evaluations - self.free) * EVALUATION_COST > self.allowance(self.best.cost)
 

@@ -161,8 +161,7 @@ def label_share(idx: DataIndex, query: Graph) -> float:
         logs = _LOG_SHARES.put(idx, {int(x): math.log(int(v.shape[0]) / n) for x, v in idx.vertices_by_label.items()
                                      if v.shape[0]})
     # Each vertex w stands in the arcs (u, w) as often as its degree: one share per vertex, weighted by it.  The
-    # degrees are read off the row pointers: a count's query is most often a fresh graph, whose cached degrees
-    # would cost more to store than this test takes.
+    # degrees are read off the row pointers, not cached on the query: a count's query is most often a fresh graph.
     total = weight = 0.0
     ptr = query.indptr.tolist()
     for x, a, b in zip(query.vertex_labels.tolist(), ptr, ptr[1:]):
