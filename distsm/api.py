@@ -107,8 +107,8 @@ def count(data: GraphLike, query: GraphLike, *, induced: bool = False, homomorph
             and ``TimeoutError`` is raised.
     """
     how = _partitioning(partitions, partition_method, partition_seed, adjacency)
-    req = prepare(data, query, Semantics.of(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
-                  restrict=restrict, partitioning=how, progress=progress)
+    req = prepare(data, query, Semantics.of(induced, homomorphism, unique),
+                  Resources.of(memory_budget, backend, timeout), restrict=restrict, partitioning=how, progress=progress)
     with timeout_error(timeout, req.backend):
         if req.partitioning is not None:
             return partitioned_matcher(req).count(req.query, req.semantics, req.budget, control=req.control).count
@@ -123,7 +123,7 @@ def explain(data: GraphLike, query: GraphLike, *, induced: bool = False, homomor
     """Count ``query`` in ``data`` in this process and say how: the path the planner chose and why, the join
     order, estimated and actual partial matches per level, and the seconds per stage.  ``str()`` of the
     result is a readable report; ``.count`` is the answer (the same as :func:`count`)."""
-    req = prepare(data, query, Semantics.of(induced, homomorphism, unique), Resources(memory_budget, backend))
+    req = prepare(data, query, Semantics.of(induced, homomorphism, unique), Resources.of(memory_budget, backend))
     report = Explanation()
     counting.count(req.backend, req.data, counting.Target(req.query, req.semantics.match_options, req.symmetry()),
                    budget=req.budget, explain=report)
@@ -148,8 +148,8 @@ def iter_matches(data: GraphLike, query: GraphLike, *, limit: int | None = None,
     ``TimeoutError`` past it.
     """
     how = _partitioning(partitions, partition_method, partition_seed, adjacency)
-    req = prepare(data, query, Semantics.of(induced, homomorphism, unique), Resources(memory_budget, backend, timeout),
-                  restrict=restrict, partitioning=how)
+    req = prepare(data, query, Semantics.of(induced, homomorphism, unique),
+                  Resources.of(memory_budget, backend, timeout), restrict=restrict, partitioning=how)
     q, budget = req.query, req.budget
     if req.partitioning is not None:
         chunks = partitioned_matcher(req).iter_matches(q, req.semantics, budget, limit, control=req.control)
@@ -246,7 +246,7 @@ def iter_batch(data: GraphLike, queries: list[GraphLike], *, partitions: int | s
     if not queries:
         return iter(())
     req = prepare(data, queries, Semantics.of(induced, homomorphism, unique),
-                  Resources(memory_budget, backend, timeout), partitioning=how)
+                  Resources.of(memory_budget, backend, timeout), partitioning=how)
     results = partitioned_matcher(req).iter_batch(list(req.queries), req.semantics, req.budget, names=names,
                                                   control=req.control)
     return _timed(results, timeout, req.backend)

@@ -17,9 +17,20 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 _NONE = object()  # the sub-key of an object's one value
+
+
+class _Ref(weakref.ref):
+    """A weak reference that remembers its object's id (the site's key), for the callback that drops its values:
+    one object per kept object, where a closure per call cost a fresh query's count a few microseconds."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, obj: Any, callback: Callable[[Any], None]) -> None:
+        super().__init__(obj, callback)  # type: ignore[call-arg]
+        self.key = id(obj)
 
 
 class _Anchor:
@@ -47,10 +58,10 @@ class Cache:
 
     def __init__(self, name: str, doc: str, kept: int | None = None) -> None:
         self.name, self.doc, self.kept = name, doc, kept
-        self._table: dict[int, tuple[Any, OrderedDict[Hashable, Any]]] = {}
+        self._table: dict[int, tuple[_Ref, dict[Hashable, Any]]] = {}
         self._lock = threading.RLock()
 
-    def _values(self, obj: Any) -> OrderedDict[Hashable, Any] | None:
+    def _values(self, obj: Any) -> dict[Hashable, Any] | None:
         """``obj``'s values (under the lock), or None where it has none (its id may belong to a collected object)."""
         entry = self._table.get(id(obj))
         return None if entry is None or entry[0]() is not obj else entry[1]
@@ -68,34 +79,36 @@ class Cache:
                 return None
             found = values.get(sub)
             if found is not None:
-                values.move_to_end(sub)
+                cast("OrderedDict[Hashable, Any]", values).move_to_end(sub)
             return found
 
     def put(self, obj: Any, value: Any, sub: Hashable = _NONE) -> Any:
         """Keep ``value`` for ``obj`` (and ``sub``) and return it; an object that cannot be weakly referenced is not
         kept (the value is returned anyway)."""
-        key = id(obj)
-        table = self._table
-
-        def forget(ref: Any, key: int = key) -> None:
-            with self._lock:
-                entry = table.get(key)
-                if entry is not None and entry[0] is ref:
-                    del table[key]
-
         with self._lock:
             values = self._values(obj)
             if values is None:
-                values = OrderedDict()
                 try:
-                    table[key] = (weakref.ref(obj, forget), values)
+                    ref = _Ref(obj, self._forget)
                 except TypeError:
                     return value
+                # A site that keeps every sub-key never reorders them: a plain dict is cheaper to make.
+                values = {} if self.kept is None else OrderedDict()
+                self._table[ref.key] = (ref, values)
             values[sub] = value
-            values.move_to_end(sub)
-            while self.kept is not None and len(values) > self.kept:
-                values.popitem(last=False)
+            if self.kept is not None:
+                ordered = cast("OrderedDict[Hashable, Any]", values)
+                ordered.move_to_end(sub)
+                while len(ordered) > self.kept:
+                    ordered.popitem(last=False)
         return value
+
+    def _forget(self, ref: _Ref) -> None:
+        """Drop the values of a collected object (``ref``'s callback)."""
+        with self._lock:
+            entry = self._table.get(ref.key)
+            if entry is not None and entry[0] is ref:
+                del self._table[ref.key]
 
     def pop(self, obj: Any, sub: Hashable = _NONE) -> Any:
         """Drop the value kept for ``obj`` (and ``sub``) and return it (None where there was none)."""

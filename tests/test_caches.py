@@ -69,6 +69,22 @@ def test_owned_sites_are_their_owners_own_and_go_with_them():
     assert sites[0].get(key) is None and distsm.cache_info()["test: owned"].entries == 0
 
 
+def test_requests_share_checked_semantics_and_resources_of_plain_values():
+    from distsm.resources import Resources
+    from distsm.semantics import Semantics
+
+    assert Semantics.of(False, False, True) is Semantics.of(False, False, True)
+    assert Resources.of("1GB", "numpy", 2.5) is Resources.of("1GB", "numpy", 2.5)
+    assert Resources.of(1 << 30, "numpy") is not Resources.of("1GB", "numpy")
+    # A bool is an int to Python but no budget: it is checked anew every time, never shared.
+    for _ in range(2):
+        with pytest.raises(TypeError, match="memory_budget"):
+            Resources.of(True, "numpy")
+    with pytest.raises(ValueError, match="unknown backend"):
+        Resources.of(None, "gpu")
+    assert caches.info()["shared resources"].entries <= 64
+
+
 def test_threads_share_a_site():
     site = caches.cache("test: threads", "a test site")
     keys = [Key() for _ in range(64)]
