@@ -33,7 +33,7 @@ from functools import partial
 from typing import Any
 
 from distsm.graph import Graph
-from distsm.kernels import candidate_edges, dfs
+from distsm.kernels import candidate_edges, dfs, refinement
 from distsm.kernels.vertex_sets import restricted
 from distsm.kernels.backend import Backend
 from distsm.kernels.budget import BudgetPlan, Parts
@@ -358,7 +358,7 @@ class Count:
             index = self.placement.device
         on_host_only = self.placement.twin and index is self.placement.host
         refiner = self.placement.refine_side(scan, index)
-        built = candidate_edges.build(refiner.backend, refiner.index, self.target.query,
+        built = refinement.build(refiner.backend, refiner.index, self.target.query,
                                       _on(refiner, self.filter_side.backend, self.candidates()),
                                       lookup_bytes=self.budget.lookups(on_host_only))
         host = self.placement.host

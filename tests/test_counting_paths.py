@@ -21,7 +21,7 @@ from oracles import brute_force, make_case, networkx_matches, random_graph, subg
 
 import distsm
 from distsm.graph import Graph
-from distsm.kernels import count_plan, counting, engine, get_backend
+from distsm.kernels import count_plan, counting, engine, get_backend, refinement
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.budget import Parts
 from distsm.kernels.count_plan import MAX_GROUP, independent_sets, maximal_sets, partitions
@@ -415,9 +415,9 @@ def test_candidate_edges_are_the_data_edges_between_refined_candidates(seed, n, 
     cands = NUMPY.candidates(idx, query, homomorphism=False)
     room = {"search": maps - 1, "maps": maps, "matrices": 1 << 30}.get(lookups, 0)
     if lookups == "some matrices":  # half of what every arc's matrix would take over the candidates refined
-        full = candidate_edges.build(NUMPY, idx, query, cands, passes=passes)
+        full = refinement.build(NUMPY, idx, query, cands, passes=passes)
         room = maps + sum(matrix_bytes(full, arc) for arc in full.arcs) // 2
-    ce = candidate_edges.build(NUMPY, idx, query, cands, passes=passes, lookup_bytes=room)
+    ce = refinement.build(NUMPY, idx, query, cands, passes=passes, lookup_bytes=room)
     assert (ce.positions is None) == (lookups == "search")
     if lookups == "some matrices":
         taken = [matrix_bytes(ce, k) for k, a in ce.arcs.items() if a.matrix is not None]
@@ -522,7 +522,6 @@ def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, 
     cut short included), from the filter's candidates thinned at random (so supports fail in every arc order)
     or from random vertex sets of mixed labels (read from the whole adjacency, not one label's), and whether
     positions come from maps or binary searches."""
-    from distsm.kernels import candidate_edges
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
@@ -531,7 +530,7 @@ def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, 
     if mixed:
         start = [np.flatnonzero(rng.random(data.n) >= drop).astype(c.dtype) for c in start]
     room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
-    ce = candidate_edges.build(NUMPY, idx, query, start, passes=passes, lookup_bytes=room)
+    ce = refinement.build(NUMPY, idx, query, start, passes=passes, lookup_bytes=room)
     expected, done = refined_by_definition(data, query, [c.tolist() for c in start], passes)
     assert [c.tolist() for c in ce.candidates] == expected
     assert all(c.dtype == s.dtype for c, s in zip(ce.candidates, start))
@@ -558,7 +557,7 @@ def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl,
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
     room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
                                lookup_bytes=room)
     rng = np.random.default_rng(seed)
     for arc in candidate_edges.query_arcs(query):
@@ -583,12 +582,11 @@ def test_orders_sampled_together_equal_orders_sampled_alone(seed, n, p, vl, el, 
                                                             homomorphism, walks):
     """A sampler reuses the walks and scores of order prefixes across the orders it samples: every order must
     come out as a fresh sampler samples it alone, walks included, and every evaluation must be counted."""
-    from distsm.kernels import candidate_edges
     from distsm.kernels.sampling import Sampler
 
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
     if min(int(c.shape[0]) for c in ce.candidates) == 0:
         return
     everything = frozenset(range(query.n))
@@ -616,13 +614,13 @@ def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(case, homomo
     """An evaluated extension whose first link's runs hold more than SCORED_ENTRIES entries is scored on every k-th
     walk (k the entries over the cap, while SCORED_ROWS walks remain): its sets are exactly those of the rows kept,
     and the plans drawn that way still count exactly."""
-    from distsm.kernels import candidate_edges, sampling
+    from distsm.kernels import sampling
     from distsm.kernels.ce_join import extension_set, run_lengths
 
     cap, least = limits
     data, query = make_case(*case)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=homomorphism))
     if min(int(c.shape[0]) for c in ce.candidates) == 0:
         return
     opts = MatchOptions(homomorphism=homomorphism)
@@ -647,11 +645,10 @@ def test_scored_extensions_read_every_kth_walk_past_their_entry_cap(case, homomo
 
 def test_candidate_edges_move_all_their_arrays_together_and_come_back_whole():
     """``to_all`` hands every array of the index to one mover, once, and rebuilds the index from what it returns."""
-    from distsm.kernels import candidate_edges
 
     data, query = make_case(7, 20, 0.4, 2, 1, False, 5, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     seen = []
 
     def move_all(arrays):
@@ -849,13 +846,12 @@ def test_a_plan_bound_for_a_device_is_split_by_its_work_on_numpys_scale():
 def test_a_cancelled_count_stops_while_its_plan_is_sampled():
     """Sampling the orders of a large query takes seconds: the count's control is polled at every evaluation, so
     a count cancelled then stops there instead of after planning (and a count not cancelled samples as before)."""
-    from distsm.kernels import candidate_edges
     from distsm.kernels.engine import Control, JoinCancelled
     from distsm.kernels.sampling import Sampler
 
     data, query = make_case(3, 40, 0.2, 2, 1, False, 6, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     assert min(int(c.shape[0]) for c in ce.candidates) > 0
     everything = frozenset(range(query.n))
     polls = []
@@ -897,13 +893,12 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
     """While an order's partial matches are fewer than the sampler's walks, its table holds every one of them: the
     levels up to the first with ``walks`` rows or more are estimated exactly (the join's own row counts), and
     from there on the walks are a sample of ``walks`` rows."""
-    from distsm.kernels import candidate_edges
     from distsm.kernels.ce_join import CoreOrder, walk_core
     from distsm.kernels.sampling import Sampler
 
     data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     order = Sampler(NUMPY, query, ce, homomorphism=False, walks=walks).core_order(frozenset(range(query.n)), 0)
     rows = [0] * query.n
     for _ in walk_core(NUMPY, ce, CoreOrder(order.order[0], order.steps), 1 << 26, True, level_rows=rows):
@@ -919,11 +914,10 @@ def test_levels_with_fewer_partial_matches_than_walks_are_estimated_exactly(walk
 def planning_case(seed: int, n: int, size: int) -> tuple:
     """A sampled query on a random graph: the query, its candidate-edge index, its candidate sizes and its count by
     the general join (the oracle of the planner's tests)."""
-    from distsm.kernels import candidate_edges
 
     data, query = make_case(seed, n, 0.3, 1, 1, False, size, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     expected = counting.count(NUMPY, data, counting.Target(query, MatchOptions()), budget=1 << 26, path="general")
     return query, ce, [int(c.shape[0]) for c in ce.candidates], expected
 
@@ -955,12 +949,12 @@ def test_the_quick_order_is_sampled_one_extension_a_level_and_kept_when_that_is_
     """plan_count samples the quick order first (one evaluation per level, against every frontier vertex per level
     for the greedy order); where that sampling already passes the plan's allowance, its best split is the plan,
     and it counts exactly.  Given a fixed order, core_order keeps it and still estimates every level."""
-    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels import count_plan
     from distsm.kernels.sampling import Sampler
 
     data, query = make_case(3, 60, 0.3, 1, 1, False, 7, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
     quick = count_plan._Planning(query, sizes, False, None).quick_order()
     assert sorted(quick) == list(range(query.n))
@@ -1023,7 +1017,7 @@ def test_a_device_plan_samples_its_share_of_the_time_it_is_predicted_to_take():
     """Sampling stops at PLAN_SHARE of the best plan's work on the host, and on a device at the device's share of
     the time the plan's work is predicted to take there, in NumPy's units: with that share set to match the host's
     both sample alike and pick the same plan; with the default share the device samples less."""
-    from distsm.kernels import candidate_edges, count_plan
+    from distsm.kernels import count_plan
     from distsm.kernels.sampling import Sampler
 
     assert count_plan.sampling_allowance(1e9, False) == count_plan.PLAN_SHARE * 1e9
@@ -1031,7 +1025,7 @@ def test_a_device_plan_samples_its_share_of_the_time_it_is_predicted_to_take():
         count_plan.PLAN_SHARE_DEVICE * 1e9 / count_plan.DEVICE_WORK_PER_S / count_plan.HOST_SECONDS_PER_UNIT)
     data, query = make_case(2, 60, 0.3, 1, 1, False, 6, True)
     idx = NUMPY.index(data)
-    ce = candidate_edges.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
     sizes = [int(c.shape[0]) for c in ce.candidates]
 
     def planned(on_device: bool, share: float = count_plan.PLAN_SHARE_DEVICE) -> tuple[int, count_plan.CountPlan]:

@@ -24,7 +24,7 @@ from oracles import brute_force, networkx_matches, random_graph
 
 from distsm.config import options
 from distsm.graph import Graph
-from distsm.kernels import candidate_edges, counting, get_backend
+from distsm.kernels import counting, get_backend, refinement
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.ce_join import CoreOrder, extension_set, fused_program, walk_core
 from distsm.kernels.count_plan import plan_count
@@ -71,7 +71,7 @@ def planned_tables(seed: int, homomorphism: bool, positions: bool):
     cands = NUMPY.candidates(idx, query, homomorphism=homomorphism)
     if min(int(c.shape[0]) for c in cands) == 0:
         return None
-    ce = candidate_edges.build(NUMPY, idx, query, cands, lookup_bytes=(1 << 30) if positions else 0)
+    ce = refinement.build(NUMPY, idx, query, cands, lookup_bytes=(1 << 30) if positions else 0)
     sizes = [int(c.shape[0]) for c in ce.candidates]
     if min(sizes) == 0:
         return None
