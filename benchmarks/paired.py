@@ -140,6 +140,15 @@ def stage_diffs(seconds: dict[str, dict[str, list[float]]], staged: dict) -> dic
     return out
 
 
+def query_stages(seconds: dict[str, dict[str, list[float]]], staged: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """Tree -> query (file stem) -> stage (and ``count``, the whole) -> its median microseconds over the rounds: what
+    share of each query a stage takes (a planning stage against its count, say)."""
+    return {name: {Path(q).stem: {"count": round(1e6 * statistics.median(seconds[name][q]), 1),
+                                  **{k: round(1e6 * statistics.median(v), 1) for k, v in staged[name][q].items()}}
+                   for q in seconds[name]}
+            for name in seconds}
+
+
 def summarize(seconds: dict[str, dict[str, list[float]]], bound: float) -> dict[str, Any]:
     """Every tree after the first against the first (see the module docstring)."""
     names = list(seconds)
@@ -201,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
                   f"{s['over_bound_least']} by least, worst {s['worst_paired'][:3]}", flush=True)
         if args.stages:
             results[suite]["stages_us"] = stage_diffs(seconds, staged)
+            results[suite]["query_stages_us"] = query_stages(seconds, staged)
             for name, rows in results[suite]["stages_us"].items():
                 print(f"{suite} {name}, us a count (first tree, this tree, paired difference):")
                 for stage, (a, b, d) in rows.items():

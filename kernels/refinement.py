@@ -40,17 +40,18 @@ Arc = tuple[int, int, int]
 
 
 def build(backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[Any], *,
-          passes: int = REFINE_PASSES, lookup_bytes: int = POSITION_BYTES + MATRIX_BYTES) -> CandidateEdges:
+          passes: int = REFINE_PASSES, lookup_bytes: int = POSITION_BYTES + MATRIX_BYTES,
+          chunk_entries: int = COUNT_CHUNK_ENTRIES) -> CandidateEdges:
     """Refine ``candidates`` (sorted; up to ``passes`` passes) and build every arc's candidate edges over the
-    result.
+    result, reading the adjacency ``chunk_entries`` entries at a time.
 
     Position maps and arc bit matrices take at most ``lookup_bytes`` (and :data:`POSITION_BYTES` and
     :data:`MATRIX_BYTES`); lookups they cannot serve are binary searches.  An arc and its reverse hold the same
     data edges (the reverse one with effective label ``e ^ 1`` on directed graphs): the edges read along one are
     already sorted for it, and the other takes them by one stable sort."""
     refinement = Refinement(backend, idx, query, candidates, lookup_bytes)
-    done = refinement.refine(passes)
-    return refinement.index(done, lookup_bytes)
+    done = refinement.refine(passes, chunk_entries)
+    return refinement.index(done, lookup_bytes, chunk_entries)
 
 
 class Refinement:
@@ -125,9 +126,9 @@ class Refinement:
         parts = [self.backend.run_bounds(idx, self.initial[a], lab) for a, _, lab in directions]
         return xp.concatenate([s for s, _ in parts]), xp.concatenate([t for _, t in parts]), idx.nbr
 
-    def scan(self) -> None:
+    def scan(self, chunk_entries: int) -> None:
         """The first pass's read: every canonical arc's candidate edges among the input candidates, read along the
-        direction that reads fewer adjacency entries (:attr:`along`, :attr:`edges`)."""
+        direction that reads fewer adjacency entries (:attr:`along`, :attr:`edges`), ``chunk_entries`` at a time."""
         xp = self.xp
         z = xp.zeros(0, dtype=xp.int64)
         self.along, self.edges = list(self.canonical), (z, z, z)
@@ -154,7 +155,7 @@ class Refinement:
         of, s, lengths = of[keep], s[keep], lengths[keep]
         target = xp.asarray([b for _, b, _ in directions], dtype=xp.int64)
         found: list[tuple[Any, Any, Any]] = []
-        for lo, hi in chunk_ranges(xp, lengths, COUNT_CHUNK_ENTRIES):
+        for lo, hi in chunk_ranges(xp, lengths, chunk_entries):
             row, x = self.backend.gather_runs(nbr, s[lo:hi], lengths[lo:hi])
             direction = of[lo:hi][row]
             b = target[direction]
@@ -183,13 +184,13 @@ class Refinement:
             return self.maps.ravel()[b * self.idx.n + x].astype(xp.int64) + xp.asarray(self.base[:-1])[b]
         return xp.searchsorted(self.keys, b * self.idx.n + x)
 
-    def refine(self, passes: int) -> int:
+    def refine(self, passes: int, chunk_entries: int = COUNT_CHUNK_ENTRIES) -> int:
         """Up to ``passes`` passes over the canonical arcs, each arc in turn, until a pass changes nothing; returns
         the passes made.  An arc's edges are filtered when either end's candidates changed since it was last visited
         (so the first pass sees exactly the edges among the candidates that the arcs before it left, as reading the
         adjacency then would), and its ends keep the candidates those edges support."""
         xp = self.xp
-        self.scan()
+        self.scan(chunk_entries)
         arc, sa, sb = self.edges
         bounds = list(itertools.accumulate(bincount(arc, len(self.canonical)).tolist(), initial=0))
         # Per arc, its edges as positions in its ends' input candidates.
@@ -233,7 +234,7 @@ class Refinement:
                           xp.concatenate([pb + self.base[b] for (_, pb), (_, b, _) in zip(local, self.along)]))
         return done
 
-    def index(self, passes: int, lookup_bytes: int) -> CandidateEdges:
+    def index(self, passes: int, lookup_bytes: int, chunk_entries: int = COUNT_CHUNK_ENTRIES) -> CandidateEdges:
         """The refined candidates and every arc's :class:`ArcIndex` over them (``passes``: refinement passes)."""
         xp, idx, alive = self.xp, self.idx, self.alive
         total = xp.concatenate([xp.zeros(1, dtype=xp.int64), xp.cumsum(alive, dtype=xp.int64)])
@@ -252,25 +253,42 @@ class Refinement:
         arc, sa, sb = self.edges
         per_arc = [int(x) for x in bincount(arc, len(self.canonical)).tolist()] if self.canonical else []
         bounds = list(itertools.accumulate(per_arc, initial=0))
-        ra, rb = renumber[sa], renumber[sb]
-        # Read along a -> b, the edges are sorted for that direction; the reverse takes them sorted by (arc, b).
-        order = stable_order(arc * (max(sizes) + 1) + rb, len(self.canonical) * (max(sizes) + 1)) \
-            if self.canonical else xp.zeros(0, dtype=xp.int64)
-        halves = ((ra, rb, self.flat[sb]), (rb[order], ra[order], self.flat[sa][order]))
         index = {}
-        for half, keys in ((0, self.along), (1, [self.reverse(a) for a in self.along])):
-            rows, cols, values = halves[half]
-            made = _arc_indexes(xp, idx.n, keys, sizes, bounds, rows, cols, values, matrices)
-            index.update(made)
+        # Arcs go in groups of about chunk_entries edges: the temporaries of a group's arrays stay within the scan's.
+        for lo, hi in _groups(per_arc, chunk_entries):
+            a, b = bounds[lo], bounds[hi]
+            along, at = self.along[lo:hi], [x - a for x in bounds[lo:hi + 1]]
+            ra, rb = renumber[sa[a:b]], renumber[sb[a:b]]
+            # Read along a -> b, the edges are sorted for that direction; the reverse takes them sorted by (arc, b).
+            index.update(_arc_indexes(xp, idx.n, along, sizes, at, (ra, rb, self.flat[sb[a:b]]), matrices))
+            width = max(sizes) + 1
+            order = stable_order((arc[a:b] - lo).astype(xp.int64) * width + rb, (hi - lo) * width)
+            index.update(_arc_indexes(xp, idx.n, [self.reverse(x) for x in along], sizes, at,
+                                      (rb[order], ra[order], self.flat[sa[a:b]][order]), matrices))
         index = {key: index[key] for arc_ in self.canonical for key in (arc_, self.reverse(arc_))}
         return CandidateEdges(cands, index, passes, self.before - sum(sizes), idx.n, positions)
 
 
-def _arc_indexes(xp: Any, n: int, keys: list[Arc], sizes: list[int], bounds: list[int], rows: Any, cols: Any,
-                 values: Any, matrices: set[Arc]) -> dict[Arc, ArcIndex]:
+def _groups(counts: list[int], cap: int) -> list[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` of ``counts``, in order, each the most items from ``lo`` on whose counts sum to at most
+    ``cap`` (and at least one item)."""
+    out, lo, held = [], 0, 0
+    for i, c in enumerate(counts):
+        if i > lo and held + c > cap:
+            out.append((lo, i))
+            lo, held = i, 0
+        held += c
+    if lo < len(counts):
+        out.append((lo, len(counts)))
+    return out
+
+
+def _arc_indexes(xp: Any, n: int, keys: list[Arc], sizes: list[int], bounds: list[int], edges: tuple[Any, Any, Any],
+                 matrices: set[Arc]) -> dict[Arc, ArcIndex]:
     """The :class:`ArcIndex` of each arc ``keys[i]``, whose edges are entries ``bounds[i]:bounds[i + 1]`` of
-    ``rows`` (positions among the source's refined candidates), ``cols`` (the target's) and ``values`` (the
-    target data vertices), sorted by row then value: the arrays of all arcs made together and sliced."""
+    ``edges = (rows, cols, values)``: positions among the source's refined candidates, the target's, and the target
+    data vertices, sorted by row then value.  The arrays of all arcs are made together and sliced."""
+    rows, cols, values = edges
     first = list(itertools.accumulate((sizes[u] for u, _, _ in keys), initial=0))
     arc_of = xp.repeat(xp.arange(len(keys), dtype=xp.int64), [b - a for a, b in zip(bounds, bounds[1:])])
     rows64 = rows.astype(xp.int64)

@@ -24,3 +24,7 @@ def test_paired_times_each_tree_and_its_stages(tmp_path):
     assert {"count", "counting.count", "counting.Count.light", "request.prepare"} <= set(stages)
     counted, whole = stages["counting.count"], stages["count"]
     assert 0 < counted[0] <= whole[0] and 0 < counted[1] <= whole[1]
+    per_query = hprd["query_stages_us"]
+    assert set(per_query) == {"a", "b"} and len(per_query["b"]) == 3
+    for row in per_query["b"].values():
+        assert 0 < row["counting.count"] <= row["count"]
