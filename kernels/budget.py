@@ -144,11 +144,6 @@ class BudgetPlan:
     def index_bytes(self, scan: int) -> int:
         return scan * SCAN_ENTRY_BYTES
 
-    def scan_chunk(self, on_host: bool = False) -> int:
-        """Adjacency entries refinement reads at once (every query arc's together, in chunks of this many): their
-        temporaries take at most half of a side's budget, :data:`SCAN_ENTRY_BYTES` twice over each."""
-        return max(self.side(on_host) // (4 * SCAN_ENTRY_BYTES), MIN_CHUNK_ENTRIES)
-
     def lookups(self, on_host: bool = False) -> int:
         """Bytes for position maps and arc bit matrices while an index is built."""
         return self.side(on_host) // 4

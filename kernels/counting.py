@@ -360,8 +360,7 @@ class Count:
         refiner = self.placement.refine_side(scan, index)
         built = refinement.build(refiner.backend, refiner.index, self.target.query,
                                       _on(refiner, self.filter_side.backend, self.candidates()),
-                                      lookup_bytes=self.budget.lookups(on_host_only),
-                                      chunk_entries=self.budget.scan_chunk(on_host_only))
+                                      lookup_bytes=self.budget.lookups(on_host_only))
         host = self.placement.host
         on_host = built if refiner is host else built.to(refiner.backend.to_host)
         self.clock.lap("refine")
