@@ -522,7 +522,6 @@ def test_refinement_matches_its_definition(seed, n, p, vl, el, directed, qsize, 
     cut short included), from the filter's candidates thinned at random (so supports fail in every arc order)
     or from random vertex sets of mixed labels (read from the whole adjacency, not one label's), and whether
     positions come from maps or binary searches."""
-
     data, query = make_case(seed, n, p, vl, el, directed, qsize, sampled)
     idx = NUMPY.index(data)
     rng = np.random.default_rng(seed)
@@ -558,7 +557,7 @@ def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl,
     idx = NUMPY.index(data)
     room = {"search": 4 * data.n * query.n - 1, "maps": 1 << 30}[lookups]
     ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
-                               lookup_bytes=room)
+                          lookup_bytes=room)
     rng = np.random.default_rng(seed)
     for arc in candidate_edges.query_arcs(query):
         source = ce.candidates[arc[0]]
