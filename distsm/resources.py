@@ -33,8 +33,8 @@ class Resources:
     @staticmethod
     def of(memory_budget: int | str | None = None, backend: str = "auto", timeout: float | None = None) -> Resources:
         """The resources of these values: one shared, checked instance per combination of plain values (the entry
-        points ask once a call; building and checking one anew cost a light count about three microseconds), else a
-        new one, checked as the constructor checks it.  The last :data:`SHARED_RESOURCES` combinations are kept."""
+        points ask once a call, and a light count should not build and check one anew each time), else a new one,
+        checked as the constructor checks it.  The last :data:`SHARED_RESOURCES` combinations are kept."""
         if type(memory_budget) not in _PLAIN or type(backend) is not str or type(timeout) not in _PLAIN:
             return Resources(memory_budget, backend, timeout)
         key = (memory_budget, backend, timeout)
