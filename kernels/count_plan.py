@@ -21,7 +21,6 @@ The engine reaches this planner only for queries whose trial general join passed
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import math
 from collections.abc import Callable, Iterable
@@ -32,12 +31,12 @@ from distsm.graph import Graph
 from distsm.kernels.ce_join import Extension
 from distsm.kernels.order import query_adjacency
 from distsm.kernels.sampling import SampledOrder, Sampler
+from distsm.kernels.trailing_sets import TrailingSets, members
 
 #: Trailing vertices at most, and at most this many sharing a vertex label (Bell(5) = 52 partitions).
 MAX_TRAILING = 6
 MAX_GROUP = 5
-#: Independent sets enumerated at most, and maximal ones sampled at most (large queries have very many).
-MAX_SUBSETS = 4096
+#: Maximal trailing sets sampled at most (large queries have very many).
 MAX_SAMPLED = 12
 #: A plan estimated to cost less than this (entries read and written) is run without sampling more candidates.
 QUICK_COST = 1e6
@@ -99,107 +98,6 @@ class CountPlan:
         return self.core + tuple(t.vertex for t in self.trailing)
 
 
-def independent_sets(query: Graph, limit: int) -> list[frozenset[int]]:
-    """Non-empty independent sets of at most ``limit`` vertices whose complement is non-empty and connected, in
-    lexicographic order of their sorted vertices (the first :data:`MAX_SUBSETS`)."""
-    return [frozenset(members(mask)) for mask in independent_masks(query, limit)]
-
-
-def members(mask: int) -> list[int]:
-    """The vertices of a bit mask (bit u: vertex u), in order."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def neighbour_masks(query: Graph) -> list[int]:
-    """Each query vertex's neighbours as a bit mask."""
-    return [sum(1 << w for w in {w for w, _ in arcs}) for arcs in query_adjacency(query)]
-
-
-def independent_masks(query: Graph, limit: int) -> list[int]:
-    """:func:`independent_sets` as bit masks, in the same order."""
-    # Vertex sets are bit masks (bit u: vertex u): a connectivity check is a few word operations per vertex.
-    nbrs = neighbour_masks(query)
-    everything = (1 << query.n) - 1
-    found: list[int] = []
-
-    def reaches(core: int, start: int, targets: int) -> bool:
-        """Whether a search from the vertices ``start`` inside ``core`` reaches all of ``targets``."""
-        seen = frontier = start
-        while frontier and targets & ~seen:
-            reached = 0
-            while frontier:
-                low = frontier & -frontier
-                reached |= nbrs[low.bit_length() - 1]
-                frontier ^= low
-            frontier = reached & core & ~seen
-            seen |= frontier
-        return not targets & ~seen
-
-    def grow(chosen: int, size: int, blocked: int, start: int) -> None:
-        for v in range(start, query.n):
-            if blocked >> v & 1 or len(found) >= MAX_SUBSETS:
-                continue
-            grown = chosen | 1 << v
-            core = everything & ~grown
-            # In a connected query the core before v left was connected, and v's neighbours all lie in it (the set
-            # is independent): without v it stays connected exactly when they still reach one another.
-            if connected_query:
-                valid = core and (settled[v] or reaches(core, nbrs[v] & -nbrs[v], nbrs[v]))
-            else:
-                valid = core and reaches(core, core & -core, core)
-            if valid:
-                found.append(grown)
-            elif connected_query:
-                # No independent superset has a connected complement either: removing vertices never joins the
-                # core's components, and each component but one would have to move into the set whole, which
-                # independence forbids (a component of two vertices holds an edge; a lone vertex's neighbours are
-                # all in the set already, the query being connected).
-                continue
-            if size + 1 < limit:
-                grow(grown, size + 1, blocked | nbrs[v] | 1 << v, v + 1)
-
-    connected_query = reaches(everything, 1, everything)
-    # Neighbours that reach one another among themselves do so in every core (which holds them all): for those
-    # vertices the check needs no search (a dense 24-vertex query makes thousands of checks).
-    settled = [reaches(m, m & -m, m) for m in nbrs]
-    grow(0, 0, 0, 0)
-    return found
-
-
-def maximal_sets(sets: set[frozenset[int]], nbrs: list[set[int]]) -> list[frozenset[int]]:
-    """The independent sets of ``sets`` that grow into no other one of ``sets`` by one vertex (``nbrs``: the
-    query's neighbours per vertex)."""
-    masks = {sum(1 << u for u in t): t for t in sets}
-    return [masks[m] for m in maximal_masks(set(masks), [sum(1 << w for w in ws) for ws in nbrs])]
-
-
-def maximal_masks(masks: set[int], nbr_masks: list[int]) -> list[int]:
-    """:func:`maximal_sets` over bit masks.  Only a vertex outside a set and its neighbours can grow it: a few word
-    operations per such vertex."""
-    everything = (1 << len(nbr_masks)) - 1
-    found = []
-    for mask in masks:
-        free = everything & ~mask
-        rest = mask
-        while rest:
-            low = rest & -rest
-            free &= ~nbr_masks[low.bit_length() - 1]
-            rest ^= low
-        while free:
-            low = free & -free
-            if mask | low in masks:
-                break
-            free ^= low
-        else:
-            found.append(mask)
-    return found
-
-
 @dataclass
 class _Planning:
     """What :func:`plan_count` reads of its query: labels, neighbours, candidate counts and the forced start."""
@@ -213,9 +111,6 @@ class _Planning:
         self.labels = [int(x) for x in self.query.vertex_labels]
         self.nbrs = [{w for w, _ in arcs} for arcs in query_adjacency(self.query)]
         self.everything = frozenset(range(self.query.n))
-        self.label_masks: dict[int, int] = {}
-        for u, x in enumerate(self.labels):
-            self.label_masks[x] = self.label_masks.get(x, 0) | 1 << u
 
     def label_groups(self, trailing: Iterable[int]) -> list[list[int]] | None:
         """``trailing`` grouped by vertex label, None where a group is over :data:`MAX_GROUP` (injective counts)."""
@@ -236,18 +131,12 @@ class _Planning:
             return self.start
         return min(core, key=lambda u: (self.sizes[u] / max(len(self.nbrs[u] & core), 1), u))
 
-    def trailing_sets(self) -> set[frozenset[int]]:
-        return {frozenset(members(mask)) for mask in self.trailing_masks()}
-
-    def trailing_masks(self) -> set[int]:
-        """The valid trailing sets as bit masks: independent sets (:func:`independent_masks`) without the forced
-        start whose label groups hold at most :data:`MAX_GROUP` vertices (injective counts)."""
-        # Enumerated only past the greedy order; masks, because a 24-vertex query has thousands of these sets.
-        start = 0 if self.start is None else 1 << self.start
-        # Only a label with more than MAX_GROUP query vertices can hold a group that large.
-        large = [] if self.homomorphism else [g for g in self.label_masks.values() if g.bit_count() > MAX_GROUP]
-        return {mask for mask in independent_masks(self.query, min(MAX_TRAILING, self.query.n - 1))
-                if not mask & start and all((mask & g).bit_count() <= MAX_GROUP for g in large)}
+    def trailing_sets(self) -> TrailingSets:
+        """The valid trailing sets (:class:`~distsm.kernels.trailing_sets.TrailingSets`): no forced start, label
+        groups of at most :data:`MAX_GROUP` vertices (injective counts)."""
+        return TrailingSets(self.query, min(MAX_TRAILING, self.query.n - 1),
+                            0 if self.start is None else 1 << self.start,
+                            None if self.homomorphism else MAX_GROUP)
 
     def core_plan(self, sampler: Sampler, trailing: frozenset[int]) -> Candidate:
         """The sampled greedy order of the core that ``trailing`` leaves, as a candidate plan."""
@@ -283,18 +172,7 @@ class _Planning:
         with the most candidates to counting (growing a trailing set never adds join levels, so only maximal sets
         are sampled)."""
         logs = [math.log(max(size, 1)) for size in self.sizes]
-
-        def promise(mask: int) -> tuple[int, float, list[int]]:
-            t = members(mask)
-            return -len(t), -sum(logs[j] for j in t), t
-
-        masks = self.trailing_masks()
-        # A set of the most vertices enumerated grows into none: where there are enough of them, they are the first.
-        most = min(MAX_TRAILING, self.query.n - 1)
-        maximal = [mask for mask in masks if mask.bit_count() == most]
-        if len(maximal) < MAX_SAMPLED:
-            maximal = maximal_masks(masks, neighbour_masks(self.query))
-        return [frozenset(members(mask)) for mask in heapq.nsmallest(MAX_SAMPLED, maximal, key=promise)]
+        return [frozenset(members(mask)) for mask in self.trailing_sets().most_promising(MAX_SAMPLED, logs)]
 
 
 #: A candidate plan: a sampled order, how many of its vertices the core takes, the trailing label groups.
@@ -320,7 +198,7 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     sampling is worth a greedy order of the whole query at that count."""
     q = _Planning(query, sizes, homomorphism, start)
     if trailing is not None:
-        if trailing not in q.trailing_sets():
+        if not q.trailing_sets().valid(sum(1 << u for u in trailing)):
             raise ValueError(f"{sorted(trailing)} is not a trailing set of this query (independent, at most "
                              f"{MAX_TRAILING} vertices, a connected rest, label groups of at most {MAX_GROUP})")
         return _cheapest(sampler, [q.core_plan(sampler, trailing)])

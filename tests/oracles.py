@@ -187,3 +187,23 @@ def heavy_case():
 
     data = Graph.from_networkx(nx.gnm_random_graph(2000, 40000, seed=1))
     return data, Graph.from_networkx(nx.path_graph(7)), Graph.from_networkx(nx.path_graph(2))
+
+
+def brute_trailing_sets(query: Graph, most: int, excluded: frozenset[int] = frozenset(),
+                        group: int | None = None) -> set[frozenset[int]]:
+    """Every trailing set of ``query`` by definition: non-empty, independent, at most ``most`` vertices, none
+    excluded, at most ``group`` vertices of one label, and a non-empty connected rest."""
+    g = nx.Graph(list(zip(query.edge_src.tolist(), query.edge_dst.tolist())))
+    g.add_nodes_from(range(query.n))
+    labels = [int(x) for x in query.vertex_labels]
+    out = set()
+    for size in range(1, most + 1):
+        for s in itertools.combinations(range(query.n), size):
+            if excluded & set(s) or any(g.has_edge(a, b) for a, b in itertools.combinations(s, 2)):
+                continue
+            if group is not None and max(sum(labels[u] == x for u in s) for x in labels) > group:
+                continue
+            rest = set(range(query.n)) - set(s)
+            if rest and nx.is_connected(g.subgraph(rest)):
+                out.add(frozenset(s))
+    return out

@@ -17,14 +17,14 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis_settings import scaled
-from oracles import brute_force, make_case, networkx_matches, random_graph, subgraph_key
+from oracles import brute_force, brute_trailing_sets, make_case, networkx_matches, random_graph, subgraph_key
 
 import distsm
 from distsm.graph import Graph
 from distsm.kernels import count_plan, counting, engine, get_backend, refinement
 from distsm.kernels.array_backend import NumpyBackend
 from distsm.kernels.budget import Parts
-from distsm.kernels.count_plan import MAX_GROUP, independent_sets, maximal_sets, partitions
+from distsm.kernels.count_plan import MAX_GROUP, partitions
 from distsm.kernels.counting import Count, Symmetry, Target
 from distsm.kernels.explain import Explanation
 from distsm.kernels.placement import Placement
@@ -217,46 +217,6 @@ def test_partition_coefficients_count_injective_choices():
                     term *= len(set.intersection(*(sets[j] for j in b)))
                 formula += term
             assert formula == brute
-
-
-def test_independent_sets_keep_the_core_connected():
-    path = Graph.from_edges([(0, 1), (1, 2), (2, 3)])
-    found = set(independent_sets(path, 4))
-    assert frozenset({0}) in found and frozenset({0, 3}) in found
-    assert frozenset({1}) not in found  # removing an inner vertex disconnects the path
-    assert frozenset({0, 2}) not in found  # {1, 3} is not connected
-    assert all(not ({a, b} <= s) for s in found for a, b in [(0, 1), (1, 2), (2, 3)])
-
-
-@SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), p=st.floats(0.1, 0.9), limit=st.integers(1, 6))
-def test_independent_sets_are_all_trailing_sets_in_lexicographic_order(seed, n, p, limit):
-    import networkx as nx
-
-    rng = np.random.default_rng(seed)
-    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
-    query = Graph.from_edges(edges, n=n)
-    g = nx.Graph(edges)
-    g.add_nodes_from(range(n))
-    expected = [s for size in range(1, limit + 1) for s in itertools.combinations(range(n), size)
-                if not any(g.has_edge(a, b) for a, b in itertools.combinations(s, 2))
-                and len(s) < n and nx.is_connected(g.subgraph(set(range(n)) - set(s)))]
-    assert [tuple(sorted(s)) for s in independent_sets(query, limit)] == sorted(expected)
-
-
-@SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), p=st.floats(0.1, 0.9), limit=st.integers(1, 6),
-       drop=st.floats(0.0, 0.5))
-def test_maximal_sets_grow_into_no_other_set_by_one_vertex(seed, n, p, limit, drop):
-    rng = np.random.default_rng(seed)
-    edges = [(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < p]
-    query = Graph.from_edges(edges, n=n)
-    # Some sets dropped, as the planner drops those with too large label groups: maximal among those left.
-    sets = {s for s in independent_sets(query, limit) if rng.random() >= drop}
-    expected = {s for s in sets if not any(s | {v} in sets for v in set(range(n)) - s)}
-    nbrs = [{w for w, _ in arcs} for arcs in query_adjacency(query)]
-    got = maximal_sets(sets, nbrs)
-    assert len(got) == len(set(got)) and set(got) == expected
 
 
 @pytest.fixture(scope="module")
@@ -589,7 +549,7 @@ def test_orders_sampled_together_equal_orders_sampled_alone(seed, n, p, vl, el, 
     if min(int(c.shape[0]) for c in ce.candidates) == 0:
         return
     everything = frozenset(range(query.n))
-    cores = [everything] + [everything - t for t in independent_sets(query, 3)]
+    cores = [everything] + [everything - t for t in brute_trailing_sets(query, 3)]
     shared = Sampler(NUMPY, query, ce, homomorphism=homomorphism, walks=walks)
     alone_evaluations = 0
     for core in cores:
