@@ -7,8 +7,8 @@ vertex ``u``): a connectivity check is a few word operations per vertex.
 
 The planner samples only *maximal* trailing sets (growing a trailing set never adds join levels), the largest
 first, then those that leave the vertices with the most candidates to counting.  A dense 24-vertex query has
-thousands of trailing sets and a 32-vertex one far more: :func:`most_promising` finds the best ones by a
-branch-and-bound search instead of enumerating them all.
+thousands of trailing sets and a 32-vertex one far more: :meth:`TrailingSets.most_promising` finds the best ones
+by a branch-and-bound search instead of listing them all.
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from distsm.graph import Graph
 from distsm.kernels.order import query_adjacency
 
-#: Search nodes (sets tried) per set size at most: a bound for queries whose vertices tie in promise.
+#: Trailing sets listed at most, and search nodes (sets tried) at most: a bound for queries whose vertices tie in
+#: promise.  A query with fewer than FEW trailing sets has them all listed and ranked (gMatch's 12-vertex queries
+#: have tens to hundreds, a dense 24-vertex query many thousands).
 MAX_NODES = 4096
+FEW = 256
 
 
 def members(mask: int) -> list[int]:
@@ -88,47 +91,94 @@ class TrailingSets:
         return bool(core) and reaches(self.nbrs, core, core & -core, core)
 
     def _groups_fit(self, mask: int) -> bool:
-        assert self.group is not None or not self.large
-        return all((mask & g).bit_count() <= self.group for g in self.large)  # type: ignore[operator]
+        return all((mask & g).bit_count() <= (self.group or 0) for g in self.large)
 
-    def _grows(self, valid: int, v: int) -> bool:
-        """Whether the trailing set ``valid`` plus ``v`` (no neighbour of it, not in it, not excluded) is one: in a
-        connected query the core before ``v`` left was connected and ``v``'s neighbours all lie in it, so without
-        ``v`` it stays connected exactly when they still reach one another."""
-        grown = valid | 1 << v
-        return self._groups_fit(grown) and self._core_connected(grown, v)
-
-    def _core_connected(self, grown: int, v: int) -> bool:
+    def _step(self, chosen: int, v: int) -> bool | None:
+        """Growing ``chosen`` (a trailing set, or in a query that is not connected any independent set) by ``v`` (no
+        neighbour of it, not in it, not excluded): whether that makes a trailing set, or None where no set grown
+        from it can be one.  Too large a label group stays too large; and in a connected query, removing vertices
+        never joins the core's components, and each component but one would have to move into the set whole,
+        which independence forbids."""
+        grown = chosen | 1 << v
+        if self.large and not self._groups_fit(grown):
+            return None
         core = self.everything & ~grown
         if not self.connected:
             return bool(core) and reaches(self.nbrs, core, core & -core, core)
-        return bool(core) and (self.settled[v] or reaches(self.nbrs, core, self.nbrs[v] & -self.nbrs[v],
-                                                                 self.nbrs[v]))
-
-    def _maximal(self, mask: int) -> bool:
-        free = self.everything & ~mask & ~self.excluded
-        for u in members(mask):
-            free &= ~self.nbrs[u]
-        return not any(self._grows(mask, v) for v in members(free))
+        # The core before v left was connected and v's neighbours all lie in it: without v it stays connected
+        # exactly when they still reach one another.
+        if core and (self.settled[v] or reaches(self.nbrs, core, self.nbrs[v] & -self.nbrs[v], self.nbrs[v])):
+            return True
+        return None
 
     def most_promising(self, count: int, weights: list[float]) -> list[int]:
-        """The first ``count`` maximal trailing sets in order of promise: the most vertices first, then the largest
-        sum of ``weights`` (the planner's: log candidates per vertex), then by their sorted vertices.
+        """The first ``count`` maximal trailing sets (no trailing set grows them by one vertex) in order of promise:
+        the most vertices first, then the largest sum of ``weights`` (the planner's: log candidates per vertex),
+        then by their sorted vertices.
 
-        Per size, from the largest, a depth-first search over vertices in order of falling weight keeps the best
-        sets found and cuts a branch whose weight, filled up with the heaviest vertices still free, cannot beat
-        the worst of them.  Growing a set that is not a trailing set never makes one in a connected query
-        (removing vertices never joins the core's components, and each component but one would have to move
-        into the set whole, which independence forbids), nor does growing one whose label groups are too large,
-        so those branches are cut too.  At most :data:`MAX_NODES` sets are tried per size."""
-        found: list[int] = []
-        for size in range(self.most, 0, -1):
-            if len(found) >= count:
-                break
-            found += self._best_of_size(size, count - len(found), weights, size < self.most)
+        A query with few trailing sets (under :data:`FEW`) has them all listed and the maximal ones ranked.  Sets of
+        the most vertices allowed are maximal: where there are ``count`` of them, a branch-and-bound search finds
+        the best without listing the others (:meth:`_heaviest`).  Otherwise the first :data:`MAX_NODES` trailing
+        sets in order of their sorted vertices are listed and ranked."""
+        every = self._every(FEW)
+        if len(every) >= FEW:
+            best = self._heaviest(self.most, count, weights)
+            if len(best) >= count:
+                return best
+            every = self._every(MAX_NODES)
+
+        def promise(mask: int) -> tuple[int, float, list[int]]:
+            vertices = members(mask)
+            return -len(vertices), -sum(weights[u] for u in vertices), vertices
+
+        return heapq.nsmallest(count, self._maximal(every), key=promise)
+
+    def _maximal(self, masks: list[int]) -> list[int]:
+        """The sets of ``masks`` that grow into no other one of them by one vertex: only a vertex outside a set and
+        its neighbours can grow it."""
+        kept = set(masks)
+        found = []
+        for mask in masks:
+            free = self.everything & ~mask
+            rest = mask
+            while rest:
+                low = rest & -rest
+                free &= ~self.nbrs[low.bit_length() - 1]
+                rest ^= low
+            while free:
+                low = free & -free
+                if mask | low in kept:
+                    break
+                free ^= low
+            else:
+                found.append(mask)
         return found
 
-    def _best_of_size(self, size: int, count: int, weights: list[float], maximal_only: bool) -> list[int]:
+    def _every(self, limit: int) -> list[int]:
+        """The first ``limit`` trailing sets in order of their sorted vertices."""
+        found: list[int] = []
+
+        def grow(chosen: int, size: int, blocked: int, first: int) -> None:
+            for v in range(first, self.query.n):
+                if blocked >> v & 1 or len(found) >= limit:
+                    continue
+                valid = self._step(chosen, v)
+                if valid is None:
+                    continue
+                grown = chosen | 1 << v
+                if valid:
+                    found.append(grown)
+                if size + 1 < self.most:
+                    grow(grown, size + 1, blocked | self.nbrs[v] | 1 << v, v + 1)
+
+        grow(0, 0, self.excluded, 0)
+        return found
+
+    def _heaviest(self, size: int, count: int, weights: list[float]) -> list[int]:
+        """The best ``count`` trailing sets of ``size`` vertices by weight, then sorted vertices: a depth-first
+        search over vertices in order of falling weight that keeps the best sets found and cuts a branch whose
+        weight, filled up with the heaviest vertices still free, cannot beat the worst of them (at most
+        :data:`MAX_NODES` sets tried)."""
         order = sorted(range(self.query.n), key=lambda u: (-weights[u], u))
         kept: list[tuple[float, tuple[int, ...], int]] = []  # a min-heap: the worst kept set on top
         nodes = MAX_NODES
@@ -160,17 +210,14 @@ class TrailingSets:
                 if free < need or len(kept) == count and bound < kept[0][0] - 1e-9 or nodes <= 0:
                     return
                 nodes -= 1
-                grown = chosen | 1 << v
-                if not self._groups_fit(grown):
+                valid = self._step(chosen, v)
+                if valid is None:
                     continue
-                valid = self._core_connected(grown, v)
-                if not valid and self.connected:
-                    continue
-                if need == 1:
-                    if valid and not (maximal_only and not self._maximal(grown)):
-                        keep(grown)
-                else:
-                    grow(grown, weight + weights[v], chosen_size + 1, blocked | self.nbrs[v] | 1 << v, i + 1)
+                if need > 1:
+                    grow(chosen | 1 << v, weight + weights[v], chosen_size + 1, blocked | self.nbrs[v] | 1 << v,
+                         i + 1)
+                elif valid:
+                    keep(chosen | 1 << v)
 
         grow(0, 0.0, 0, self.excluded, 0)
         return [mask for _, _, mask in sorted(kept, reverse=True)]
