@@ -23,6 +23,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels.array_ops import count_true
 from distsm.kernels.budget import MAX_WALKS
 from distsm.kernels.candidate_edges import CandidateEdges
 from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
@@ -110,8 +111,8 @@ class Sampler:
                         # entries are read only if this vertex is chosen, and then only the resampled ones.
                         mean = first_mean
                     else:
-                        found = self._scored_set(table, ext, first_mean)
-                        mean = float(found[2].shape[0]) / int(found[0].shape[0])
+                        mean, scored_rows, sets = self._scored_set(table, ext, first_mean)
+                        found = (scored_rows, sets)
                     # Every further link costs a probe per entry read (see CandidateEdges.probe), every
                     # unlinked same-label column a comparison that compacts the entries like a probe does.
                     scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
@@ -123,7 +124,7 @@ class Sampler:
                 raise ValueError("the query graph is not connected")
             mean, ext, work = best
             prefix += (ext.vertex,)
-            rows, found_set = (table, None) if best_found is None else (best_found[0], best_found[1:])
+            rows, found_set = (table, None) if best_found is None else best_found
             table = self._walks_after(prefix, rng, partial(self._resampled, rng, rows, ext, found_set))
             out.order.append(ext.vertex)
             out.steps.append(ext)
@@ -157,17 +158,28 @@ class Sampler:
                 return None
         return table
 
-    def _scored_set(self, table: Any, ext: Extension, first_mean: float) -> tuple[Any, Any, Any]:
-        """``(rows, row, vertex)``: the extension sets of ``ext`` over ``rows``, every row of ``table`` or, where
-        their first links' runs hold more than :data:`SCORED_ENTRIES` entries, every k-th row (at least
-        :data:`SCORED_ROWS` of them): a systematic sample of the walks, whose mean set size estimates theirs, and
-        whose sets are what the walks are then resampled from."""
+    def _scored_set(self, table: Any, ext: Extension, first_mean: float) -> tuple[float, Any, Any]:
+        """``(mean size, rows, sets)``: the mean size of the extension sets of ``ext`` over ``rows``, every row of
+        ``table`` or, where their first links' runs hold more than :data:`SCORED_ENTRIES` entries, every k-th row
+        (at least :data:`SCORED_ROWS` of them): a systematic sample of the walks, whose mean set size estimates
+        theirs, and whose sets (``(row, vertex)``) are what the walks are then resampled from.
+
+        The sets of one link less the vertices of same-label columns are sized without being read (``sets``
+        None: read only if this vertex is chosen): a run holds each vertex once, so a set is its run less the
+        columns whose vertex lies in it, one probe per row and column."""
+        xp = self.backend.xp
         rows = int(table.shape[0])
         stride = max(min(int(rows * first_mean) // SCORED_ENTRIES, rows // SCORED_ROWS), 1)
         if stride > 1:
             table = table[::stride]
-        row, x = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
-        return table, row, x
+        if len(ext.links) == 1:
+            col, arc = ext.links[0]
+            entries = int(xp.sum(run_lengths(xp, self.ce, table, col, arc)[1]))
+            at = self.ce.position(xp, arc[0], table[:, col])
+            clashes = sum(count_true(self.ce.probe(xp, arc, at, table[:, c])) for c in ext.distinct_cols)
+            return (entries - clashes) / int(table.shape[0]), table, None
+        found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+        return float(found[1].shape[0]) / int(table.shape[0]), table, found
 
     def _evaluated(self) -> None:
         self.evaluations += 1

@@ -534,6 +534,41 @@ def test_run_entries_are_the_picked_entries_of_the_laid_out_runs(seed, n, p, vl,
 
 
 @SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.15, 0.7), vl=st.integers(1, 2),
+       directed=st.booleans(), qsize=st.integers(3, 7), walks=st.sampled_from([8, 64, 200]),
+       scored_entries=st.sampled_from([4, 1 << 14]))
+def test_scored_sets_are_sized_as_read(seed, n, p, vl, directed, qsize, walks, scored_entries):
+    """The sampler sizes a one-link set less its same-label columns without reading it: the mean must be that of
+    the sets :func:`extension_set` reads over the same rows, and the sets it returns (more links) must be those."""
+    from distsm.kernels import sampling
+    from distsm.kernels.ce_join import extension_set
+    from distsm.kernels.sampling import Sampler
+
+    data, query = make_case(seed, n, p, vl, 1, directed, qsize, True)
+    idx = NUMPY.index(data)
+    ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False))
+    if min(int(c.shape[0]) for c in ce.candidates) == 0:
+        return
+    sampler = Sampler(NUMPY, query, ce, homomorphism=False, walks=walks)
+    order = sampler.core_order(frozenset(range(query.n)), 0)
+    with patch.object(sampling, "SCORED_ENTRIES", scored_entries):
+        for k in range(1, query.n):
+            table = order.walks[k - 1]
+            if table is None:
+                break
+            cols = order.columns(k)
+            for u in sorted(set(range(query.n)) - set(cols)):
+                if not any(w in cols for w, _ in sampler.adj[u]):
+                    continue
+                ext, first_mean = sampler.extension(table, cols, u)
+                mean, rows, sets = sampler._scored_set(table, ext, first_mean)
+                row, x = extension_set(NUMPY, ce, rows, ext, True)
+                assert mean == x.shape[0] / rows.shape[0]
+                assert sets is None if len(ext.links) == 1 else (sets[0].tolist(), sets[1].tolist()) == \
+                    (row.tolist(), x.tolist())
+
+
+@SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(6, 30), p=st.floats(0.15, 0.7), vl=st.integers(1, 3),
        el=st.integers(1, 2), directed=st.booleans(), qsize=st.integers(3, 7), sampled=st.booleans(),
        homomorphism=st.booleans(), walks=st.sampled_from([64, 200]))
