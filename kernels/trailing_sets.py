@@ -118,11 +118,11 @@ class TrailingSets:
 
         A query with few trailing sets (under :data:`FEW`) has them all listed and the maximal ones ranked.  Sets of
         the most vertices allowed are maximal: where there are ``count`` of them, a branch-and-bound search finds
-        the best without listing the others (:meth:`_heaviest`).  Otherwise the first :data:`MAX_NODES` trailing
+        the best without listing the others (:meth:`heaviest`).  Otherwise the first :data:`MAX_NODES` trailing
         sets in order of their sorted vertices are listed and ranked."""
         every = self._every(FEW)
         if len(every) >= FEW:
-            best = self._heaviest(self.most, count, weights)
+            best = self.heaviest(self.most, count, weights)
             if len(best) >= count:
                 return best
             every = self._every(MAX_NODES)
@@ -174,7 +174,7 @@ class TrailingSets:
         grow(0, 0, self.excluded, 0)
         return found
 
-    def _heaviest(self, size: int, count: int, weights: list[float]) -> list[int]:
+    def heaviest(self, size: int, count: int, weights: list[float]) -> list[int]:
         """The best ``count`` trailing sets of ``size`` vertices by weight, then sorted vertices: a depth-first
         search over vertices in order of falling weight that keeps the best sets found and cuts a branch whose
         weight, filled up with the heaviest vertices still free, cannot beat the worst of them (at most

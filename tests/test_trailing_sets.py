@@ -1,6 +1,7 @@
 """Trailing sets (kernels/trailing_sets.py) against a brute force over every vertex subset, checked with networkx."""
 
 import itertools
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis_settings import scaled
 from oracles import brute_trailing_sets
 
 from distsm.graph import Graph
+from distsm.kernels import trailing_sets
 from distsm.kernels.trailing_sets import TrailingSets
 
 SETTINGS = scaled(60)
@@ -35,37 +37,58 @@ def test_a_path_trails_its_ends_not_its_inner_vertices():
     assert not sets.valid(0)
 
 
+@st.composite
+def trailing_cases(draw, most_n: int = 10) -> tuple[Graph, int, frozenset[int], int | None]:
+    """A random query (connected or not, one to three vertex labels), its size limit, an excluded vertex or none and
+    a label-group limit or none."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = draw(st.integers(2, most_n))
+    query = random_query(rng, n, draw(st.floats(0.05, 0.9)), draw(st.integers(1, 3)), draw(st.booleans()))
+    excluded = frozenset({int(rng.integers(0, n))}) if draw(st.booleans()) else frozenset()
+    return query, draw(st.integers(1, 6)), excluded, draw(st.sampled_from([None, 1, 2]))
+
+
 @SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 9), p=st.floats(0.05, 0.9), most=st.integers(1, 6),
-       labels=st.integers(1, 3), group=st.sampled_from([None, 1, 2]), connected=st.booleans(),
-       exclude=st.booleans())
-def test_valid_is_the_definition(seed, n, p, most, labels, group, connected, exclude):
-    rng = np.random.default_rng(seed)
-    query = random_query(rng, n, p, labels, connected)
-    excluded = frozenset({int(rng.integers(0, n))}) if exclude else frozenset()
+@given(case=trailing_cases(9))
+def test_valid_is_the_definition(case):
+    query, most, excluded, group = case
     sets = TrailingSets(query, most, mask(excluded), group)
     expected = brute_trailing_sets(query, most, excluded, group)
-    for size in range(0, n + 1):
-        for s in itertools.combinations(range(n), size):
+    for size in range(0, query.n + 1):
+        for s in itertools.combinations(range(query.n), size):
             assert sets.valid(mask(s)) == (frozenset(s) in expected), s
 
 
 @SETTINGS
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 10), p=st.floats(0.05, 0.9), most=st.integers(1, 6),
-       labels=st.integers(1, 3), group=st.sampled_from([None, 1, 2]), connected=st.booleans(),
-       exclude=st.booleans(), count=st.integers(1, 15), ties=st.booleans())
-def test_most_promising_are_the_best_maximal_sets(seed, n, p, most, labels, group, connected, exclude, count, ties):
+@given(case=trailing_cases(10), count=st.integers(1, 15), ties=st.booleans(), seed=st.integers(0, 2**32 - 1),
+       few=st.sampled_from([1, trailing_sets.FEW]))
+def test_most_promising_are_the_best_maximal_sets(case, count, ties, seed, few):
     """The first ``count`` maximal trailing sets (no trailing set grows them by one vertex) by size, then weight,
-    then sorted vertices; small integer weights make ties, which the vertices must break."""
+    then sorted vertices; small integer weights make ties, which the vertices must break.  ``few`` 1 sends every
+    query to the branch-and-bound search (a query this small has fewer than FEW trailing sets)."""
+    query, most, excluded, group = case
+    n = query.n
     rng = np.random.default_rng(seed)
-    query = random_query(rng, n, p, labels, connected)
-    excluded = frozenset({int(rng.integers(0, n))}) if exclude else frozenset()
     weights = [float(w) for w in (rng.integers(0, 3, size=n) if ties else rng.random(n) * 10)]
     all_sets = brute_trailing_sets(query, most, excluded, group)
     maximal = [s for s in all_sets if not any(s | {v} in all_sets for v in set(range(n)) - s)]
     maximal.sort(key=lambda s: (-len(s), -sum(weights[u] for u in sorted(s)), sorted(s)))
-    got = TrailingSets(query, most, mask(excluded), group).most_promising(count, weights)
+    sets = TrailingSets(query, most, mask(excluded), group)
+    with patch.object(trailing_sets, "FEW", few):
+        got = sets.most_promising(count, weights)
     assert got == [mask(s) for s in maximal[:count]]
+    # The branch-and-bound search alone: the best sets of the most vertices (maximal, all of them).
+    largest = [mask(s) for s in maximal if len(s) == most]
+    assert sets.heaviest(most, count, weights) == largest[:count]
+
+
+def test_a_tie_found_later_beats_an_equal_set_with_larger_vertices():
+    """The search meets vertices by falling weight, so a tied set of smaller vertices may come after the one it
+    must displace: a branch that can only tie the worst set kept is not cut."""
+    star = Graph.from_edges([(0, 1), (0, 2), (0, 3), (0, 4)])
+    with patch.object(trailing_sets, "FEW", 1):
+        got = TrailingSets(star, 2).most_promising(3, [0.0, 1.0, 1.0, 0.0, 2.0])
+    assert got == [mask({1, 4}), mask({2, 4}), mask({1, 2})]
 
 
 def test_a_large_dense_query_is_searched_within_its_node_budget():

@@ -86,7 +86,9 @@ class DeviceBase(ArrayBackend):
             if at >= 0:
                 buf[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
         dev = xp.asarray(buf)
-        return [xp.asarray(a) if at < 0 else dev[at:at + a.nbytes].view(a.dtype).reshape(a.shape)
+        # Each view is made from a pointer into the buffer in one call, not by slicing, viewing and reshaping it:
+        # a 24-vertex query's index has hundreds of arrays.
+        return [xp.asarray(a) if at < 0 else xp.ndarray(a.shape, dtype=a.dtype, memptr=dev.data + at)
                 for a, at in zip(host, starts)]
 
     def from_host(self, host: DataIndex) -> DataIndex:
