@@ -516,3 +516,40 @@ ce_gather_rows(const int* __restrict__ table, int ncols, const int* __restrict__
         out[i] = c < ncols ? table[(long long)parents[r] * ncols + c] : xs[r];
     }
 }
+
+// The sampler's scores of one level (kernels/sampling.py): for the program's T extensions (T >= 1, G = 0), each
+// a query vertex that may join the walks `table` next, each row's run length per link (runs[link id * nrows + r])
+// and extension-set size (sizes[t * nrows + r]), a thread per (extension, row).  A set is read from its shortest
+// run: every other run must hold an entry, so the set is the same from any of them.
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_score_sets(const int* __restrict__ table, int ncols, long long nrows, const int* __restrict__ prog,
+              const long long* __restrict__ arcs, int narcs, long long* __restrict__ runs,
+              long long* __restrict__ sizes) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    const long long items = (long long)sprog[1] * nrows, stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+        const int t = (int)(i / nrows);
+        const long long r = i - (long long)t * nrows;
+        const int* row = table + r * ncols;
+        const int* e = sprog + sprog[3 + t];
+        const int first = e[0], nlinks = e[1];
+        int shortest = 0;
+        for (int l = 0; l < nlinks; ++l) {
+            const long long* arc = sarcs + 4 * e[3 + 2 * l];
+            const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
+            const long long p = tr_position(arc, row[e[2 + 2 * l]]);
+            lo[first + l] = offsets[p];
+            hi[first + l] = offsets[p + 1];
+            runs[(first + l) * nrows + r] = hi[first + l] - lo[first + l];
+            if (hi[first + l] - lo[first + l] < hi[first + shortest] - lo[first + shortest]) shortest = l;
+        }
+        const int* values = reinterpret_cast<const int*>(sarcs[4 * e[3 + 2 * shortest] + 1]);
+        long long n = 0;
+        for (long long p = lo[first + shortest]; p < hi[first + shortest]; ++p)
+            n += tr_in_set(sprog, sarcs, t, shortest, values[p], row, lo, hi);
+        sizes[(long long)t * nrows + r] = n;
+    }
+}
