@@ -553,3 +553,43 @@ ce_score_sets(const int* __restrict__ table, int ncols, long long nrows, const i
         sizes[(long long)t * nrows + r] = n;
     }
 }
+
+// The sampler's next walks (kernels/sampling.py): for draw i, out's row i is the table's row rows[i] followed by
+// the ranks[i]-th vertex (ascending) of that row's set under the program's extension t, a thread per draw.
+extern "C" __global__ void __launch_bounds__(DSM_TR_BLOCK)
+ce_pick_sets(const int* __restrict__ table, int ncols, const int* __restrict__ prog, const long long* __restrict__ arcs,
+             int narcs, int t, const long long* __restrict__ rows, const long long* __restrict__ ranks,
+             long long npicks, int* __restrict__ out) {
+    __shared__ int sprog[DSM_TR_PROG_MAX];
+    __shared__ long long sarcs[4 * DSM_TR_MAX_LINKS];
+    tr_stage(prog, arcs, narcs, sprog, sarcs);
+    long long lo[DSM_TR_MAX_LINKS], hi[DSM_TR_MAX_LINKS];
+    const int* e = sprog + sprog[3 + t];
+    const int first = e[0], nlinks = e[1];
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < npicks; i += stride) {
+        const int* row = table + rows[i] * ncols;
+        int shortest = 0;
+        for (int l = 0; l < nlinks; ++l) {
+            const long long* arc = sarcs + 4 * e[3 + 2 * l];
+            const long long* offsets = reinterpret_cast<const long long*>(arc[0]);
+            const long long p = tr_position(arc, row[e[2 + 2 * l]]);
+            lo[first + l] = offsets[p];
+            hi[first + l] = offsets[p + 1];
+            if (hi[first + l] - lo[first + l] < hi[first + shortest] - lo[first + shortest]) shortest = l;
+        }
+        const int* values = reinterpret_cast<const int*>(sarcs[4 * e[3 + 2 * shortest] + 1]);
+        long long left = ranks[i];
+        int x = -1;
+        for (long long p = lo[first + shortest]; p < hi[first + shortest]; ++p) {
+            if (!tr_in_set(sprog, sarcs, t, shortest, values[p], row, lo, hi)) continue;
+            if (left-- == 0) {
+                x = values[p];
+                break;
+            }
+        }
+        int* dst = out + i * (ncols + 1);
+        for (int c = 0; c < ncols; ++c) dst[c] = row[c];
+        dst[ncols] = x;
+    }
+}
