@@ -448,11 +448,12 @@ class ArrayBackend:
         :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
         return None
 
-    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
+    def extend_rows(self, program: TrailingProgram, table: Any, pick: np.ndarray | None = None) -> Any | None:
         """``table`` with each row repeated once per extension under ``program`` (one extension, see
         :func:`~distsm.kernels.ce_join.fused_program`), the extension appended as a last column, rows sorted by
-        row then vertex; None where the backend has no fused pass for it: at array level the core join extends
-        through :func:`~distsm.kernels.ce_join.extension_set` itself."""
+        row then vertex (only the extended rows ``pick``, indexes into them in that order, where given); None
+        where the backend has no fused pass for it: at array level the core join extends through
+        :func:`~distsm.kernels.ce_join.extension_set` itself."""
         return None
 
     def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
@@ -466,13 +467,6 @@ class ArrayBackend:
         (int64): ``runs[link id, r]`` the run length of each link (numbered across the extensions in order) and
         ``sizes[t, r]`` the size of extension ``t``'s set for row ``r``; None where the backend has no such pass:
         at array level the sampler reads the runs and sets itself."""
-        return None
-
-    def pick_sets(self, program: TrailingProgram, table: Any, t: int, rows: np.ndarray,
-                  ranks: np.ndarray) -> Any | None:
-        """The sampler's next walks in one pass: row ``i`` is ``table``'s row ``rows[i]`` followed by the
-        ``ranks[i]``-th vertex (ascending) of that row's set under ``program``'s extension ``t``; None where the
-        backend has no such pass."""
         return None
 
 

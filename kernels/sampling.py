@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +26,6 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.array_ops import count_true, take
 from distsm.kernels.budget import MAX_WALKS
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.records import TrailingProgram
 from distsm.kernels.ce_join import Extension, extension_set, fused_program, run_entries, run_lengths
 from distsm.kernels.cuda_modules import TRAILING_MAX_LINKS, TRAILING_PROG_MAX
 from distsm.kernels.order import query_adjacency
@@ -160,7 +159,6 @@ class Sampler:
                     # The sets are the link's runs: their mean size is the mean run length, and their entries are
                     # read only if this vertex is chosen, and then only the resampled ones.
                     mean = first_mean
-                    found = None if sizes is None else (table, (1, sizes))
                 else:
                     mean, scored_rows, sets = self._scored_set(table, ext, first_mean, sizes)
                     found = (scored_rows, sets)
@@ -195,13 +193,13 @@ class Sampler:
 
         The sets of one link less the vertices of same-label columns are sized without being read (``sets``
         None: read only if this vertex is chosen): a run holds each vertex once, so a set is its run less the
-        columns whose vertex lies in it, one probe per row and column.  Given ``sizes`` (a fused pass's
-        :class:`Sized`), the sets are not read: ``rows`` is ``table`` and ``sets`` the stride and the sizes."""
+        columns whose vertex lies in it, one probe per row and column.  Given ``sizes`` (each row's, from a fused
+        pass), the sets are not read: ``rows`` is ``table`` and ``sets`` the stride and the sizes."""
         xp = self.backend.xp
         rows = int(table.shape[0])
         stride = max(min(int(rows * first_mean) // SCORED_ENTRIES, rows // SCORED_ROWS), 1)
         if sizes is not None:
-            scored = sizes.sizes[::stride]
+            scored = sizes[::stride]
             return int(scored.sum()) / int(scored.shape[0]), table, (stride, sizes)
         if stride > 1:
             table = table[::stride]
@@ -295,31 +293,21 @@ def ranked(ext: Extension, means: Sequence[float]) -> tuple[Extension, float]:
     return Extension(ext.vertex, tuple(ext.links[i] for i in order), ext.distinct_cols), means[order[0]]
 
 
-class Sized(NamedTuple):
-    """Each walk's set size under extension ``t`` of a fused ``program`` (host int64)."""
-
-    sizes: Any
-    program: TrailingProgram
-    t: int
-
-
 class FusedLevels:
     """A :class:`Sampler`'s levels on a device, by fused passes of ``kernels/cuda/trailing.cu``: one
     ``ce_score_sets`` launch scores a level's candidates (each link's run length and each set's size per walk),
-    the chosen vertex's walks are drawn on the host from those sizes, and one ``ce_pick_sets`` launch lays out the
-    rows drawn.  The estimates, walks and plans are the array code's: the same integers, the same generator
-    draws."""
+    the chosen vertex's walks are drawn on the host from those sizes, and ``extend_rows`` lays out the rows drawn.
+    The estimates, walks and plans are the array code's: the same integers, the same generator draws."""
 
     def __init__(self, sampler: Sampler):
         self.sampler = sampler
 
-    def extensions(self, table: Any, unranked: list[Extension]) -> list[tuple[Extension, float, Sized]] | None:
-        """Each of ``unranked`` (links in query order) ranked, its first link's mean run length, and its sets'
-        sizes; None where the backend has no such pass."""
+    def extensions(self, table: Any, unranked: list[Extension]) -> list[tuple[Extension, float, Any]] | None:
+        """Each of ``unranked`` (links in query order) ranked, its first link's mean run length, and each row's set
+        size (host int64); None where the backend has no such pass."""
         sampler, rows, out = self.sampler, int(table.shape[0]), []
         for chunk in _within_program(unranked):
-            program = fused_program(chunk, sampler.ce, not sampler.homomorphism)
-            scored = sampler.backend.score_sets(program, table)
+            scored = sampler.backend.score_sets(fused_program(chunk, sampler.ce, not sampler.homomorphism), table)
             if scored is None:
                 return None  # chunks stay within the pass's sizes: the backend has none
             runs, sizes = scored
@@ -327,19 +315,20 @@ class FusedLevels:
             for t, ext in enumerate(chunk):
                 means = [int(runs[link + i].sum()) / rows for i in range(len(ext.links))]
                 link += len(ext.links)
-                out.append((*ranked(ext, means), Sized(sizes[t], program, t)))
+                out.append((*ranked(ext, means), sizes[t]))
         return out
 
     def resampled(self, rng: np.random.Generator, table: Any, ext: Extension, found: Any) -> Any:
-        """:meth:`Sampler._resampled`: ``found`` is ``(stride, sized)`` from scoring ``ext`` (the sets of every
-        stride-th row), or None (every row, sized here)."""
+        """:meth:`Sampler._resampled`: ``found`` is ``(stride, sizes)`` from :meth:`Sampler._scored_set` (the sets
+        of every stride-th row), or None (every row, sized here)."""
         sampler = self.sampler
+        program = fused_program([ext], sampler.ce, not sampler.homomorphism)
         if found is None:
-            scored = self.extensions(table, [ext])
-            assert scored is not None, "a sampler with fused levels has scored a level already"
-            found = (1, scored[0][2])
-        stride, sized = found
-        kept = sized.sizes[::stride]
+            scored = sampler.backend.score_sets(program, table)
+            assert scored is not None, "one extension stays within the fused pass's sizes"
+            found = (1, scored[1][0])
+        stride, sizes = found
+        kept = sizes[::stride]
         entries = int(kept.sum())
         if not entries:
             return None
@@ -347,10 +336,11 @@ class FusedLevels:
             pick = np.arange(entries)
         else:
             pick = rng.integers(0, entries, size=sampler.walks)
-        # The pick-th entry of the kept rows' sets laid end to end: its row and its rank in the row's set.
+        # The pick-th entry of the kept rows' sets laid end to end, as an index into every row's.
         ends = np.cumsum(kept)
         at = np.searchsorted(ends, pick, side="right")
-        return sampler.backend.pick_sets(sized.program, table, sized.t, at * stride, pick - (ends - kept)[at])
+        starts = np.cumsum(sizes) - sizes
+        return sampler.backend.extend_rows(program, table, starts[at * stride] + pick - (ends - kept)[at])
 
 
 def _within_program(exts: list[Extension]) -> Iterator[list[Extension]]:

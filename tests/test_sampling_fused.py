@@ -67,11 +67,14 @@ class PlainFused(NumpyBackend):
             link += len(links)
         return runs, sizes
 
-    def pick_sets(self, program, table, t, rows, ranks):
-        links, distinct = program_extensions(program)[t]
+    def extend_rows(self, program, table, pick=None):
+        [(links, distinct)] = program_extensions(program)
+        rows = [(r, x) for r, row in enumerate(table) for x in row_set(program, links, distinct, row)[1]]
+        if pick is not None:
+            rows = [rows[int(k)] for k in pick]
         out = np.empty((len(rows), table.shape[1] + 1), dtype=table.dtype)
-        for i, (r, k) in enumerate(zip(rows, ranks)):
-            out[i, :-1], out[i, -1] = table[r], row_set(program, links, distinct, table[r])[1][k]
+        for i, (r, x) in enumerate(rows):
+            out[i, :-1], out[i, -1] = table[r], x
         return out
 
 

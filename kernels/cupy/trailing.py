@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_ops import cast, cumsum, subtract
+from distsm.kernels.array_ops import cast, cumsum, subtract, take
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import (MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_MAX_GROUP,
                                          TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
-from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, CE_PICK_SETS, CE_SCORE_SETS,
-                                        TR_BIT_ROWS, TRAILING_COUNT, TRAILING_COUNT_BITS)
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, CE_SCORE_SETS, TR_BIT_ROWS,
+                                        TRAILING_COUNT, TRAILING_COUNT_BITS)
 from distsm import caches
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
@@ -171,15 +171,19 @@ class TrailingOps(DeviceBase):
                             narcs=len(program.arcs), per_arc=per_arc)
         return both, [rows, *spaces.values()]
 
-    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
+    def extend_rows(self, program: TrailingProgram, table: Any, pick: np.ndarray | None = None) -> Any | None:
         """The core join's extension of ``table`` by ``program``'s one vertex in three passes of ``trailing.cu``:
-        :meth:`extend_pairs`, then ``ce_gather_rows`` lays out each extended row from its pair, a thread per output
-        word.  Writing the rows straight from the thread that found them wrote one word per 32-byte sector, and an
-        18-column core's level of 301M rows is 20 GB.  None past the kernel's fixed sizes."""
+        :meth:`extend_pairs`, then ``ce_gather_rows`` lays out each extended row from its pair (of those ``pick``
+        names, where given: the sampler's draws), a thread per output word.  Writing the rows straight from the
+        thread that found them wrote one word per 32-byte sector, and an 18-column core's level of 301M rows is
+        20 GB.  None past the kernel's fixed sizes."""
         pairs = self.extend_pairs(program, table)
         if pairs is None:
             return None
         parents, xs = pairs
+        if pick is not None:
+            at = self.upload([np.asarray(pick, dtype=np.int64)])[0]
+            parents, xs = take(parents, at), take(xs, at)
         table = self._as_table(table)
         rows, ncols = int(parents.shape[0]), int(table.shape[1])
         out = self.xp.empty((rows, ncols + 1), dtype=self.xp.int32)
@@ -210,31 +214,16 @@ class TrailingOps(DeviceBase):
         if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX:
             return None
         words, arcs, _ = self._uploaded(program)
+        xp = self.xp
         table = self._as_table(table)
-        rows, links = int(table.shape[0]), program.links
-        # Runs and sizes in one buffer: one copy back, the level's only synchronisation.
-        both = self.xp.empty((links + len(program.targets), rows), dtype=self.xp.int64)
-        if both.size:
-            grid = max(1, min(-(-(rows * len(program.targets)) // TRAILING_BLOCK), MAX_GRID))
+        rows, extensions = int(table.shape[0]), len(program.targets)
+        runs = xp.zeros((program.links, rows), dtype=xp.int64)
+        sizes = xp.zeros((extensions, rows), dtype=xp.int64)
+        if rows and extensions:
+            grid = max(1, min(-(-(rows * extensions) // TRAILING_BLOCK), MAX_GRID))
             self.kernels.launch(CE_SCORE_SETS, grid, TRAILING_BLOCK, table=table, ncols=int(table.shape[1]),
-                                nrows=rows, prog=words, arcs=arcs, narcs=len(program.arcs), runs=both[:links],
-                                sizes=both[links:])
-        host = self.to_host(both)
-        return host[:links], host[links:]
-
-    def pick_sets(self, program: TrailingProgram, table: Any, t: int, rows: np.ndarray, ranks: np.ndarray) -> Any:
-        """:meth:`ArrayBackend.pick_sets <distsm.kernels.array_backend.ArrayBackend.pick_sets>` by one launch of
-        ``ce_pick_sets``, a thread per draw (the program within the pass's sizes, as :meth:`score_sets` took it)."""
-        words, arcs, _ = self._uploaded(program)
-        table = self._as_table(table)
-        at_rows, at_ranks = self.upload([np.asarray(rows, dtype=np.int64), np.asarray(ranks, dtype=np.int64)])
-        n, ncols = int(rows.shape[0]), int(table.shape[1])
-        out = self.xp.empty((n, ncols + 1), dtype=self.xp.int32)
-        if n:
-            self.kernels.launch(CE_PICK_SETS, max(1, min(-(-n // TRAILING_BLOCK), MAX_GRID)), TRAILING_BLOCK,
-                                table=table, ncols=ncols, prog=words, arcs=arcs, narcs=len(program.arcs), t=t,
-                                rows=at_rows, ranks=at_ranks, npicks=n, out=out)
-        return out
+                                nrows=rows, prog=words, arcs=arcs, narcs=len(program.arcs), runs=runs, sizes=sizes)
+        return self.to_host(runs), self.to_host(sizes)
 
     def _extensions(self, program: TrailingProgram, table: Any) -> tuple[dict[str, Any], int, Any, Any] | None:
         """``ce_extend_count`` over ``table``: the launch's common arguments, its grid, each row's extensions and
@@ -267,7 +256,6 @@ class TrailingOps(DeviceBase):
                                                                        (lookup, xp.int32))]
                 kept += arrays
                 table += [a.data.ptr for a in arrays] + [-1 if program.positions else int(arrays[2].shape[0])]
-            # The words and the arc table go over in one copy (the sampler uploads a program a level).
-            words, arcs = self.upload([program.words, np.asarray(table, dtype=np.int64)])
-            ent = self._trailing_programs.put(program, (words, arcs, kept))
+            ent = self._trailing_programs.put(program, (xp.asarray(program.words),
+                                                        xp.asarray(np.asarray(table, dtype=np.int64)), kept))
         return ent
