@@ -448,25 +448,16 @@ class ArrayBackend:
         :meth:`~distsm.kernels.trailing.TrailingCounter.count_arrays` itself."""
         return None
 
-    def extend_rows(self, program: TrailingProgram, table: Any, pick: np.ndarray | None = None) -> Any | None:
+    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
         """``table`` with each row repeated once per extension under ``program`` (one extension, see
         :func:`~distsm.kernels.ce_join.fused_program`), the extension appended as a last column, rows sorted by
-        row then vertex (only the extended rows ``pick``, indexes into them in that order, where given); None
-        where the backend has no fused pass for it: at array level the core join extends through
-        :func:`~distsm.kernels.ce_join.extension_set` itself."""
+        row then vertex; None where the backend has no fused pass for it: at array level the core join extends
+        through :func:`~distsm.kernels.ce_join.extension_set` itself."""
         return None
 
     def extend_pairs(self, program: TrailingProgram, table: Any) -> tuple[Any, Any] | None:
         """:meth:`extend_rows` as ``(parents, xs)`` (int32): the k-th extension is row ``parents[k]`` followed by
         ``xs[k]``, so the rows are not copied; None where the backend has no such pass."""
-        return None
-
-    def score_sets(self, program: TrailingProgram, table: Any) -> tuple[np.ndarray, np.ndarray] | None:
-        """The sampler's scores of a level in one pass: for the extensions of ``program`` (several, see
-        :func:`~distsm.kernels.ce_join.fused_program`) over the rows of ``table``, ``(runs, sizes)`` on the host
-        (int64): ``runs[link id, r]`` the run length of each link (numbered across the extensions in order) and
-        ``sizes[t, r]`` the size of extension ``t``'s set for row ``r``; None where the backend has no such pass:
-        at array level the sampler reads the runs and sets itself."""
         return None
 
 

@@ -370,19 +370,14 @@ class Count:
         # The index and the candidates stay resident: the join and the count share what is left of the budget.
         parts = self.budget.after_index(on_host.nbytes, on_host_only)
         opts = self.placement.options
-        sampling = self.placement.sample_side(index)
-        sampled = on_host if sampling is host else built if refiner is sampling else \
-            on_host.to_all(sampling.backend.upload)
-        sampler = Sampler(sampling.backend, self.target.query, sampled,
-                          homomorphism=self.target.options.homomorphism, walks=min(parts.walks, opts.plan_walks),
-                          control=self.control)
+        sampler = Sampler(host.backend, self.target.query, on_host, homomorphism=self.target.options.homomorphism,
+                          walks=min(parts.walks, opts.plan_walks), control=self.control)
         plan = plan_count(self.target.query, sampler, list(refined), self.target.options.homomorphism, trailing,
                           start, lambda cost: sampling_allowance(cost, self.placement.counts_on_device(cost, index),
                                                                  opts.plan_share_device))
         runner = self.placement.count_side(plan.cost, index)
         parts = self.placement.chunked(runner, parts)
-        ce = on_host if runner is host else sampled if runner is sampling else built if refiner is runner else \
-            on_host.to_all(runner.backend.upload)
+        ce = on_host if runner is host else built if refiner is runner else on_host.to_all(runner.backend.upload)
         self.clock.lap("plan")
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
                      len(plan.core), len(plan.trailing), plan.cost, runner.name)

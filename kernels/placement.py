@@ -188,13 +188,6 @@ class Placement:
             return self.decide("refinement", self.device, f"scans {scan} entries, over {limit}")
         return self.decide("refinement", self.host, f"scans {scan} entries, at most {limit}")
 
-    def sample_side(self, index: Side) -> Side:
-        """Plans are sampled where the candidate-edge index is held: a device scores each level's candidates in one
-        fused pass (:class:`~distsm.kernels.sampling.FusedLevels`), the host in array operations per candidate."""
-        if index is self.host:
-            return self.host
-        return self.decide("sampling", index, "the candidate-edge index is held there")
-
     def chunked(self, runner: Side, parts: Parts) -> Parts:
         """``parts`` with the chunks of a core join and trailing count on ``runner`` capped at ``host-chunk-bytes``
         where it is a host: chunks of a few tens of MB stay in the caches, while the budget allows gigabytes (half

@@ -14,7 +14,7 @@ of them instead, and those levels are estimated exactly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -23,11 +23,10 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
-from distsm.kernels.array_ops import count_true, take
+from distsm.kernels.array_ops import count_true
 from distsm.kernels.budget import MAX_WALKS
 from distsm.kernels.candidate_edges import CandidateEdges
-from distsm.kernels.ce_join import Extension, extension_set, fused_program, run_entries, run_lengths
-from distsm.kernels.cuda_modules import TRAILING_MAX_LINKS, TRAILING_PROG_MAX
+from distsm.kernels.ce_join import Extension, extension_set, run_entries, run_lengths
 from distsm.kernels.order import query_adjacency
 
 if TYPE_CHECKING:
@@ -49,9 +48,6 @@ class Sampler:
         self.adj = query_adjacency(query)
         self.labels = [int(x) for x in query.vertex_labels]
         self.evaluations = 0
-        # On a device, a level's candidates are scored and the chosen one's sets resampled by fused passes (see
-        # FusedLevels); the array code's many small operations there cost launches and compile CuPy kernels.
-        self.fused = FusedLevels(self) if backend.on_device else None
         # Per order prefix: the walks after it and the generator's state then; per (prefix, next vertex): its
         # score (mean set size, Extension, work per row).  See core_order.
         self._walks: dict[tuple[int, ...], tuple[Any, Any]] = {}
@@ -74,31 +70,19 @@ class Sampler:
         are shortest over the walks first, and that mean run length (links in query order and 0.0 when
         ``table`` is None: no walks left to rank them by)."""
         xp = self.backend.xp
-        raw = self.unranked(cols, u)
-        means = [0.0] * len(raw.links)
-        if table is not None:
-            means = [int(xp.sum(run_lengths(xp, self.ce, table, c, arc)[1])) / int(table.shape[0])
-                     for c, arc in raw.links]
-        return ranked(raw, means)
-
-    def unranked(self, cols: dict[int, int], u: int) -> Extension:
-        """``u``'s :class:`Extension` from the placed vertices ``cols``, links in query order."""
-        links = tuple((cols[w], self.arc_from(w, u, e)) for w, e in self.adj[u] if w in cols)
-        linked = {c for c, _ in links}
+        links: list[Any] = []
+        for w, e in self.adj[u]:
+            if w in cols:
+                arc = self.arc_from(w, u, e)
+                mean = 0.0
+                if table is not None:
+                    mean = int(xp.sum(run_lengths(xp, self.ce, table, cols[w], arc)[1])) / int(table.shape[0])
+                links.append((mean, len(links), cols[w], arc))
+        links.sort()
+        linked = {c for _, _, c, _ in links}
         distinct = () if self.homomorphism else tuple(
             sorted(c for w, c in cols.items() if c not in linked and self.labels[w] == self.labels[u]))
-        return Extension(u, links, distinct)
-
-    def extensions(self, table: Any, cols: dict[int, int],
-                   vertices: Sequence[int]) -> list[tuple[Extension, float, Any]]:
-        """:meth:`extension` of each of ``vertices`` and, from a fused pass, each row's set size (None without
-        one: :meth:`_scored_set` reads the sets)."""
-        if self.fused is not None and table is not None:
-            fused = self.fused.extensions(table, [self.unranked(cols, u) for u in vertices])
-            if fused is not None:
-                return fused
-            self.fused = None  # a device backend without the pass: the array code samples from here on
-        return [(*self.extension(table, cols, u), None) for u in vertices]
+        return Extension(u, tuple((c, arc) for _, _, c, arc in links), distinct), links[0][0]
 
     def core_order(self, core: frozenset[int], start: int, fixed: Sequence[int] | None = None) -> SampledOrder:
         """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows; or the
@@ -114,9 +98,28 @@ class Sampler:
         cols = {start: 0}
         out = SampledOrder([start], [float(cands.shape[0])], [], [0.0], [table])
         while len(out.order) < len(core):
-            candidates = [u for u in (sorted(core - set(cols)) if fixed is None else (fixed[len(cols)],))
-                          if any(w in cols for w, _ in self.adj[u])]
-            best, best_found = self._level(prefix, table, cols, candidates)
+            best, best_found = None, None
+            for u in sorted(core - set(cols)) if fixed is None else (fixed[len(cols)],):
+                if not any(w in cols for w, _ in self.adj[u]):
+                    continue
+                self._evaluated()
+                scored, found = self._scores.get((prefix, u)), None
+                if scored is None:
+                    ext, first_mean = self.extension(table, cols, u)
+                    if len(ext.links) == 1 and not ext.distinct_cols:
+                        # The sets are the link's runs: their mean size is the mean run length, and their
+                        # entries are read only if this vertex is chosen, and then only the resampled ones.
+                        mean = first_mean
+                    else:
+                        mean, scored_rows, sets = self._scored_set(table, ext, first_mean)
+                        found = (scored_rows, sets)
+                    # Every further link costs a probe per entry read (see CandidateEdges.probe), every
+                    # unlinked same-label column a comparison that compacts the entries like a probe does.
+                    scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
+                                                       DISTINCT_COST * len(ext.distinct_cols)))
+                    self._scores[(prefix, u)] = scored
+                if best is None or scored[0] < best[0]:
+                    best, best_found = scored, found
             if best is None:
                 raise ValueError("the query graph is not connected")
             mean, ext, work = best
@@ -141,36 +144,6 @@ class Sampler:
                     cols[u] = len(cols)
         return out
 
-    def _level(self, prefix: tuple[int, ...], table: Any, cols: dict[int, int],
-               candidates: list[int]) -> tuple[tuple[float, Extension, float] | None, Any]:
-        """The best of ``candidates`` to follow ``prefix`` (the fewest estimated rows; the first of equals): its score
-        ``(mean set size, Extension, work per row)`` and what scoring it read for :meth:`_resampled` (``(rows,
-        sets)``), or None (to be read there)."""
-        for _ in candidates:
-            self._evaluated()
-        fresh = [u for u in candidates if (prefix, u) not in self._scores]
-        computed = dict(zip(fresh, self.extensions(table, cols, fresh)))
-        best, best_found = None, None
-        for u in candidates:
-            scored, found = self._scores.get((prefix, u)), None
-            if scored is None:
-                ext, first_mean, sizes = computed[u]
-                if len(ext.links) == 1 and not ext.distinct_cols:
-                    # The sets are the link's runs: their mean size is the mean run length, and their entries are
-                    # read only if this vertex is chosen, and then only the resampled ones.
-                    mean = first_mean
-                else:
-                    mean, scored_rows, sets = self._scored_set(table, ext, first_mean, sizes)
-                    found = (scored_rows, sets)
-                # Every further link costs a probe per entry read (see CandidateEdges.probe), every unlinked
-                # same-label column a comparison that compacts the entries like a probe does.
-                scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
-                                                   DISTINCT_COST * len(ext.distinct_cols)))
-                self._scores[(prefix, u)] = scored
-            if best is None or scored[0] < best[0]:
-                best, best_found = scored, found
-        return best, best_found
-
     def walk(self, start: int, steps: list[Extension]) -> Any:
         """The walks after joining ``[start] + steps`` (a fixed order, e.g. a chosen plan's core), one row per walk
         and a column per vertex in that order; None when no walk survives.  Resampling in proportion to the set
@@ -185,7 +158,7 @@ class Sampler:
                 return None
         return table
 
-    def _scored_set(self, table: Any, ext: Extension, first_mean: float, sizes: Any) -> tuple[float, Any, Any]:
+    def _scored_set(self, table: Any, ext: Extension, first_mean: float) -> tuple[float, Any, Any]:
         """``(mean size, rows, sets)``: the mean size of the extension sets of ``ext`` over ``rows``, every row of
         ``table`` or, where their first links' runs hold more than :data:`SCORED_ENTRIES` entries, every k-th row
         (at least :data:`SCORED_ROWS` of them): a systematic sample of the walks, whose mean set size estimates
@@ -193,14 +166,10 @@ class Sampler:
 
         The sets of one link less the vertices of same-label columns are sized without being read (``sets``
         None: read only if this vertex is chosen): a run holds each vertex once, so a set is its run less the
-        columns whose vertex lies in it, one probe per row and column.  Given ``sizes`` (each row's, from a fused
-        pass), the sets are not read: ``rows`` is ``table`` and ``sets`` the stride and the sizes."""
+        columns whose vertex lies in it, one probe per row and column."""
         xp = self.backend.xp
         rows = int(table.shape[0])
         stride = max(min(int(rows * first_mean) // SCORED_ENTRIES, rows // SCORED_ROWS), 1)
-        if sizes is not None:
-            scored = sizes[::stride]
-            return int(scored.sum()) / int(scored.shape[0]), table, (stride, sizes)
         if stride > 1:
             table = table[::stride]
         if len(ext.links) == 1:
@@ -232,7 +201,7 @@ class Sampler:
         fewer than :attr:`walks` (see :meth:`_resampled`), else :attr:`walks` of them drawn uniformly."""
         xp = self.backend.xp
         n = int(cands.shape[0])
-        return (cands if n < self.walks else take(cands, xp.asarray(rng.integers(0, n, size=self.walks))))[:, None]
+        return (cands if n < self.walks else cands[xp.asarray(rng.integers(0, n, size=self.walks))])[:, None]
 
     def _resampled(self, rng: np.random.Generator, table: Any, ext: Extension, found: Any) -> Any:
         """``table`` extended by ``ext``: its extension sets (``found``, or None: to be read) resampled in
@@ -242,8 +211,6 @@ class Sampler:
         more): while the extensions are fewer than :attr:`walks` too they are all kept, so a small query's early
         levels are estimated exactly and over fewer rows (a 12-vertex query of gMatch's suite has 42-230 partial
         matches per level there, against 1024 walks)."""
-        if self.fused is not None:
-            return self.fused.resampled(rng, table, ext, found)
         xp = self.backend.xp
         if found is None and (len(ext.links) > 1 or ext.distinct_cols):
             found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
@@ -272,7 +239,8 @@ class Sampler:
         work, out, exts = 0.0, [], {}
         if self.control is not None:
             self.control.check()
-        for j, (ext, mean, _) in zip(vertices, self.extensions(table, cols, vertices)):
+        for j in vertices:
+            ext, mean = self.extension(table, cols, j)
             links = len(ext.links)
             work += set_work(links, mean) + len(ext.distinct_cols) * links * PROBE_COST
             exts[j] = (ext, mean)
@@ -284,78 +252,6 @@ class Sampler:
                     work += 1 if len(sources) == 1 else exts[block[0]][1] * sum(len(exts[j][0].links) for j in block)
             work += BELL[len(g)]
         return work, out
-
-
-def ranked(ext: Extension, means: Sequence[float]) -> tuple[Extension, float]:
-    """``ext`` with its links ordered by their mean run lengths ``means`` (the shortest first; query order among
-    equals), and the first one's."""
-    order = sorted(range(len(ext.links)), key=lambda i: (means[i], i))
-    return Extension(ext.vertex, tuple(ext.links[i] for i in order), ext.distinct_cols), means[order[0]]
-
-
-class FusedLevels:
-    """A :class:`Sampler`'s levels on a device, by fused passes of ``kernels/cuda/trailing.cu``: one
-    ``ce_score_sets`` launch scores a level's candidates (each link's run length and each set's size per walk),
-    the chosen vertex's walks are drawn on the host from those sizes, and ``extend_rows`` lays out the rows drawn.
-    The estimates, walks and plans are the array code's: the same integers, the same generator draws."""
-
-    def __init__(self, sampler: Sampler):
-        self.sampler = sampler
-
-    def extensions(self, table: Any, unranked: list[Extension]) -> list[tuple[Extension, float, Any]] | None:
-        """Each of ``unranked`` (links in query order) ranked, its first link's mean run length, and each row's set
-        size (host int64); None where the backend has no such pass."""
-        sampler, rows, out = self.sampler, int(table.shape[0]), []
-        for chunk in _within_program(unranked):
-            scored = sampler.backend.score_sets(fused_program(chunk, sampler.ce, not sampler.homomorphism), table)
-            if scored is None:
-                return None  # chunks stay within the pass's sizes: the backend has none
-            runs, sizes = scored
-            link = 0
-            for t, ext in enumerate(chunk):
-                means = [int(runs[link + i].sum()) / rows for i in range(len(ext.links))]
-                link += len(ext.links)
-                out.append((*ranked(ext, means), sizes[t]))
-        return out
-
-    def resampled(self, rng: np.random.Generator, table: Any, ext: Extension, found: Any) -> Any:
-        """:meth:`Sampler._resampled`: ``found`` is ``(stride, sizes)`` from :meth:`Sampler._scored_set` (the sets
-        of every stride-th row), or None (every row, sized here)."""
-        sampler = self.sampler
-        program = fused_program([ext], sampler.ce, not sampler.homomorphism)
-        if found is None:
-            scored = sampler.backend.score_sets(program, table)
-            assert scored is not None, "one extension stays within the fused pass's sizes"
-            found = (1, scored[1][0])
-        stride, sizes = found
-        kept = sizes[::stride]
-        entries = int(kept.sum())
-        if not entries:
-            return None
-        if int(kept.shape[0]) < sampler.walks and entries < sampler.walks:
-            pick = np.arange(entries)
-        else:
-            pick = rng.integers(0, entries, size=sampler.walks)
-        # The pick-th entry of the kept rows' sets laid end to end, as an index into every row's.
-        ends = np.cumsum(kept)
-        at = np.searchsorted(ends, pick, side="right")
-        starts = np.cumsum(sizes) - sizes
-        return sampler.backend.extend_rows(program, table, starts[at * stride] + pick - (ends - kept)[at])
-
-
-def _within_program(exts: list[Extension]) -> Iterator[list[Extension]]:
-    """``exts`` in consecutive chunks that one fused program holds (links and program words)."""
-    chunk: list[Extension] = []
-    links, words = 0, 3
-    for ext in exts:
-        need = 4 + 2 * len(ext.links) + len(ext.distinct_cols)  # its start and its entry
-        if chunk and (links + len(ext.links) > TRAILING_MAX_LINKS or words + need > TRAILING_PROG_MAX):
-            yield chunk
-            chunk, links, words = [], 0, 3
-        chunk.append(ext)
-        links, words = links + len(ext.links), words + need
-    if chunk:
-        yield chunk
 
 
 @dataclass

@@ -229,12 +229,10 @@ CE_EXTEND_PAIRS = Kernel("ce_extend_pairs", _CE_EXTEND_HEAD + (_p("starts", _i64
                          TRAILING_MODULE)
 CE_GATHER_ROWS = Kernel("ce_gather_rows", (_p("table", _i32), Arg("ncols", _i32), _p("parents", _i32), _p("xs", _i32),
                                            Arg("nrows", _i64), _p("out", _i32)), TRAILING_MODULE)
-CE_SCORE_SETS = Kernel("ce_score_sets", _CE_EXTEND_HEAD + (_p("runs", _i64), _p("sizes", _i64)), TRAILING_MODULE)
 
 #: Every kernel of ``trailing.cu``, by name.
 TRAILING_KERNELS: dict[str, Kernel] = {k.name: k for k in (TRAILING_COUNT, TRAILING_COUNT_BITS, TR_BIT_ROWS,
-                                                            CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS,
-                                                            CE_SCORE_SETS)}
+                                                            CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS)}
 
 
 # ------------------------------------------------------------------ dfs.cu (the depth-first set-intersection search)

@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from distsm.kernels.array_ops import cast, cumsum, subtract, take
+from distsm.kernels.array_ops import cast, cumsum, subtract
 from distsm.kernels.cupy.base import DeviceBase
 from distsm.kernels.cuda_modules import (MAX_GRID, TRAILING_BLOCK, TRAILING_BLOCKS, TRAILING_MAX_GROUP,
                                          TRAILING_MAX_LINKS, TRAILING_PROG_MAX)
-from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, CE_SCORE_SETS, TR_BIT_ROWS,
-                                        TRAILING_COUNT, TRAILING_COUNT_BITS)
+from distsm.kernels.cupy.launch import (CE_EXTEND_COUNT, CE_EXTEND_PAIRS, CE_GATHER_ROWS, TR_BIT_ROWS, TRAILING_COUNT,
+                                        TRAILING_COUNT_BITS)
 from distsm import caches
 from distsm.kernels.records import TrailingProgram, TrailingTotals
 
@@ -171,19 +171,15 @@ class TrailingOps(DeviceBase):
                             narcs=len(program.arcs), per_arc=per_arc)
         return both, [rows, *spaces.values()]
 
-    def extend_rows(self, program: TrailingProgram, table: Any, pick: np.ndarray | None = None) -> Any | None:
+    def extend_rows(self, program: TrailingProgram, table: Any) -> Any | None:
         """The core join's extension of ``table`` by ``program``'s one vertex in three passes of ``trailing.cu``:
-        :meth:`extend_pairs`, then ``ce_gather_rows`` lays out each extended row from its pair (of those ``pick``
-        names, where given: the sampler's draws), a thread per output word.  Writing the rows straight from the
-        thread that found them wrote one word per 32-byte sector, and an 18-column core's level of 301M rows is
-        20 GB.  None past the kernel's fixed sizes."""
+        :meth:`extend_pairs`, then ``ce_gather_rows`` lays out each extended row from its pair, a thread per output
+        word.  Writing the rows straight from the thread that found them wrote one word per 32-byte sector, and an
+        18-column core's level of 301M rows is 20 GB.  None past the kernel's fixed sizes."""
         pairs = self.extend_pairs(program, table)
         if pairs is None:
             return None
         parents, xs = pairs
-        if pick is not None:
-            at = self.upload([np.asarray(pick, dtype=np.int64)])[0]
-            parents, xs = take(parents, at), take(xs, at)
         table = self._as_table(table)
         rows, ncols = int(parents.shape[0]), int(table.shape[1])
         out = self.xp.empty((rows, ncols + 1), dtype=self.xp.int32)
@@ -207,23 +203,6 @@ class TrailingOps(DeviceBase):
             self.kernels.launch(CE_EXTEND_PAIRS, grid, TRAILING_BLOCK, **head, starts=subtract(ends, counts),
                                 parents=parents, xs=xs)
         return parents, xs
-
-    def score_sets(self, program: TrailingProgram, table: Any) -> tuple[np.ndarray, np.ndarray] | None:
-        """:meth:`ArrayBackend.score_sets <distsm.kernels.array_backend.ArrayBackend.score_sets>` by one launch of
-        ``ce_score_sets``, a thread per (extension, row), and one copy of each result to the host."""
-        if program.links > TRAILING_MAX_LINKS or program.words.shape[0] > TRAILING_PROG_MAX:
-            return None
-        words, arcs, _ = self._uploaded(program)
-        xp = self.xp
-        table = self._as_table(table)
-        rows, extensions = int(table.shape[0]), len(program.targets)
-        runs = xp.zeros((program.links, rows), dtype=xp.int64)
-        sizes = xp.zeros((extensions, rows), dtype=xp.int64)
-        if rows and extensions:
-            grid = max(1, min(-(-(rows * extensions) // TRAILING_BLOCK), MAX_GRID))
-            self.kernels.launch(CE_SCORE_SETS, grid, TRAILING_BLOCK, table=table, ncols=int(table.shape[1]),
-                                nrows=rows, prog=words, arcs=arcs, narcs=len(program.arcs), runs=runs, sizes=sizes)
-        return self.to_host(runs), self.to_host(sizes)
 
     def _extensions(self, program: TrailingProgram, table: Any) -> tuple[dict[str, Any], int, Any, Any] | None:
         """``ce_extend_count`` over ``table``: the launch's common arguments, its grid, each row's extensions and
