@@ -36,8 +36,12 @@ from distsm.kernels.trailing_sets import TrailingSets, members
 #: Trailing vertices at most, and at most this many sharing a vertex label (Bell(5) = 52 partitions).
 MAX_TRAILING = 6
 MAX_GROUP = 5
-#: Maximal trailing sets sampled at most (large queries have very many).
+#: Maximal trailing sets sampled at most (large queries have very many), and in a row without a cheaper plan: sets
+#: come most promising first, and on gMatch's suite, the four generated dense suites and HPRD with 8 labels no set
+#: after one that found nothing cheaper ever did, while such sets took up to 547 of a 32-vertex query's 862 sampled
+#: extensions (benchmarks/README.md, 'Measurements behind the engine's settings').
 MAX_SAMPLED = 12
+TRAILING_PATIENCE = 1
 #: A plan estimated to cost less than this (entries read and written) is run without sampling more candidates.
 QUICK_COST = 1e6
 #: One sampled extension (a candidate vertex tried at one level of a greedy order over the walks), in the plans'
@@ -191,7 +195,8 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
     Candidates, in the order they are sampled while the sampling is worth it: every split of a quick order of the
     whole query (chosen without sampling, :meth:`_Planning.quick_order`) and then of the sampled greedy order
     whose suffix is a valid trailing set (a vertex with a large fan-out may be better joined last than left in a
-    core it would blow up); for every maximal trailing set, the sampled greedy order of its core.
+    core it would blow up); for the maximal trailing sets, most promising first, the sampled greedy order of each
+    one's core, until one finds no cheaper plan (:data:`TRAILING_PATIENCE`).
 
     The sample follows the count it plans: the quick and greedy orders are sampled with :data:`QUICK_WALKS` walks,
     and the sampler's full count of walks is drawn (both orders sampled again with them) only for a plan whose
@@ -221,10 +226,13 @@ def plan_count(query: Graph, sampler: Sampler, sizes: list[int], homomorphism: b
         sampled = sampled.orders(q)
     if sampled.enough():
         return sampled.result()
+    unimproved = 0
     for trailing_set in q.maximal_by_promise():
-        if sampled.best is not None and sampled.spent():
+        if sampled.best is not None and (sampled.spent() or unimproved >= TRAILING_PATIENCE):
             break
+        best = sampled.best
         sampled.add([q.core_plan(sampler, trailing_set)])
+        unimproved = 0 if sampled.best is not best else unimproved + 1
     return sampled.result()
 
 

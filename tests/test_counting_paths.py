@@ -8,6 +8,7 @@ edge labels, directed graphs, homomorphisms and tiny memory budgets.
 """
 
 import itertools
+import math
 from unittest.mock import patch
 
 import hprd
@@ -1008,6 +1009,51 @@ def test_the_sample_grows_with_what_the_plan_is_worth(monkeypatch):
     # The heavy plan sampled both orders twice: at 64 walks and again at 512.
     assert heavy_sampler.evaluations > light_sampler.evaluations
     assert planned(1.0)[0] == heavy
+
+
+def test_trailing_sets_are_sampled_until_one_finds_no_cheaper_plan(monkeypatch):
+    """After the quick and greedy orders, maximal trailing sets are sampled most promising first while they keep
+    finding cheaper plans: the first one that does not ends the search (TRAILING_PATIENCE), where sampling every
+    set goes on past it.  Both plans count exactly."""
+    from distsm.kernels import count_plan
+    from distsm.kernels.ce_join import CoreOrder, walk_core
+    from distsm.kernels.sampling import Sampler
+    from distsm.kernels.trailing import TrailingCounter
+
+    query, ce, sizes, expected = planning_case(2, 30, 7)
+    monkeypatch.setattr(count_plan, "QUICK_COST", 0.0)
+    adds: list[tuple[float, float]] = []   # best cost before and after each batch of candidates
+    sets: list[int] = []                   # which batch each trailing set's core order was
+    add, core_plan = count_plan._Sampled.add, count_plan._Planning.core_plan
+
+    def recorded_add(self, candidates):
+        before = math.inf if self.best is None else self.best.cost
+        add(self, candidates)
+        adds.append((before, self.best.cost))
+
+    def recorded_core_plan(self, sampler, trailing):
+        sets.append(len(adds))
+        return core_plan(self, sampler, trailing)
+
+    monkeypatch.setattr(count_plan._Sampled, "add", recorded_add)
+    monkeypatch.setattr(count_plan._Planning, "core_plan", recorded_core_plan)
+
+    def planned(patience: int) -> tuple[list[bool], int]:
+        monkeypatch.setattr(count_plan, "TRAILING_PATIENCE", patience)
+        adds.clear()
+        sets.clear()
+        sampler = Sampler(NUMPY, query, ce, homomorphism=False)
+        plan = count_plan.plan_count(query, sampler, sizes, allowance=lambda cost: math.inf)
+        counter = TrailingCounter(NUMPY, plan, ce, homomorphism=False, budget=1 << 26)
+        assert sum(counter.count(t) for t in walk_core(NUMPY, ce, CoreOrder(plan.core[0], plan.steps), 1 << 26,
+                                                       True)) == expected > 0
+        return [adds[i][1] < adds[i][0] for i in sets], sampler.evaluations
+
+    every, every_evaluations = planned(count_plan.MAX_SAMPLED)
+    patient, patient_evaluations = planned(1)
+    assert patient[-1] is False and all(patient[:-1])
+    assert len(patient) < len(every) and patient == every[:len(patient)]
+    assert patient_evaluations < every_evaluations
 
 
 def test_a_device_plan_samples_its_share_of_the_time_it_is_predicted_to_take():
