@@ -36,11 +36,12 @@ from distsm.kernels.trailing_sets import TrailingSets, members
 #: Trailing vertices at most, and at most this many sharing a vertex label (Bell(5) = 52 partitions).
 MAX_TRAILING = 6
 MAX_GROUP = 5
-#: Maximal trailing sets sampled at most (large queries have very many), and in a row without a cheaper plan: sets
-#: come most promising first, and on gMatch's suite, the four generated dense suites and HPRD with 8 labels no set
-#: after one that found nothing cheaper ever did, while such sets took up to 547 of a 32-vertex query's 862 sampled
-#: extensions (benchmarks/README.md, 'Measurements behind the engine's settings').
+#: Maximal trailing sets sampled at most (large queries have very many).
 MAX_SAMPLED = 12
+#: Trailing sets sampled in a row without a cheaper plan before sampling stops: sets come most promising first, and
+#: on gMatch's suite, the four generated dense suites and HPRD with 8 labels no set after one that found nothing
+#: cheaper ever did, while such sets took up to 547 of a 32-vertex query's 862 sampled extensions
+#: (benchmarks/README.md, 'Measurements behind the engine's settings').
 TRAILING_PATIENCE = 1
 #: A plan estimated to cost less than this (entries read and written) is run without sampling more candidates.
 QUICK_COST = 1e6
