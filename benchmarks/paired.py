@@ -3,7 +3,7 @@ decide.
 
     python -m benchmarks run paired --tree base=/path/to/base-site --tree new=/path/to/new-site[:NAME=VALUE,...] \
         [--tree base2=/path/to/base-site] --hprd tests/data/hprd --gmatch-test DIR [--dense-heavy DIR ...] \
-        --rounds 20 --backend cupy [--processes 3] [--stages]
+        --rounds 20 --backend cupy [--processes 3] [--stages] [--cpus 2]
 
 Each tree runs in ``--processes`` child processes of its own (its site folder first on ``PYTHONPATH``, its
 ``NAME=VALUE`` environment variables set), each holding the suite's data graph; the driver, which imports no
@@ -13,7 +13,8 @@ of a suite ran 20-60% slow on the GPU machine) falls on all of them alike.  A ch
 ``distsm.count`` alone, as the peer benchmark's worker does.  After one warm-up pass, ``--rounds`` timed passes.  A
 tree's time for a query in a round is the mean over its processes: three processes of one tree, run one after
 another on the GPU machine, averaged 0.88, 1.24 and 1.32 ms a light HPRD count, a spread that one process per tree
-would read as a difference between trees.  With ``--stages`` every child also times the count's stages
+would read as a difference between trees.  ``--cpus`` pins every child (and the driver) to the CPUs given, so that
+no tree is timed on a core nearer the GPU or quieter than another's.  With ``--stages`` every child also times the count's stages
 (:mod:`benchmarks.paired_child`), and each stage's paired difference is reported: where a tree's extra time goes.
 
 Per suite and tree against the first: each query's ratio is the median over rounds of its paired ratios (the two
@@ -41,11 +42,13 @@ _CHILD = (Path(__file__).resolve().parent / "paired_child.py").read_text()
 class Child:
     """One tree's process, counting the queries it is sent on one data graph (``stages``: timing each stage)."""
 
-    def __init__(self, site: str, env: dict[str, str], data: str, backend: str, stages: bool = False):
+    def __init__(self, site: str, env: dict[str, str], data: str, backend: str, stages: bool = False,
+                 cpus: frozenset[int] | None = None):
         path = os.pathsep.join([site, os.environ.get("PAIRED_DEPS", "")]).rstrip(os.pathsep)
         self.proc = subprocess.Popen([sys.executable, "-c", _CHILD, data, backend, *(["--stages"] if stages else [])],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd="/",
-                                     env={**os.environ, **env, "PYTHONPATH": path})
+                                     env={**os.environ, **env, "PYTHONPATH": path},
+                                     preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
         if self.stdout.readline().strip() != "ready":
@@ -84,11 +87,12 @@ def suites(args: Any) -> dict[str, tuple[str, list[str]]]:
 
 
 def measure(trees: dict[str, tuple[str, dict[str, str]]], data: str, queries: list[str], backend: str,
-            rounds: int, processes: int = 1, stages: bool = False) -> tuple[dict, dict]:
+            rounds: int, processes: int = 1, stages: bool = False,
+            cpus: frozenset[int] | None = None) -> tuple[dict, dict]:
     """Tree -> query file -> its seconds in each round, the mean over the tree's ``processes`` children (the
     warm-up pass not kept), and with ``stages`` tree -> query file -> stage -> its seconds in each round (likewise);
     every count must agree."""
-    children = {name: [Child(site, env, data, backend, stages) for _ in range(processes)]
+    children = {name: [Child(site, env, data, backend, stages, cpus) for _ in range(processes)]
                 for name, (site, env) in trees.items()}
     names = list(children)
     seconds: dict[str, dict[str, list[float]]] = {name: {q: [] for q in queries} for name in names}
@@ -190,6 +194,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="also time the count's stages in every child (benchmarks/paired_child.py) and report each "
                         "stage's paired difference")
     p.add_argument("--backend", default="auto")
+    p.add_argument("--cpus", type=lambda s: frozenset(map(int, s.split(","))), default=None, metavar="N[,N...]",
+                   help="pin the driver and every child to these CPUs (default: unpinned)")
     p.add_argument("--bound", type=float, default=1.05, help="the per-query slowdown reported against")
     args = p.parse_args(argv)
     trees = {}
@@ -199,9 +205,12 @@ def main(argv: list[str] | None = None) -> None:
         trees[name] = (site, dict(kv.split("=", 1) for kv in env.split(",") if kv))
     if len(trees) < 2:
         p.error("give two trees or more")
+    if args.cpus:
+        os.sched_setaffinity(0, args.cpus)
     results = {}
     for suite, (data, queries) in suites(args).items():
-        seconds, staged = measure(trees, data, queries, args.backend, args.rounds, args.processes, args.stages)
+        seconds, staged = measure(trees, data, queries, args.backend, args.rounds, args.processes, args.stages,
+                                  args.cpus)
         results[suite] = {"summary": summarize(seconds, args.bound),
                           "seconds": {name: {Path(q).stem: v for q, v in s.items()} for name, s in seconds.items()}}
         for name, s in results[suite]["summary"].items():
@@ -217,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"  {stage:36s} {a:9.1f} {b:9.1f} {d:+8.1f}", flush=True)
     meta.write("paired", {"trees": {name: {"site": site, "env": env} for name, (site, env) in trees.items()},
                           "backend": args.backend, "rounds": args.rounds, "processes": args.processes,
+                          "cpus": sorted(args.cpus or ()),
                           "bound": args.bound, "suites": results},
                args.out)
 
