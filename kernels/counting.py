@@ -202,8 +202,8 @@ class Count:
             search = self.search()
             if search is not None:
                 return self.run_search(search)
-        cands = self.candidates()
-        if min(int(c.shape[0]) for c in cands) == 0:
+        sizes = [c.shape[0] for c in self.candidates()]
+        if not min(sizes):
             return self._explained(0, "a query vertex has no candidate", "filter")
         if path == "dfs":
             search = self.search(force=True)
@@ -214,7 +214,7 @@ class Count:
             return self.general(reason)
         if path != "auto" or not trials:
             return None
-        for trial in self.placement.trials(self.scan, self.target.query.n, sum(int(c.shape[0]) for c in cands)):
+        for trial in self.placement.trials(self.scan, self.target.query.n, int(sum(sizes))):
             total = self._join(trial.runner, trial)
             if total is not None:
                 if self.explain is None:
