@@ -76,6 +76,13 @@ class Step:
     dup_checks: tuple[tuple[int, int, int], ...] = ()  # (column, ARC_* code, query edge index) per linking edge
     require_spanning: bool = False               # keep only rows whose vertices lie in two or more parts
 
+    def relabelled(self, first_label: int, checks: tuple[tuple[int, int], ...]) -> Step:
+        """This step reading its runs under other labels (a split index's numbering, see
+        :mod:`~distsm.kernels.split_runs`).  Positional, as the plan builds steps: ``dataclasses.replace``
+        introspects the fields on every call, which cost a light device count about 5 us a level."""
+        return Step(self.vertex, self.first_col, first_label, checks, self.distinct_cols, self.pair_checks,
+                    self.greater_than, self.less_than, self.cross_first, self.dup_checks, self.require_spanning)
+
 
 #: How a linking edge between column vertex ``x`` and new vertex ``v`` is keyed as a data edge.
 ARC_TO_NEW, ARC_FROM_NEW, UNDIRECTED = 1, 0, 2

@@ -49,8 +49,8 @@ class SplitIndex:
         steps = []
         for step in plan.steps:
             own = vertex_labels[step.vertex]
-            steps.append(dataclasses.replace(step, first_label=self.label(step.first_label, own),
-                                             checks=tuple((col, self.label(e, own)) for col, e in step.checks)))
+            steps.append(step.relabelled(self.label(step.first_label, own),
+                                         tuple((col, self.label(e, own)) for col, e in step.checks)))
         return dataclasses.replace(plan, steps=tuple(steps))
 
 

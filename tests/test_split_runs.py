@@ -178,3 +178,16 @@ def test_a_batch_reads_whole_runs_on_every_backend(backend_name):
     backend = get_backend(backend_name)
     batch = LightBatch([query], MatchOptions(), allowance=[2 * spokes])
     assert count_light(backend, backend.index(data), batch, 1 << 26) == [None]
+
+
+def test_a_relabelled_step_keeps_every_other_field():
+    """Step.relabelled (split_runs' renumbering) builds the step positionally: against dataclasses.replace on a
+    step whose every field differs, so that a field added or moved is not lost."""
+    import dataclasses
+
+    from distsm.kernels.query_plan import Step
+
+    values = {f.name: (i + 1,) * (i + 1) for i, f in enumerate(dataclasses.fields(Step))}
+    step = Step(**values)
+    checks = ((7, 70), (8, 80))
+    assert step.relabelled(99, checks) == dataclasses.replace(step, first_label=99, checks=checks)
