@@ -15,7 +15,7 @@ from distsm.kernels.backend import Backend
 from distsm.kernels.cupy import array_ops
 from distsm.kernels.cupy.launch import Launcher
 from distsm.kernels.cupy.pool import watch
-from distsm.kernels.cupy.staging import Staging, UploadRing
+from distsm.kernels.cupy.staging import Staging
 from distsm.kernels.index import DataIndex, index_to
 from distsm import caches
 
@@ -48,7 +48,6 @@ class DeviceBase(ArrayBackend):
         self._budget_cache: tuple[float, int] | None = None
         self._foreign = caches.owned(self, "cupy adopted indexes", "index built elsewhere -> its GpuIndex")
         self._staging: Staging | None = None
-        self._uploads: UploadRing | None = None
         self._peak = watch(cupy)
         self._descents = caches.owned(self, "cupy descents",
                                       "plan -> (bitset ids, bitsets, (level table + programs, bitset addresses))")
@@ -75,28 +74,18 @@ class DeviceBase(ArrayBackend):
     def upload(self, arrays: Sequence[np.ndarray]) -> list[Any]:
         """Host arrays on the device, those under :data:`PACKED_BYTES` in one copy: laid end to end at multiples
         of 8 bytes, each a view of its part (a copy costs tens of microseconds on the lent hosts, and a small
-        plan's candidate-edge index has 70 arrays), through the :class:`UploadRing` where they fit one of its
-        slots; larger ones copied each."""
+        plan's candidate-edge index has 70 arrays); larger ones copied each."""
         xp = self.xp
         host = [np.ascontiguousarray(a) for a in arrays]
         starts, end = [], 0
         for a in host:
             starts.append(end if a.nbytes < PACKED_BYTES else -1)
             end += -(-a.nbytes // 8) * 8 if a.nbytes < PACKED_BYTES else 0
-
-        def fill(buf: np.ndarray) -> None:
-            for a, at in zip(host, starts):
-                if at >= 0:
-                    buf[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
-
-        if 0 < end <= PACKED_BYTES:
-            if self._uploads is None:
-                self._uploads = UploadRing(xp, PACKED_BYTES)
-            dev = self._uploads.copy(fill, end)
-        else:
-            buf = np.empty(end, dtype=np.uint8)
-            fill(buf)
-            dev = xp.asarray(buf)
+        buf = np.empty(end, dtype=np.uint8)
+        for a, at in zip(host, starts):
+            if at >= 0:
+                buf[at:at + a.nbytes] = a.reshape(-1).view(np.uint8)
+        dev = xp.asarray(buf)
         # Each view is made from a pointer into the buffer in one call, not by slicing, viewing and reshaping it:
         # a 24-vertex query's index has hundreds of arrays.
         return [xp.asarray(a) if at < 0 else xp.ndarray(a.shape, dtype=a.dtype, memptr=dev.data + at)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,41 +50,3 @@ def staging_selftest() -> bool:
     Launcher().launch(STAGING_ECHO, 1, 32, src=pa, dst=ra)
     cupy.cuda.get_current_stream().synchronize()
     return int(rv[0]) == 19
-
-
-class UploadRing:
-    """A few page-locked host buffers that small host arrays are packed into and copied to the device from,
-    asynchronously: ``cupy.asarray`` of a host array took about 100 us a call on the lent H200 host (a pinned-pool
-    allocation, its watch list and a new event each time), which a light query's device join paid twice.  A slot
-    is written again only after its last copy has finished (its event); the lock keeps threads to their own slot."""
-
-    SLOTS = 4
-
-    def __init__(self, cupy: Any, slot_bytes: int):
-        self._cupy = cupy
-        self.slot_bytes = slot_bytes
-        self._mem = cupy.cuda.alloc_pinned_memory(self.SLOTS * slot_bytes)
-        self._buf = np.frombuffer(self._mem, np.uint8, self.SLOTS * slot_bytes)
-        self._events: list[Any] = [None] * self.SLOTS
-        self._next = 0
-        self._lock = threading.Lock()
-
-    def copy(self, fill: Callable[[np.ndarray], None], nbytes: int) -> Any:
-        """A device ``uint8`` array of ``nbytes`` (at most :attr:`slot_bytes`) holding what ``fill`` writes into
-        the host view it is given, copied on the current stream (work queued after it on that stream sees it)."""
-        cupy = self._cupy
-        with self._lock:
-            i = self._next
-            self._next = (i + 1) % self.SLOTS
-            event = self._events[i]
-            if event is not None:
-                event.synchronize()
-            start = i * self.slot_bytes
-            fill(self._buf[start:start + nbytes])
-            dev = cupy.empty(nbytes, dtype=cupy.uint8)
-            stream = cupy.cuda.get_current_stream()
-            dev.data.copy_from_host_async(self._mem.ptr + start, nbytes, stream)
-            if event is None:
-                event = self._events[i] = cupy.cuda.Event(block=False, disable_timing=True)
-            event.record(stream)
-        return dev
