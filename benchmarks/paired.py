@@ -14,7 +14,8 @@ of a suite ran 20-60% slow on the GPU machine) falls on all of them alike.  A ch
 tree's time for a query in a round is the mean over its processes: three processes of one tree, run one after
 another on the GPU machine, averaged 0.88, 1.24 and 1.32 ms a light HPRD count, a spread that one process per tree
 would read as a difference between trees.  ``--cpus`` pins every child (and the driver) to the CPUs given, so that
-no tree is timed on a core nearer the GPU or quieter than another's.  With ``--stages`` every child also times the count's stages
+no tree is timed on a faster core than another's: one tree's light HPRD counts took 731-1368 us (median) by core in
+one call on the GPU machine.  With ``--stages`` every child also times the count's stages
 (:mod:`benchmarks.paired_child`), and each stage's paired difference is reported: where a tree's extra time goes.
 
 Per suite and tree against the first: each query's ratio is the median over rounds of its paired ratios (the two
