@@ -79,7 +79,7 @@ class Step:
     def relabelled(self, first_label: int, checks: tuple[tuple[int, int], ...]) -> Step:
         """This step reading its runs under other labels (a split index's numbering, see
         :mod:`~distsm.kernels.split_runs`).  Positional, as the plan builds steps: ``dataclasses.replace``
-        introspects the fields on every call, which cost a light device count about 5 us a level."""
+        introspects the fields on every call, a cost a light device count paid at every level."""
         return Step(self.vertex, self.first_col, first_label, checks, self.distinct_cols, self.pair_checks,
                     self.greater_than, self.less_than, self.cross_first, self.dup_checks, self.require_spanning)
 
