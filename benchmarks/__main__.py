@@ -19,6 +19,7 @@ Suites (each checks its answers before it reports a time, and writes its JSON to
     dense-heavy dense 16/24/32-vertex queries chosen for 1e9-1e11 embeddings (then: peers) (benchmarks.dense_heavy)
     dense-suites  dense queries per decade of answers on generated graphs (then: peers) (benchmarks.dense_suites)
     trial-placement  light joins on the host and on the device: the host trial's allowance (benchmarks.trial_placement)
+    filter-placement  light counts, the filter on the host or the device: its pool limit (benchmarks.filter_placement)
     trailing-bits  the trailing count by walked runs and by bit rows: words, entries, time (benchmarks.trailing_bits)
     batch       HPRD's 200 queries: one at a time vs the batched light stage, count_batch (benchmarks.batch_gpu)
     stages      median time of each explained stage of a count, per query            (benchmarks.explain_stages)
@@ -55,6 +56,7 @@ SUITES = {
     "dense-heavy": "benchmarks.dense_heavy",
     "dense-suites": "benchmarks.dense_suites",
     "trial-placement": "benchmarks.trial_placement",
+    "filter-placement": "benchmarks.filter_placement",
     "trailing-bits": "benchmarks.trailing_bits",
     "batch": "benchmarks.batch_gpu",
     "stages": "benchmarks.explain_stages",

@@ -618,6 +618,21 @@ def _trial_placement(entries: list, lines: list[str], out_dir: Path) -> None:
         lines += [""]
 
 
+def _filter_placement(entries: list, lines: list[str], out_dir: Path) -> None:
+    for name, r in entries:
+        lines += ["### Light counts with the filter on the host and on the GPU: its pool limit", "",
+                  _where(name, r), ""]
+        lines += [f"Note: {r['note']}", ""] if r.get("note") else []
+        fits = [("all", r["fit"])] + [(k[4:], v) for k, v in sorted(r.items()) if k.startswith("fit:")]
+        lines += _table(["queries of", "fitted", "best pool limit", "rule s", "host s", "device s", "faster side s",
+                         "rule / faster (geometric mean)"],
+                        [[who, f["queries"], f.get("host_filter_vertices", "-")] +
+                         ([round(f["rule"][k], 4) for k in ("rule_s", "host_s", "device_s", "best_s")] +
+                          [round(f["rule"]["geomean_over_best"], 3)] if "rule" in f else ["-"] * 5)
+                         for who, f in fits])
+        lines += [""]
+
+
 def _trial_placement_ab(entries: list, lines: list[str], out_dir: Path) -> None:
     for name, r in entries:
         lines += ["### The host trial's allowance before and after, light queries", "", _where(name, r), ""]
@@ -668,7 +683,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
             "device_trailing": _device_trailing, "index_memory": _index_memory,
             "one_worker": _one_worker, "first_use": _first_use, "contention": _contention,
             "explain_stages": _explain_stages, "plan_share": _plan_share, "dense_heavy": _dense_heavy,
-            "motifs": _motifs, "trial_placement": _trial_placement,
+            "motifs": _motifs, "trial_placement": _trial_placement, "filter_placement": _filter_placement,
             "trial_placement_ab": _trial_placement_ab, "trailing_bits": _trailing_bits,
             "design_notes": _design_notes}
 
@@ -677,7 +692,7 @@ SECTIONS = {"hprd_cpu": _hprd_cpu, "gpu_engine": _gpu_engine, "pbe_shared": _pbe
 QUESTIONS = (
     ("Against the peers on one GPU: HPRD, gMatch's suite, the dense suites",
      ("peers", "device_compare", "paired", "dense_heavy", "plan_share", "trial_placement", "trial_placement_ab",
-      "gpu_engine", "batch_gpu")),
+      "filter_placement", "gpu_engine", "batch_gpu")),
     ("Few labels at scale: motif counts against G2Miner, on one GPU and several", ("motifs",)),
     ("Scaling over workers and GPUs", ("cluster_scaling", "one_worker", "contention")),
     ("Beyond one GPU: out of core, memory per worker", ("cluster_regimes", "outofcore", "index_memory", "allocator")),

@@ -76,6 +76,8 @@ class EngineOptions:
     device_refine: int
     #: bytes one chunk of a core join or trailing count on the host may hold
     host_chunk_bytes: int
+    #: a device backend filters on its host when the query's label pools hold at most this many data vertices
+    host_filter_vertices: int = 1 << 16
     #: measured arc selectivity (kernels/dfs.py) from which a count takes the depth-first set-intersection search
     dfs_selectivity: float = 0.15
     #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests); a
@@ -92,7 +94,8 @@ class EngineOptions:
         if self.plan_walks < 1:
             raise ValueError(f"distsm.engine.plan-walks must be >= 1, got {self.plan_walks!r}")
         for name in ("trial_entries", "trial_ratio_host", "trial_ratio_device", "trial_host_entries",
-                     "trial_host_candidates", "device_refine", "dfs_selectivity", "plan_share_device"):
+                     "trial_host_candidates", "device_refine", "host_filter_vertices", "dfs_selectivity",
+                     "plan_share_device"):
             if getattr(self, name) < 0:
                 raise ValueError(f"distsm.engine.{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
 

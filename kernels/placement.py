@@ -4,7 +4,7 @@ A device backend (CuPy) has a host twin (NumPy) over the same graph.  Small work
 and transfers than it saves, so some stages go to the host; :class:`Placement` is the one object that says which,
 built once per count from the ``distsm.engine`` options and the backend pair, and asked by every stage:
 
-* the filter runs on the host when the query's label pools are small (:data:`HOST_FILTER_VERTICES`);
+* the filter runs on the host when the query's label pools are small (``distsm.engine.host-filter-vertices``);
 * the trial joins (:meth:`Placement.trials`): on the device, after a first one on the host for queries whose
   refinement would scan little; on the host alone where the device reads its adjacency over the bus;
 * the candidate-edge index (:meth:`Placement.index_side`): where it fits the budget, the device first, else its
@@ -29,10 +29,6 @@ from distsm.kernels.budget import MIN_CHUNK_ENTRIES, BudgetPlan, Parts
 from distsm.kernels.index import DataIndex
 
 logger = logging.getLogger(__name__)
-
-#: On a device backend the filter runs on the host when the query's label pools hold at most this many data
-#: vertices in all (one pass over them costs less there than the device's launches and transfers).
-HOST_FILTER_VERTICES = 1 << 16
 
 
 class Lazy:
@@ -131,12 +127,14 @@ class Placement:
         return side
 
     def filter_side(self, query: Graph) -> Side:
+        """Where the filter runs: on the host for a query whose label pools are small (one pass over them costs
+        less there than the device's launches and copies), else on the device."""
         if not self.twin:
             return self.device
-        pools = pool_vertices(self.host.index, query)
-        if pools <= HOST_FILTER_VERTICES:
-            return self.decide("filter", self.host, f"{pools} label-pool vertices, at most {HOST_FILTER_VERTICES}")
-        return self.decide("filter", self.device, f"{pools} label-pool vertices, over {HOST_FILTER_VERTICES}")
+        pools, limit = pool_vertices(self.host.index, query), self.options.host_filter_vertices
+        if pools <= limit:
+            return self.decide("filter", self.host, f"{pools} label-pool vertices, at most {limit}")
+        return self.decide("filter", self.device, f"{pools} label-pool vertices, over {limit}")
 
     def trials(self, scan: Lazy, query_vertices: int, candidates: int) -> list[Trial]:
         """The trial general joins, in order.

@@ -24,7 +24,7 @@ from distsm.kernels.candidate_edges import query_arcs, scan_entries
 from distsm.kernels.counting import Count, Target
 from distsm.kernels.dfs_plan import supported
 from distsm.kernels.explain import Explanation
-from distsm.kernels.placement import Lazy, Placement
+from distsm.kernels.placement import Lazy, Placement, pool_vertices
 from distsm.kernels.query_plan import MatchOptions
 from distsm.kernels.signature import signatures
 from distsm.plan.search import symmetry
@@ -192,7 +192,8 @@ PLACEMENT_OPTIONS = st.fixed_dictionaries({
     "engine.trial-ratio-device": st.sampled_from([0.0, 0.01, 16.0]),
     "engine.device-refine": st.sampled_from([0, 1 << 22]),
     "engine.trial-host-entries": st.sampled_from([0, 1, 600, 1 << 20]),
-    "engine.trial-host-candidates": st.sampled_from([0, 2048, 1 << 30])})
+    "engine.trial-host-candidates": st.sampled_from([0, 2048, 1 << 30]),
+    "engine.host-filter-vertices": st.sampled_from([0, 8, 1 << 16])})
 
 
 @SETTINGS
@@ -207,6 +208,13 @@ def test_device_trials_count_what_brute_force_counts(seed, n, p, vl, el, directe
                              counting.Target(query, MatchOptions(homomorphism=homomorphism)),
                              budget=1 << 26, explain=report)
     assert got == len(brute_force(data, query, homomorphism=homomorphism))
+    if not prebuilt:
+        # The filter runs on the host for label pools of at most host-filter-vertices data vertices.
+        pools = pool_vertices(NUMPY.index(data), query)
+        side = "numpy" if pools <= settings["engine.host-filter-vertices"] else "posing-device"
+        assert [d for d in report.placement if d.startswith("filter ")] == \
+            [f"filter on {side}: {pools} label-pool vertices, "
+             f"{'at most' if side == 'numpy' else 'over'} {settings['engine.host-filter-vertices']}"]
     for runner, allowance, _read in report.trials:
         # The host's trial gets its own allowance per query vertex, only for queries with few candidates, and none
         # when the index was built on the device.  (What a stopped trial read is past its allowance, or less where
