@@ -2,14 +2,14 @@
 twin and on the device, and the limit on label-pool vertices that follows from them.
 
     python -m benchmarks run filter-placement [--hprd] [--gmatch-test DIR] [--dense-count N]
-        [--dense-heavy DIR ...] [--repeat 5] [--max-seconds 0.05]
+        [--dense-heavy DIR ...] [--repeat 5] [--max-seconds 0.05] [--backend cupy]
 
-On the CuPy backend each query is counted with ``distsm.engine.host-filter-vertices`` at its largest (the filter on
-the host) and at 0 (on the device): one warm-up count each, then ``--repeat`` rounds that alternate the two, and
-each side's median kept.  The whole count is timed, not the filter alone: where the candidates are made decides
-which side copies them to the other (a host trial reads host candidates, a device join device ones).  A query's
-label pools (the data vertices its filter tests, :func:`~distsm.kernels.placement.pool_vertices`) are what the
-setting compares.  Queries whose count takes over ``--max-seconds`` on either side are listed and not fitted: the
+On the CuPy backend (``--backend``: one without a host twin runs both settings alike) each query is counted with
+``distsm.engine.host-filter-vertices`` at its largest (the filter on the host) and at 0 (on the device): one
+warm-up count each, then ``--repeat`` rounds that alternate the two, and each side's median kept.  The whole count
+is timed, not the filter alone: where the candidates are made decides which side copies them to the other (a host
+trial reads host candidates, a device join device ones).  A query's label pools (the data vertices its filter
+tests, :func:`~distsm.kernels.placement.pool_vertices`) are what the setting compares.  Queries whose count takes over ``--max-seconds`` on either side are listed and not fitted: the
 filter is a small part of them, and their run-to-run spread would decide the sum.
 
 The fit (:func:`fit`): the limit on pool vertices that minimises the summed time of the queries fitted, each taking
@@ -33,7 +33,7 @@ from benchmarks.common import parser
 ALWAYS_HOST = 1 << 62
 
 
-def measure(suite: peers.Suite, repeat: int, max_seconds: float) -> list[dict[str, Any]]:
+def measure(suite: peers.Suite, repeat: int, max_seconds: float, backend: str = "cupy") -> list[dict[str, Any]]:
     """Per query of ``suite``: its pool vertices and its count's median seconds with the filter on each side."""
     import distsm
     from distsm.kernels import get_backend
@@ -51,7 +51,7 @@ def measure(suite: peers.Suite, repeat: int, max_seconds: float) -> list[dict[st
             for side, limit in sides.items():
                 with distsm.options({"engine.host-filter-vertices": limit}):
                     t = time.perf_counter()
-                    counts.add(distsm.count(data, query, backend="cupy"))
+                    counts.add(distsm.count(data, query, backend=backend))
                     if r:
                         seconds[side].append(time.perf_counter() - t)
         if len(counts) != 1:
@@ -92,8 +92,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--max-seconds", type=float, default=0.05,
                    help="a query whose count takes longer on either side is not fitted")
+    p.add_argument("--backend", default="cupy")
     args = p.parse_args(argv)
-    rows = [row for suite in suite_args.selected(args) for row in measure(suite, args.repeat, args.max_seconds)]
+    rows = [row for suite in suite_args.selected(args)
+            for row in measure(suite, args.repeat, args.max_seconds, args.backend)]
     result = {"fit": fit(rows), "queries": rows}
     for suite in sorted({r["suite"] for r in rows}):
         result[f"fit:{suite}"] = fit([r for r in rows if r["suite"] == suite])

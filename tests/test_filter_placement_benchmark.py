@@ -47,3 +47,29 @@ def test_a_device_faster_on_every_query_gets_limit_zero_and_too_few_queries_fit_
     given = [{"suite": "s", "pools": p, "host": 2e-3, "device": 1e-3, "kept": True} for p in (10, 100, 1000)]
     assert fit(given)["host_filter_vertices"] == 0
     assert "note" in fit(given[:2])
+
+
+def test_measure_counts_each_query_on_both_sides_and_records_its_pools(tmp_path):
+    """On NumPy (no host twin, so both settings run alike) the rows carry each query's pool vertices as the
+    placement computes them, the count, and both sides' times."""
+    from oracles import brute_force, random_graph
+
+    import distsm
+    from benchmarks import peers
+    from benchmarks.filter_placement import measure
+    from distsm.kernels import get_backend
+    from distsm.kernels.placement import pool_vertices
+
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    data = random_graph(rng, 30, 0.3, 3, 1, False)
+    query = distsm.Graph.from_edges([(0, 1), (1, 2)], vertex_labels=[0, 1, 2])
+    distsm.write_graph(data, tmp_path / "data.graph")
+    distsm.write_graph(query, tmp_path / "q.graph")
+    suite = peers.Suite("tiny", str(tmp_path / "data.graph"),
+                        [peers.Query("q", str(tmp_path / "q.graph"), query.n, query.m)])
+    [row] = measure(suite, 2, 10.0, backend="numpy")
+    assert row["count"] == len(brute_force(data, query))
+    assert row["pools"] == pool_vertices(get_backend("numpy").index(data), query)
+    assert row["kept"] and row["host"] > 0 and row["device"] > 0
