@@ -9,8 +9,9 @@ On the CuPy backend (``--backend``: one without a host twin runs both settings a
 warm-up count each, then ``--repeat`` rounds that alternate the two, and each side's median kept.  The whole count
 is timed, not the filter alone: where the candidates are made decides which side copies them to the other (a host
 trial reads host candidates, a device join device ones).  A query's label pools (the data vertices its filter
-tests, :func:`~distsm.kernels.placement.pool_vertices`) are what the setting compares.  Queries whose count takes over ``--max-seconds`` on either side are listed and not fitted: the
-filter is a small part of them, and their run-to-run spread would decide the sum.
+tests, :func:`~distsm.kernels.placement.pool_vertices`) are what the setting compares.  Queries whose count takes
+over ``--max-seconds`` on either side are listed and not fitted: the filter is a small part of them, and their
+run-to-run spread would decide the sum.
 
 The fit (:func:`fit`): the limit on pool vertices that minimises the summed time of the queries fitted, each taking
 its host time where its pools are at most the limit and its device time above, with the geometric mean of each
