@@ -23,6 +23,7 @@ import numpy as np
 
 from distsm.graph import Graph
 from distsm.kernels.backend import Backend
+from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import count_true
 from distsm.kernels.budget import MAX_WALKS
 from distsm.kernels.candidate_edges import CandidateEdges
@@ -52,6 +53,10 @@ class Sampler:
         # score (mean set size, Extension, work per row).  See core_order.
         self._walks: dict[tuple[int, ...], tuple[Any, Any]] = {}
         self._scores: dict[tuple[tuple[int, ...], int], tuple[float, Extension, float]] = {}
+        # Per walk table (held, so its id is not reused while kept): its columns' positions in their vertices'
+        # candidates and its runs per (column, arc), read by every vertex scored after it and every trailing set
+        # estimated over it.
+        self._runs: dict[int, tuple[Any, dict[Any, Any]]] = {}
 
     def draw(self, walks: int) -> None:
         """Draw ``walks`` walks from now on (at most those the sampler was made with); the walks and scores kept per
@@ -61,6 +66,7 @@ class Sampler:
             self.walks = walks
             self._walks.clear()
             self._scores.clear()
+            self._runs.clear()
 
     def arc_from(self, w: int, u: int, e_from_u: int) -> tuple[int, int, int]:
         return (w, u, e_from_u ^ 1 if self.query.directed else e_from_u)
@@ -69,14 +75,13 @@ class Sampler:
         """``u``'s :class:`Extension` from the placed vertices ``cols`` (vertex -> column), the link whose runs
         are shortest over the walks first, and that mean run length (links in query order and 0.0 when
         ``table`` is None: no walks left to rank them by)."""
-        xp = self.backend.xp
         links: list[Any] = []
         for w, e in self.adj[u]:
             if w in cols:
                 arc = self.arc_from(w, u, e)
                 mean = 0.0
                 if table is not None:
-                    mean = int(xp.sum(run_lengths(xp, self.ce, table, cols[w], arc)[1])) / int(table.shape[0])
+                    mean = self.runs(table, cols[w], arc)[2] / int(table.shape[0])
                 links.append((mean, len(links), cols[w], arc))
         links.sort()
         linked = {c for _, _, c, _ in links}
@@ -174,12 +179,44 @@ class Sampler:
             table = table[::stride]
         if len(ext.links) == 1:
             col, arc = ext.links[0]
-            entries = int(xp.sum(run_lengths(xp, self.ce, table, col, arc)[1]))
-            at = self.ce.position(xp, arc[0], table[:, col])
-            clashes = sum(count_true(self.ce.probe(xp, arc, at, table[:, c])) for c in ext.distinct_cols)
+            if stride > 1:
+                entries = int(xp.sum(run_lengths(xp, self.ce, table, col, arc)[1]))
+                at = self.ce.position(xp, arc[0], table[:, col])
+            else:
+                entries, at = self.runs(table, col, arc)[2], self.position(table, col, arc[0])
+            clashes = 0
+            if ext.distinct_cols:
+                # Every same-label column in one probe (row-major: each row's columns side by side).
+                others = table[:, list(ext.distinct_cols)]
+                clashes = count_true(self.ce.probe(xp, arc, xp.repeat(at, others.shape[1]), others.ravel()))
             return (entries - clashes) / int(table.shape[0]), table, None
         found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
         return float(found[1].shape[0]) / int(table.shape[0]), table, found
+
+    def position(self, table: Any, col: int, w: int) -> Any:
+        """Positions of ``table``'s column ``col`` (images of ``w``) in ``w``'s candidates, kept with the table."""
+        kept = self._kept(table)
+        at = kept.get(col)
+        if at is None:
+            at = kept[col] = self.ce.position(self.backend.xp, w, table[:, col])
+        return at
+
+    def runs(self, table: Any, col: int, arc: tuple[int, int, int]) -> tuple[Any, Any, int]:
+        """``(start, length, total length)`` of the runs of ``arc`` of ``table``'s column ``col``
+        (:func:`~distsm.kernels.ce_join.run_lengths`), kept with the table."""
+        kept = self._kept(table)
+        got = kept.get((col, arc))
+        if got is None:
+            offsets = self.ce.arc(*arc).offsets
+            start, counts = ops.spans(offsets, offsets[1:], self.position(table, col, arc[0]))
+            got = kept[(col, arc)] = (start, counts, int(self.backend.xp.sum(counts)))
+        return got
+
+    def _kept(self, table: Any) -> dict[Any, Any]:
+        entry = self._runs.get(id(table))
+        if entry is None:
+            entry = self._runs[id(table)] = (table, {})
+        return entry[1]
 
     def _evaluated(self) -> None:
         self.evaluations += 1
@@ -215,8 +252,7 @@ class Sampler:
         if found is None and (len(ext.links) > 1 or ext.distinct_cols):
             found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
         if found is None:
-            start, counts = run_lengths(xp, self.ce, table, *ext.links[0])
-            entries = int(xp.sum(counts))
+            start, counts, entries = self.runs(table, *ext.links[0])
         else:
             entries = int(found[1].shape[0])
         if not entries:
