@@ -364,12 +364,33 @@ def _peers(entries: list, lines: list[str], out_dir: Path) -> None:
             lines += _table(["system", "queries", "solved", "exact", "wrong", "unchecked", "capped", "unsupported",
                              "errors", "summed s (common)", "distsm/peer summed", "median ratio", "worst ratio"],
                             rows)
+            lines += ["", *_per_query(res["queries"])]
             for peer, vs in s["vs_distsm"].items():
                 if vs.get("peer_timer_seconds"):
                     phases = ", ".join(f"{k} {v} s" for k, v in vs["peer_timer_seconds"].items())
                     lines += ["", f"{peer}'s own timers over the {vs['queries']} queries it and distsm finished: "
                                   f"{phases} (distsm {vs['distsm_seconds']} s)."]
         lines += [""]
+
+
+def _per_query(queries: list[dict[str, Any]]) -> list[str]:
+    """Per query: its count (as distsm found it) and each system's milliseconds, a peer's with its ratio distsm /
+    peer; a query a system did not finish shows its status."""
+    systems = [s for s in dict.fromkeys(k for q in queries for k in q["systems"]) if s != "distsm"]
+
+    def cell(q: dict[str, Any], system: str) -> str:
+        run = q["systems"].get(system)
+        if run is None:
+            return "-"
+        if run.get("status") != "ok" or run.get("seconds") is None:
+            return run.get("status", "-")
+        ratio = q.get("ratio_distsm_over", {}).get(system)
+        return f"{run['seconds'] * 1e3:.2f}" + ("" if ratio is None else f" ({ratio:.2g}x)")
+
+    rows = [[q["name"], q["systems"].get("distsm", {}).get("count", "-"), cell(q, "distsm"),
+             *(cell(q, s) for s in systems)] for q in queries]
+    return ["Per query, milliseconds (distsm / peer in brackets):", "",
+            *_table(["query", "count", "distsm ms", *(f"{s} ms" for s in systems)], rows)]
 
 
 def _settings_section(lines: list[str], title: str, where: str, r: dict[str, Any], setting: str, unit: str,

@@ -3,7 +3,7 @@
 import shutil
 from pathlib import Path
 
-from benchmarks.report import QUESTIONS, SECTIONS, _latest_first, _latest_per_suite, _load, build
+from benchmarks.report import QUESTIONS, SECTIONS, _latest_first, _latest_per_suite, _load, _per_query, build
 
 RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
 
@@ -47,3 +47,19 @@ def test_peers_runs_show_each_suites_latest_result():
     assert [(n, r["suites"]) for n, r in shown] == [("c.json", {"dense:a": 1, "dense:b": 2}),
                                                      ("b.json", {"gmatch-test": 3})]
     assert shown[1][1]["when"] == "2"
+
+
+def test_per_query_table_shows_every_system_and_ratio():
+    """Each query's row: distsm's count and milliseconds, each peer's milliseconds with distsm / peer, and the
+    status of a run that did not finish (a peer missing from a query shows '-')."""
+    queries = [
+        {"name": "q1", "systems": {"distsm": {"status": "ok", "count": 7, "seconds": 0.002},
+                                   "gmatch": {"status": "ok", "count": 7, "seconds": 0.004},
+                                   "egsm": {"status": "capped"}},
+         "ratio_distsm_over": {"gmatch": 0.5}},
+        {"name": "q2", "systems": {"distsm": {"status": "ok", "count": 9, "seconds": 0.0031},
+                                   "gmatch": {"status": "unsupported"}}, "ratio_distsm_over": {}},
+    ]
+    lines = _per_query(queries)
+    assert lines[2] == "| query | count | distsm ms | gmatch ms | egsm ms |"
+    assert lines[4:] == ["| q1 | 7 | 2.00 | 4.00 (0.5x) | capped |", "| q2 | 9 | 3.10 | unsupported | - |"]
