@@ -13,6 +13,7 @@ of them instead, and those levels are estimated exactly.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -90,8 +91,9 @@ class Sampler:
         return Extension(u, tuple((c, arc) for _, _, c, arc in links), distinct), links[0][0]
 
     def core_order(self, core: frozenset[int], start: int, fixed: Sequence[int] | None = None) -> SampledOrder:
-        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows; or the
-        order ``fixed`` (``start`` first, each vertex linked to one before it), sampled level by level all the same.
+        """Greedy order of ``core`` from ``start``, each next vertex the one with the fewest estimated rows (scored
+        lazily: :meth:`_next`); or the order ``fixed`` (``start`` first, each vertex linked to one before it),
+        sampled level by level all the same.
 
         Every order draws from a generator seeded with :attr:`seed`, so the walks after a given prefix of an
         order, and the scores of the vertices that may follow it, are the same in every order that shares the
@@ -102,30 +104,13 @@ class Sampler:
         table = self._walks_after(prefix, rng, partial(self._first, rng, cands))
         cols = {start: 0}
         out = SampledOrder([start], [float(cands.shape[0])], [], [0.0], [table])
+        last: dict[int, float] = {}  # each vertex's mean set size when last scored in this order (see _next)
         while len(out.order) < len(core):
-            best, best_found = None, None
-            for u in sorted(core - set(cols)) if fixed is None else (fixed[len(cols)],):
-                if not any(w in cols for w, _ in self.adj[u]):
-                    continue
-                self._evaluated()
-                scored, found = self._scores.get((prefix, u)), None
-                if scored is None:
-                    ext, first_mean = self.extension(table, cols, u)
-                    if len(ext.links) == 1 and not ext.distinct_cols:
-                        # The sets are the link's runs: their mean size is the mean run length, and their
-                        # entries are read only if this vertex is chosen, and then only the resampled ones.
-                        mean = first_mean
-                    else:
-                        mean, scored_rows, sets = self._scored_set(table, ext, first_mean)
-                        found = (scored_rows, sets)
-                    # Every further link costs a probe per entry read (see CandidateEdges.probe), every
-                    # unlinked same-label column a comparison that compacts the entries like a probe does.
-                    scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
-                                                       DISTINCT_COST * len(ext.distinct_cols)))
-                    self._scores[(prefix, u)] = scored
-                if best is None or scored[0] < best[0]:
-                    best, best_found = scored, found
-            if best is None:
+            if fixed is None:
+                best, best_found = self._next(prefix, table, cols, core, last)
+            elif any(w in cols for w, _ in self.adj[fixed[len(cols)]]):
+                best, best_found = self._score(prefix, table, cols, fixed[len(cols)])
+            else:
                 raise ValueError("the query graph is not connected")
             mean, ext, work = best
             prefix += (ext.vertex,)
@@ -148,6 +133,60 @@ class Sampler:
                     out.walks.append(None)
                     cols[u] = len(cols)
         return out
+
+    def _next(self, prefix: tuple[int, ...], table: Any, cols: dict[int, int], core: frozenset[int],
+              last: dict[int, float]) -> tuple[tuple[float, Extension, float], Any]:
+        """The score (:meth:`_score`) of the vertex of ``core`` with the fewest estimated rows after ``prefix``.
+
+        Scored lazily: a vertex scored at an earlier level whose links the last placed vertex did not change keeps
+        its mean set size from then (``last``), and only the least of the kept scores is scored again, until the
+        least score is a fresh one.  A level then scores the vertices its new vertex links to and a few others,
+        where scoring every vertex that may follow took nine tenths of a 32-vertex query's planning: the walks are
+        resampled towards the rows with the larger sets, so a kept score seldom overstates a vertex's fresh one."""
+        placed = prefix[-1]
+        fresh: dict[int, tuple[tuple[float, Extension, float], Any]] = {}
+        heap = []
+        for u in sorted(core - set(cols)):
+            near = [w for w, _ in self.adj[u]]
+            if not any(w in cols for w in near):
+                continue
+            if u not in last or placed in near:
+                fresh[u] = self._score(prefix, table, cols, u)
+                last[u] = fresh[u][0][0]
+            heap.append((last[u], u))
+        if not heap:
+            raise ValueError("the query graph is not connected")
+        heapq.heapify(heap)
+        while True:
+            _, u = heapq.heappop(heap)
+            if u in fresh:
+                return fresh[u]
+            fresh[u] = self._score(prefix, table, cols, u)
+            last[u] = fresh[u][0][0]
+            heapq.heappush(heap, (last[u], u))
+
+    def _score(self, prefix: tuple[int, ...], table: Any, cols: dict[int, int],
+               u: int) -> tuple[tuple[float, Extension, float], Any]:
+        """``((mean set size, Extension, work per row), sets)`` of placing ``u`` after ``prefix`` (whose walks are
+        ``table``, its vertices' columns ``cols``); ``sets`` the extension sets read to size them, or None (kept
+        per prefix: a reused score comes without them)."""
+        self._evaluated()
+        scored, found = self._scores.get((prefix, u)), None
+        if scored is None:
+            ext, first_mean = self.extension(table, cols, u)
+            if len(ext.links) == 1 and not ext.distinct_cols:
+                # The sets are the link's runs: their mean size is the mean run length, and their entries are read
+                # only if this vertex is chosen, and then only the resampled ones.
+                mean = first_mean
+            else:
+                mean, scored_rows, sets = self._scored_set(table, ext, first_mean)
+                found = (scored_rows, sets)
+            # Every further link costs a probe per entry read (see CandidateEdges.probe), every unlinked same-label
+            # column a comparison that compacts the entries like a probe does.
+            scored = (mean, ext, first_mean * (1 + PROBE_COST * (len(ext.links) - 1) +
+                                               DISTINCT_COST * len(ext.distinct_cols)))
+            self._scores[(prefix, u)] = scored
+        return scored, found
 
     def walk(self, start: int, steps: list[Extension]) -> Any:
         """The walks after joining ``[start] + steps`` (a fixed order, e.g. a chosen plan's core), one row per walk
