@@ -77,7 +77,7 @@ class EngineOptions:
     #: bytes one chunk of a core join or trailing count on the host may hold
     host_chunk_bytes: int
     #: a device backend filters on its host when the query's label pools hold at most this many data vertices
-    host_filter_vertices: int = 1 << 16
+    host_filter_vertices: int = 10240
     #: measured arc selectivity (kernels/dfs.py) from which a count takes the depth-first set-intersection search
     dfs_selectivity: float = 0.15
     #: whether the host's search (the device kernel's reference) is taken unasked too (CPU workers, tests); a
