@@ -99,8 +99,7 @@ class DescentOps(JoinOps):
         held = [bits[step.vertex] for step in plan.steps]
         addrs = np.asarray([b.data.ptr for b in held], dtype=np.uint64)
         # One copy for both: each copy of host arrays is a sizeable part of a light device join.
-        prog, where = self.upload([np.asarray(words, dtype=np.int32), addrs])
-        value = (prog, where)
+        value = tuple(self.upload([np.asarray(words, dtype=np.int32), addrs]))
         # The bitsets are held with their addresses: an id in the key is never reused while the entry lives.
         self._descents.put(plan, (key, held, value))
         return value
