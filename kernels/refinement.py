@@ -10,6 +10,7 @@ the candidate edges found then.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,10 @@ from distsm.kernels.vertex_sets import bit_words, member
 #: Refinement passes at most (each pass visits every query edge once; the first reads the data adjacency, the
 #: others only filter the candidate edges found then, so a pass costs little next to the first).
 REFINE_PASSES = 8
+
+#: Bytes one candidate edge may occupy while its group of arcs' indexes is built (positions, arc numbers, the
+#: reverse order, rows, keys and bit numbers of both directions), past what the index keeps.
+GROUP_EDGE_BYTES = 128
 
 
 def build(backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[Any], *,
@@ -42,7 +47,8 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[A
 
     Refinement works on positions in the input candidates: a query vertex's current candidates are a mask over
     them, a vertex's supported candidates are marked by one scatter (no sort), and the edges read in adjacency
-    order are already sorted for the arc they were read along (only the reverse arc needs a stable sort)."""
+    order are already sorted for the arc they were read along (the reverse arcs take one stable sort of all arcs'
+    edges, :class:`_Edges`)."""
     refinement = _Refinement(backend, idx, query, candidates, lookup_bytes)
     done = refinement.refine(passes)
     return refinement.index(done, lookup_bytes)
@@ -158,27 +164,51 @@ class _Refinement:
         return done
 
     def index(self, passes: int, lookup_bytes: int) -> CandidateEdges:
-        """The refined candidates and every arc's :class:`ArcIndex` over them (``passes``: refinement passes)."""
+        """The refined candidates (``passes``: refinement passes) and every arc's :class:`ArcIndex` over them, built
+        for groups of arcs at once (:meth:`groups`; each arc's arrays are views of arrays its group shares: arc by
+        arc, a 32-vertex query's hundred arcs took a third of its refinement in small array operations)."""
         xp, idx, sizes, initial = self.xp, self.idx, self.sizes, self.initial
-        # Each input candidate's position in the refined candidates (-1 where removed).
-        renumber = [xp.where(m, xp.cumsum(m) - 1, -1).astype(xp.int32) for m in self.alive]
         cands = [c if size == int(c.shape[0]) else c[m] for c, m, size in zip(initial, self.alive, sizes)]
         positions = None if self.first_maps is None else [
             m if size == int(i.shape[0]) else position_map(idx.n, c)
             for m, i, c, size in zip(self.first_maps, initial, cands, sizes)]
         matrices = self._matrix_arcs(sizes, lookup_bytes) if positions is not None else set()
+        width = [int(c.shape[0]) for c in initial]
+        ids = _joined(xp, initial)
+        # Each input candidate's position among its vertex's refined candidates (read only where still one).
+        before = xp.asarray([0, *itertools.accumulate(sizes)][:-1], dtype=xp.int64)
+        renumber = (xp.cumsum(_joined(xp, self.alive)) - 1 - xp.repeat(before, xp.asarray(width))).astype(xp.int32)
         index = {}
-        for arc in self.canonical:
-            a, b, pa, pb = self.filtered(arc)
-            ra, rb = renumber[a][pa], renumber[b][pb]
-            order = stable_order(pb, int(initial[b].shape[0]))
-            # Read along a -> b, the edges are sorted for that arc; the reverse arc takes them sorted by b, stably.
-            along = ((a, b, ra, rb, initial[b][pb]), (b, a, rb[order], ra[order], initial[a][pa][order]))
-            for key in (arc, self.reverse(arc)):
-                src, dst, rows, cols, values = along[0] if key[0] == a else along[1]
-                index[key] = arc_index(xp, idx.n, key, sizes[src], rows, values,
-                                       cols if key in matrices else None, sizes[dst])
+        for group in self.groups(max(lookup_bytes // GROUP_EDGE_BYTES, 1)):
+            # An arc's unfiltered edges go as its group is built: they would otherwise stay beside its index.
+            edges = _Edges(xp, group, {arc: self.filtered(arc) for arc in group}, width)
+            for arc in group:
+                del self.edges[arc]
+            # Read along a -> b, an arc's edges are sorted for that arc; its reverse takes them in by_b's order.
+            keys = [arc if arc[0] == a else self.reverse(arc) for arc, (a, _) in zip(group, edges.ends)]
+            back = [self.reverse(key) for key in keys]
+            ra, rb, order = renumber[edges.ga], renumber[edges.gb], edges.by_b
+            along = _Direction(xp, idx.n, edges, edges.ends, (ra, rb, ids[edges.gb]), sizes,
+                               [key in matrices for key in keys])
+            against = _Direction(xp, idx.n, edges, [(b, a) for a, b in edges.ends],
+                                 (rb[order], ra[order], ids[edges.ga][order]), sizes, [key in matrices for key in back])
+            for k, (key, rev) in enumerate(zip(keys, back)):
+                index[key], index[rev] = along.arc_index(k, key), against.arc_index(k, rev)
         return CandidateEdges(cands, index, passes, self.before - sum(sizes), idx.n, positions)
+
+    def groups(self, most: int) -> list[list[tuple[int, int, int]]]:
+        """The canonical arcs in runs of at most ``most`` candidate edges (an arc with more alone), so that a group's
+        temporaries (:data:`GROUP_EDGE_BYTES` an edge) stay within the lookups' share of the budget."""
+        out: list[list[tuple[int, int, int]]] = []
+        held = 0
+        for arc in self.canonical:
+            edges = int(self.edges[arc][2].shape[0])
+            if not out or held + edges > most:
+                out.append([])
+                held = 0
+            out[-1].append(arc)
+            held += edges
+        return out
 
     def _matrix_arcs(self, sizes: list[int], lookup_bytes: int) -> set[tuple[int, int, int]]:
         """The arcs that get a bit matrix (``sizes``: the refined candidates'), smallest first within
@@ -199,16 +229,63 @@ class _Refinement:
 
 
 
-def arc_index(xp: Any, n: int, arc: tuple[int, int, int], size: int, rows: Any, values: Any,
-              matrix_cols: Any = None, width: int = 0) -> ArcIndex:
-    """The :class:`ArcIndex` of ``arc`` from its candidate edges, sorted by row then value: ``rows`` are the
-    sources' positions in their ``size`` candidates, ``values`` the targets.  ``matrix_cols`` (the targets'
-    positions in their ``width`` candidates), when given, adds the bit matrix."""
-    offsets = xp.zeros(size + 1, dtype=xp.int64)
-    offsets[1:] = xp.cumsum(bincount(rows, size))
-    rows = rows.astype(xp.int64)
-    matrix = None
-    if matrix_cols is not None:
-        # Edges are distinct, so their bits are.
-        matrix = bit_words(xp, rows * width + matrix_cols.astype(xp.int64), size * width)
-    return ArcIndex(*arc, offsets, values.astype(xp.int32), rows * n + values, matrix)
+class _Edges:
+    """Every canonical arc's candidate edges at once, as positions in one array of every query vertex's input
+    candidates (vertex ``u``'s from ``off[u]``): ``ga`` and ``gb`` the ends of each edge (``ends[k]`` the query
+    vertices of arc ``k``, ``counts[k]`` its edges), ``arc`` its arc's number, arcs in canonical order and each
+    sorted by ``ga`` then ``gb``; ``by_b`` orders them by arc, then ``gb``, as the reverse arcs take them."""
+
+    def __init__(self, xp: Any, canonical: Sequence[tuple[int, int, int]],
+                 found: dict[tuple[int, int, int], tuple[int, int, Any, Any]], width: Sequence[int]):
+        self.off = [0, *itertools.accumulate(width)]
+        self.ends = [found[arc][:2] for arc in canonical]
+        self.counts = [int(found[arc][2].shape[0]) for arc in canonical]
+        self.ga = _joined(xp, [found[arc][2].astype(xp.int64) + self.off[found[arc][0]] for arc in canonical])
+        self.gb = _joined(xp, [found[arc][3].astype(xp.int64) + self.off[found[arc][1]] for arc in canonical])
+        self.arc = xp.repeat(xp.arange(len(canonical), dtype=xp.int64), xp.asarray(self.counts))
+        total = max(self.off[-1], 1)
+        self.by_b = stable_order(self.arc * total + self.gb, max(len(canonical), 1) * total)
+
+
+class _Direction:
+    """Every arc's :class:`ArcIndex` read one way (``ends[k]``: source and target of arc ``k``), from its edges
+    (``read``: their ``rows``, positions among the source's refined candidates, ``cols``, the target's, and
+    ``values``, data vertices, in ``edges``' order, each arc's sorted by row, then value); ``sizes`` the refined
+    candidates per query vertex, ``matrix[k]`` whether arc ``k`` gets a bit matrix."""
+
+    def __init__(self, xp: Any, n: int, edges: _Edges, ends: list[tuple[int, int]], read: tuple[Any, Any, Any],
+                 sizes: list[int], matrix: list[bool]):
+        rows, cols, values = read
+        arc = edges.arc
+        self.edge_at = [0, *itertools.accumulate(edges.counts)]
+        lengths = [sizes[src] + 1 for src, _ in ends]
+        self.row_at = [0, *itertools.accumulate(lengths)]
+        # One offsets array for every arc: each arc's row counts after its own leading zero, summed through, less the
+        # edges of the arcs before it.
+        rows = rows.astype(xp.int64)
+        counted = bincount(xp.asarray(self.row_at[:-1], dtype=xp.int64)[arc] + 1 + rows, self.row_at[-1])
+        self.offsets = xp.cumsum(counted) - xp.repeat(xp.asarray(self.edge_at[:-1], dtype=xp.int64),
+                                                      xp.asarray(lengths))
+        self.values = values.astype(xp.int32)
+        self.keys = rows * n + values
+        words = [(sizes[src] * sizes[dst] + 31) // 32 if chosen else 0 for (src, dst), chosen in zip(ends, matrix)]
+        self.word_at = [0, *itertools.accumulate(words)]
+        self.matrix: Any = None
+        if self.word_at[-1]:
+            picked = xp.asarray(matrix)[arc]
+            width = xp.asarray([sizes[dst] for _, dst in ends], dtype=xp.int64)[arc]
+            base = xp.asarray(self.word_at[:-1], dtype=xp.int64)[arc] * 32
+            bits = (base + rows * width + cols.astype(xp.int64))[picked]
+            self.matrix = bit_words(xp, bits, 32 * self.word_at[-1])
+
+    def arc_index(self, k: int, key: tuple[int, int, int]) -> ArcIndex:
+        e0, e1 = self.edge_at[k], self.edge_at[k + 1]
+        w0, w1 = self.word_at[k], self.word_at[k + 1]
+        return ArcIndex(*key, self.offsets[self.row_at[k]:self.row_at[k + 1]], self.values[e0:e1], self.keys[e0:e1],
+                        None if w1 == w0 else self.matrix[w0:w1])
+
+
+def _joined(xp: Any, arrays: list[Any]) -> Any:
+    if not arrays:
+        return xp.zeros(0, dtype=xp.int64)
+    return xp.concatenate(arrays) if len(arrays) > 1 else arrays[0]
