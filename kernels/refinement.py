@@ -47,8 +47,8 @@ def build(backend: Backend, idx: DataIndex, query: Graph, candidates: Sequence[A
 
     Refinement works on positions in the input candidates: a query vertex's current candidates are a mask over
     them, a vertex's supported candidates are marked by one scatter (no sort), and the edges read in adjacency
-    order are already sorted for the arc they were read along (the reverse arcs take one stable sort of all arcs'
-    edges, :class:`_Edges`)."""
+    order are already sorted for the arc they were read along (the reverse arcs take one stable sort of a group of
+    arcs' edges, :class:`_Edges`)."""
     refinement = _Refinement(backend, idx, query, candidates, lookup_bytes)
     done = refinement.refine(passes)
     return refinement.index(done, lookup_bytes)
@@ -275,6 +275,7 @@ class _Direction:
             picked = xp.asarray(matrix)[arc]
             width = xp.asarray([sizes[dst] for _, dst in ends], dtype=xp.int64)[arc]
             base = xp.asarray(self.word_at[:-1], dtype=xp.int64)[arc] * 32
+            # Edges are distinct and each arc has words of its own, so their bits are distinct.
             bits = (base + rows * width + cols.astype(xp.int64))[picked]
             self.matrix = bit_words(xp, bits, 32 * self.word_at[-1])
 
