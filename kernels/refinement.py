@@ -177,7 +177,7 @@ class _Refinement:
         ids = _joined(xp, initial)
         # Each input candidate's position among its vertex's refined candidates (read only where still one).
         before = xp.asarray([0, *itertools.accumulate(sizes)][:-1], dtype=xp.int64)
-        renumber = (xp.cumsum(_joined(xp, self.alive)) - 1 - xp.repeat(before, xp.asarray(width))).astype(xp.int32)
+        renumber = (xp.cumsum(_joined(xp, self.alive)) - 1 - xp.repeat(before, width)).astype(xp.int32)
         index = {}
         for group in self.groups(max(lookup_bytes // GROUP_EDGE_BYTES, 1)):
             # An arc's unfiltered edges go as its group is built: they would otherwise stay beside its index.
@@ -242,7 +242,7 @@ class _Edges:
         self.counts = [int(found[arc][2].shape[0]) for arc in canonical]
         self.ga = _joined(xp, [found[arc][2].astype(xp.int64) + self.off[found[arc][0]] for arc in canonical])
         self.gb = _joined(xp, [found[arc][3].astype(xp.int64) + self.off[found[arc][1]] for arc in canonical])
-        self.arc = xp.repeat(xp.arange(len(canonical), dtype=xp.int64), xp.asarray(self.counts))
+        self.arc = xp.repeat(xp.arange(len(canonical), dtype=xp.int64), self.counts)
         total = max(self.off[-1], 1)
         self.by_b = stable_order(self.arc * total + self.gb, max(len(canonical), 1) * total)
 
@@ -264,8 +264,7 @@ class _Direction:
         # edges of the arcs before it.
         rows = rows.astype(xp.int64)
         counted = bincount(xp.asarray(self.row_at[:-1], dtype=xp.int64)[arc] + 1 + rows, self.row_at[-1])
-        self.offsets = xp.cumsum(counted) - xp.repeat(xp.asarray(self.edge_at[:-1], dtype=xp.int64),
-                                                      xp.asarray(lengths))
+        self.offsets = xp.cumsum(counted) - xp.repeat(xp.asarray(self.edge_at[:-1], dtype=xp.int64), lengths)
         self.values = values.astype(xp.int32)
         self.keys = rows * n + values
         words = [(sizes[src] * sizes[dst] + 31) // 32 if chosen else 0 for (src, dst), chosen in zip(ends, matrix)]
