@@ -227,10 +227,8 @@ class _Refinement:
         return chosen
 
 
-
-
 class _Edges:
-    """Every canonical arc's candidate edges at once, as positions in one array of every query vertex's input
+    """A group of canonical arcs' candidate edges at once, as positions in one array of every query vertex's input
     candidates (vertex ``u``'s from ``off[u]``): ``ga`` and ``gb`` the ends of each edge (``ends[k]`` the query
     vertices of arc ``k``, ``counts[k]`` its edges), ``arc`` its arc's number, arcs in canonical order and each
     sorted by ``ga`` then ``gb``; ``by_b`` orders them by arc, then ``gb``, as the reverse arcs take them."""
@@ -251,10 +249,10 @@ class _Direction:
     """Every arc's :class:`ArcIndex` read one way (``ends[k]``: source and target of arc ``k``), from its edges
     (``read``: their ``rows``, positions among the source's refined candidates, ``cols``, the target's, and
     ``values``, data vertices, in ``edges``' order, each arc's sorted by row, then value); ``sizes`` the refined
-    candidates per query vertex, ``matrix[k]`` whether arc ``k`` gets a bit matrix."""
+    candidates per query vertex, ``with_matrix[k]`` whether arc ``k`` gets a bit matrix."""
 
     def __init__(self, xp: Any, n: int, edges: _Edges, ends: list[tuple[int, int]], read: tuple[Any, Any, Any],
-                 sizes: list[int], matrix: list[bool]):
+                 sizes: list[int], with_matrix: list[bool]):
         rows, cols, values = read
         arc = edges.arc
         self.edge_at = [0, *itertools.accumulate(edges.counts)]
@@ -267,11 +265,11 @@ class _Direction:
         self.offsets = xp.cumsum(counted) - xp.repeat(xp.asarray(self.edge_at[:-1], dtype=xp.int64), lengths)
         self.values = values.astype(xp.int32)
         self.keys = rows * n + values
-        words = [(sizes[src] * sizes[dst] + 31) // 32 if chosen else 0 for (src, dst), chosen in zip(ends, matrix)]
+        words = [(sizes[src] * sizes[dst] + 31) // 32 if chosen else 0 for (src, dst), chosen in zip(ends, with_matrix)]
         self.word_at = [0, *itertools.accumulate(words)]
         self.matrix: Any = None
         if self.word_at[-1]:
-            picked = xp.asarray(matrix)[arc]
+            picked = xp.asarray(with_matrix)[arc]
             width = xp.asarray([sizes[dst] for _, dst in ends], dtype=xp.int64)[arc]
             base = xp.asarray(self.word_at[:-1], dtype=xp.int64)[arc] * 32
             # Edges are distinct and each arc has words of its own, so their bits are distinct.
