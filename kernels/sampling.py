@@ -58,6 +58,7 @@ class Sampler:
         # candidates and its runs per (column, arc), read by every vertex scored after it and every trailing set
         # estimated over it.
         self._runs: dict[int, tuple[Any, dict[Any, Any]]] = {}
+        self._lengths: dict[tuple[int, int, int], Any] = {}  # per arc, its runs' lengths
 
     def draw(self, walks: int) -> None:
         """Draw ``walks`` walks from now on (at most those the sampler was made with); the walks and scores kept per
@@ -82,7 +83,7 @@ class Sampler:
                 arc = self.arc_from(w, u, e)
                 mean = 0.0
                 if table is not None:
-                    mean = self.runs(table, cols[w], arc)[2] / int(table.shape[0])
+                    mean = self.total(table, cols[w], arc) / int(table.shape[0])
                 links.append((mean, len(links), cols[w], arc))
         links.sort()
         linked = {c for _, _, c, _ in links}
@@ -229,14 +230,14 @@ class Sampler:
                 entries = int(xp.sum(run_lengths(xp, self.ce, table, col, arc)[1]))
                 at = self.ce.position(xp, arc[0], table[:, col])
             else:
-                entries, at = self.runs(table, col, arc)[2], self.position(table, col, arc[0])
+                entries, at = self.total(table, col, arc), self.position(table, col, arc[0])
             clashes = 0
             if ext.distinct_cols:
                 # Every same-label column in one probe (row-major: each row's columns side by side).
                 others = table[:, list(ext.distinct_cols)]
                 clashes = count_true(self.ce.probe(xp, arc, xp.repeat(at, others.shape[1]), others.ravel()))
             return (entries - clashes) / int(table.shape[0]), table, None
-        found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+        found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism, None if stride > 1 else self)
         return float(found[1].shape[0]) / int(table.shape[0]), table, found
 
     def position(self, table: Any, col: int, w: int) -> Any:
@@ -247,15 +248,28 @@ class Sampler:
             at = kept[col] = self.ce.position(self.backend.xp, w, table[:, col])
         return at
 
-    def runs(self, table: Any, col: int, arc: tuple[int, int, int]) -> tuple[Any, Any, int]:
-        """``(start, length, total length)`` of the runs of ``arc`` of ``table``'s column ``col``
-        (:func:`~distsm.kernels.ce_join.run_lengths`), kept with the table."""
+    def total(self, table: Any, col: int, arc: tuple[int, int, int]) -> int:
+        """The summed length of the runs of ``arc`` of ``table``'s column ``col`` (the entries its first link reads;
+        over the rows, a link's mean fan-out), kept with the table."""
         kept = self._kept(table)
-        got = kept.get((col, arc))
+        got = kept.get(("total", col, arc))
+        if got is None:
+            lengths = self._lengths.get(arc)
+            if lengths is None:
+                offsets = self.ce.arc(*arc).offsets
+                lengths = self._lengths[arc] = offsets[1:] - offsets[:-1]
+            got = kept[("total", col, arc)] = int(ops.take(lengths, self.position(table, col, arc[0])).sum())
+        return got
+
+    def spans(self, table: Any, col: int, arc: tuple[int, int, int]) -> tuple[Any, Any]:
+        """Start and length of the runs of ``arc`` of ``table``'s column ``col``
+        (:func:`~distsm.kernels.ce_join.run_lengths`), kept with the table: the sampler is its extension sets'
+        :class:`~distsm.kernels.ce_join.TableLookups`."""
+        kept = self._kept(table)
+        got = kept.get(("spans", col, arc))
         if got is None:
             offsets = self.ce.arc(*arc).offsets
-            start, counts = ops.spans(offsets, offsets[1:], self.position(table, col, arc[0]))
-            got = kept[(col, arc)] = (start, counts, int(self.backend.xp.sum(counts)))
+            got = kept[("spans", col, arc)] = ops.spans(offsets, offsets[1:], self.position(table, col, arc[0]))
         return got
 
     def _kept(self, table: Any) -> dict[Any, Any]:
@@ -296,9 +310,9 @@ class Sampler:
         matches per level there, against 1024 walks)."""
         xp = self.backend.xp
         if found is None and (len(ext.links) > 1 or ext.distinct_cols):
-            found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism)
+            found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism, self)
         if found is None:
-            start, counts, entries = self.runs(table, *ext.links[0])
+            (start, counts), entries = self.spans(table, *ext.links[0]), self.total(table, *ext.links[0])
         else:
             entries = int(found[1].shape[0])
         if not entries:
