@@ -11,12 +11,13 @@ from __future__ import annotations
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis_settings import scaled
 from oracles import make_case
 
-from distsm.kernels import ce_join, refinement
+from distsm.kernels import ce_join, get_backend, refinement
 from distsm.kernels.array_backend import NUMPY
 from distsm.kernels.ce_join import extension_set
 from distsm.kernels.order import query_adjacency
@@ -50,10 +51,9 @@ def bfs_order(query):
     return order
 
 
-@scaled(40)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), p=st.floats(0.15, 0.6), vl=st.integers(1, 3),
-       directed=st.booleans(), qsize=st.integers(3, 7), lookups=st.booleans(), rows=st.integers(1, 60))
-def test_extension_sets_are_their_definition(seed, n, p, vl, directed, qsize, lookups, rows):
+def cases(seed, n, p, vl, directed, qsize, lookups, rows):
+    """``(ce, table, ext, sampler)`` for each level of a BFS order of a random case's query (none where refinement
+    leaves a vertex without candidates)."""
     data, query = make_case(seed, n, p, vl, 1, directed, qsize, True)
     idx = NUMPY.index(data)
     ce = refinement.build(NUMPY, idx, query, NUMPY.candidates(idx, query, homomorphism=False),
@@ -66,9 +66,19 @@ def test_extension_sets_are_their_definition(seed, n, p, vl, directed, qsize, lo
     for k in range(1, query.n):
         # Rows of candidates of the placed vertices (not necessarily matches: a set is defined for any row).
         table = np.stack([rng.choice(ce.candidates[u], rows) for u in order[:k]], axis=1).astype(np.int32)
-        cols = {u: i for i, u in enumerate(order[:k])}
         sampler = Sampler(NUMPY, query, ce, homomorphism=False)
-        ext, _ = sampler.extension(table, cols, order[k])
+        ext, _ = sampler.extension(table, {u: i for i, u in enumerate(order[:k])}, order[k])
+        yield ce, table, ext, sampler
+
+
+CASES = dict(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), p=st.floats(0.15, 0.6), vl=st.integers(1, 3),
+             directed=st.booleans(), qsize=st.integers(3, 7), lookups=st.booleans(), rows=st.integers(1, 60))
+
+
+@scaled(40)
+@given(**CASES)
+def test_extension_sets_are_their_definition(seed, n, p, vl, directed, qsize, lookups, rows):
+    for ce, table, ext, sampler in cases(seed, n, p, vl, directed, qsize, lookups, rows):
         want = defined_sets(ce, table, ext)
         for got in (extension_set(NUMPY, ce, table, ext), extension_set(NUMPY, ce, table, ext, lookups=sampler),
                     extension_set(NUMPY, ce, table, ext, lookups=sampler)):
@@ -79,3 +89,17 @@ def test_extension_sets_are_their_definition(seed, n, p, vl, directed, qsize, lo
         raw = extension_set(NUMPY, ce, table, ext, injective=False)
         assert (raw[0].tolist(), raw[1].tolist()) == defined_sets(ce, table, ce_join.Extension(ext.vertex, ext.links,
                                                                                                  ()))
+
+
+@pytest.mark.gpu
+@scaled(15)
+@given(**CASES)
+def test_extension_sets_on_a_device_are_their_definition(seed, n, p, vl, directed, qsize, lookups, rows):
+    gpu = get_backend("cupy")
+    for ce, table, ext, _ in cases(seed, n, p, vl, directed, qsize, lookups, rows):
+        want = defined_sets(ce, table, ext)
+        device_ce, device_table = ce.to(gpu.xp.asarray), gpu.xp.asarray(table)
+        for search in (False, True):
+            with patch.object(ce_join, "DISTINCT_SEARCH_MEAN", 0 if search else 256):
+                row, x = extension_set(gpu, device_ce, device_table, ext)
+            assert (gpu.to_host(row).tolist(), gpu.to_host(x).tolist()) == want
