@@ -49,6 +49,10 @@ class Sampler:
         self.seed = seed
         self.adj = query_adjacency(query)
         self.labels = [int(x) for x in query.vertex_labels]
+        self.near = [frozenset(w for w, _ in arcs) for arcs in self.adj]
+        # Per vertex, the other vertices of its label (those an injective extension must differ from).
+        self.same_label = [[w for w in range(query.n) if w != u and self.labels[w] == self.labels[u]]
+                           for u in range(query.n)]
         self.evaluations = 0
         # Per order prefix: the walks after it and the generator's state then; per (prefix, next vertex): its
         # score (mean set size, Extension, work per row).  See core_order.
@@ -88,7 +92,7 @@ class Sampler:
         links.sort()
         linked = {c for _, _, c, _ in links}
         distinct = () if self.homomorphism else tuple(
-            sorted(c for w, c in cols.items() if c not in linked and self.labels[w] == self.labels[u]))
+            sorted(c for w in self.same_label[u] if (c := cols.get(w)) is not None and c not in linked))
         return Extension(u, tuple((c, arc) for _, _, c, arc in links), distinct), links[0][0]
 
     def core_order(self, core: frozenset[int], start: int, fixed: Sequence[int] | None = None) -> SampledOrder:
@@ -146,9 +150,9 @@ class Sampler:
         placed = prefix[-1]
         fresh: dict[int, tuple[tuple[float, Extension, float], Any]] = {}
         heap = []
-        for u in sorted(core - set(cols)):
-            near = [w for w, _ in self.adj[u]]
-            if not any(w in cols for w in near):
+        for u in sorted(core - cols.keys()):
+            near = self.near[u]
+            if near.isdisjoint(cols):
                 continue
             if u not in last or placed in near:
                 fresh[u] = self._score(prefix, table, cols, u)
