@@ -137,25 +137,25 @@ class CandidateEdges:
         whole graph's adjacency)."""
         return self.probe(xp, arc_key, self.position(xp, arc_key[0], v), x)
 
-    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any, q: Any = None) -> Any:
+    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any) -> Any:
         """:meth:`contains` given the positions ``p`` (as :meth:`position` gives them) of the sources in their
-        candidates instead of the sources (a join finds them once per row, not once per entry).  ``q``: where every
-        ``x`` is a candidate of the arc's target (an extension's entries, read from a run into it), their positions
-        there, found once for every link that probes them (None: looked up here)."""
+        candidates instead of the sources (a join finds them once per row, not once per entry)."""
         arc = self.arcs[arc_key]
         if not arc.keys.shape[0]:
             return xp.zeros(x.shape[0], dtype=bool)
         if arc.matrix is not None and self.positions is not None:  # matrices are built only beside position maps
-            # Bits of a matrix are numbered below 2**31 (MATRIX_BYTES): int32 arithmetic is exact.
-            width = int(self.candidates[arc_key[1]].shape[0])
-            if q is not None:
-                return member(xp, arc.matrix, p * width + q)
             q = ops.take(self.positions[arc_key[1]], x)
             inside = q >= 0
-            return member(xp, arc.matrix, xp.where(inside, p * width + q, 0)) & inside
+            return member(xp, arc.matrix, xp.where(inside, self.bit(arc_key, p, q), 0)) & inside
         key = p.astype(xp.int64) * self.n + x
         at = xp.minimum(xp.searchsorted(arc.keys, key), arc.keys.shape[0] - 1)
         return arc.keys[at] == key
+
+    def bit(self, arc_key: tuple[int, int, int], p: Any, q: Any) -> Any:
+        """The bits of arc ``arc_key``'s matrix of the pairs of the ``p``-th candidate of its source and the
+        ``q``-th of its target."""
+        # Bits of a matrix are numbered below 2**31 (MATRIX_BYTES): int32 arithmetic is exact.
+        return p * int(self.candidates[arc_key[1]].shape[0]) + q
 
     @property
     def nbytes(self) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 
 from distsm.kernels import array_ops as ops
 from distsm.kernels.array_ops import chunk_ranges
-from distsm.kernels.vertex_sets import admits, restricted
+from distsm.kernels.vertex_sets import admits, member, restricted
 from distsm.kernels.query_plan import Allowed
 from distsm.kernels.records import TrailingProgram
 from distsm.kernels.backend import Backend
@@ -75,6 +75,8 @@ class TableLookups(Protocol):
 
     def position(self, table: Any, col: int, w: int) -> Any: ...
 
+    def matrix(self, arc_key: tuple[int, int, int]) -> Any: ...
+
 
 @dataclass(frozen=True)
 class FreshLookups:
@@ -89,6 +91,10 @@ class FreshLookups:
     def position(self, table: Any, col: int, w: int) -> Any:
         return self.ce.position(self.xp, w, table[:, col])
 
+    def matrix(self, arc_key: tuple[int, int, int]) -> Any:
+        """The arc's bit matrix (as :func:`~distsm.kernels.vertex_sets.member` reads it) or None."""
+        return self.ce.arcs[arc_key].matrix
+
 
 def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extension, injective: bool = True,
                   lookups: TableLookups | None = None) -> tuple[Any, Any]:
@@ -100,10 +106,12 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
     col, arc_key = ext.links[0]
     row, x = backend.gather_runs(ce.arc(*arc_key).values, *lookups.spans(table, col, arc_key))
     # The entries are candidates of ext.vertex (runs lie inside them): their positions there are found once for
-    # every further link's probe instead of once per link.
+    # every further link's matrix instead of once per link (CandidateEdges.probe), and need no range check.
     q = ce.position(xp, ext.vertex, x) if len(ext.links) > 1 and ce.positions is not None else None
     for col, other in ext.links[1:]:
-        keep = ce.probe(xp, other, lookups.position(table, col, other[0])[row], x, q)
+        p = lookups.position(table, col, other[0])[row]
+        matrix = None if q is None else lookups.matrix(other)
+        keep = ce.probe(xp, other, p, x) if matrix is None else member(xp, matrix, ce.bit(other, p, q))
         row, x = row[keep], x[keep]
         if q is not None:
             q = q[keep]

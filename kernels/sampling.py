@@ -63,6 +63,10 @@ class Sampler:
         # estimated over it.
         self._runs: dict[int, tuple[Any, dict[Any, Any]]] = {}
         self._lengths: dict[tuple[int, int, int], Any] = {}  # per arc, its runs' lengths
+        # Per arc, its bit matrix a byte per bit (one gather a probe instead of a word's shifts and masks), while
+        # they fit UNPACKED_BYTES in all.
+        self._matrices: dict[tuple[int, int, int], Any] = {}
+        self._unpacked = 0
 
     def draw(self, walks: int) -> None:
         """Draw ``walks`` walks from now on (at most those the sampler was made with); the walks and scores kept per
@@ -276,6 +280,18 @@ class Sampler:
             got = kept[("spans", col, arc)] = ops.spans(offsets, offsets[1:], self.position(table, col, arc[0]))
         return got
 
+    def matrix(self, arc: tuple[int, int, int]) -> Any:
+        """``arc``'s bit matrix a byte per bit while :data:`UNPACKED_BYTES` allow, else as the index holds it."""
+        got = self._matrices.get(arc)
+        if got is None:
+            got = words = self.ce.arcs[arc].matrix
+            if words is not None and self._unpacked + 32 * int(words.shape[0]) <= UNPACKED_BYTES:
+                xp = self.backend.xp
+                got = xp.unpackbits(words.view(xp.uint8), bitorder="little").view(bool)
+                self._unpacked += int(got.shape[0])
+            self._matrices[arc] = got
+        return got
+
     def _kept(self, table: Any) -> dict[Any, Any]:
         entry = self._runs.get(id(table))
         if entry is None:
@@ -393,6 +409,8 @@ SCORED_ENTRIES = 1 << 14
 #: scored extensions.
 STALE_MARGIN = 2.0
 SCORED_ROWS = 256
+#: Bytes of bit matrices the sampler unpacks to a byte per bit (a dense 32-vertex HPRD query's take 0.55 MB).
+UNPACKED_BYTES = 16 << 20
 #: Cost of probing one entry against one further link, in units of entries read.
 PROBE_COST = 4
 #: Cost of checking one entry against one unlinked same-label column (a gather, a comparison, a compaction).
