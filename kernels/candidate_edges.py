@@ -137,16 +137,19 @@ class CandidateEdges:
         whole graph's adjacency)."""
         return self.probe(xp, arc_key, self.position(xp, arc_key[0], v), x)
 
-    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any) -> Any:
+    def probe(self, xp: Any, arc_key: tuple[int, int, int], p: Any, x: Any, matrix: Any = None) -> Any:
         """:meth:`contains` given the positions ``p`` (as :meth:`position` gives them) of the sources in their
-        candidates instead of the sources (a join finds them once per row, not once per entry)."""
+        candidates instead of the sources (a join finds them once per row, not once per entry).  ``matrix``: the
+        arc's matrix as the caller holds it (a byte per bit, say; :func:`~distsm.kernels.vertex_sets.member`
+        reads either), else the index's."""
         arc = self.arcs[arc_key]
         if not arc.keys.shape[0]:
             return xp.zeros(x.shape[0], dtype=bool)
         if arc.matrix is not None and self.positions is not None:  # matrices are built only beside position maps
             q = ops.take(self.positions[arc_key[1]], x)
             inside = q >= 0
-            return member(xp, arc.matrix, xp.where(inside, self.bit(arc_key, p, q), 0)) & inside
+            bits = arc.matrix if matrix is None else matrix
+            return member(xp, bits, xp.where(inside, self.bit(arc_key, p, q), 0)) & inside
         key = p.astype(xp.int64) * self.n + x
         at = xp.minimum(xp.searchsorted(arc.keys, key), arc.keys.shape[0] - 1)
         return arc.keys[at] == key

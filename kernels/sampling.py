@@ -243,7 +243,8 @@ class Sampler:
             if ext.distinct_cols:
                 # Every same-label column in one probe (row-major: each row's columns side by side).
                 others = table[:, list(ext.distinct_cols)]
-                clashes = count_true(self.ce.probe(xp, arc, xp.repeat(at, others.shape[1]), others.ravel()))
+                clashes = count_true(self.ce.probe(xp, arc, xp.repeat(at, others.shape[1]), others.ravel(),
+                                                   self.matrix(arc)))
             return (entries - clashes) / int(table.shape[0]), table, None
         found = extension_set(self.backend, self.ce, table, ext, not self.homomorphism, None if stride > 1 else self)
         return float(found[1].shape[0]) / int(table.shape[0]), table, found

@@ -86,6 +86,12 @@ def test_extension_sets_are_their_definition(seed, n, p, vl, directed, qsize, lo
         with patch.object(ce_join, "DISTINCT_SEARCH_MEAN", 0):
             got = extension_set(NUMPY, ce, table, ext)
             assert (got[0].tolist(), got[1].tolist()) == want
+        # The sampler sizes the sets of one link without reading them, over partial matches (rows that repeat no
+        # vertex): their mean size is the definition's.
+        matches = table[[len(set(r)) == len(r) for r in table.tolist()]]
+        if matches.shape[0]:
+            mean, _, _ = sampler._scored_set(matches, ext, sampler.total(matches, *ext.links[0]) / matches.shape[0])
+            assert mean == len(defined_sets(ce, matches, ext)[1]) / matches.shape[0]
         raw = extension_set(NUMPY, ce, table, ext, injective=False)
         assert (raw[0].tolist(), raw[1].tolist()) == defined_sets(ce, table, ce_join.Extension(ext.vertex, ext.links,
                                                                                                  ()))
