@@ -67,9 +67,10 @@ def run_entries(xp: Any, ce: CandidateEdges, start: Any, counts: Any, arc_key: t
 
 
 class TableLookups(Protocol):
-    """What an extension reads per table besides the index: the runs of a column's vertices through an arc and the
-    positions of a column's vertices in their candidates.  A join reads each once (:class:`FreshLookups`); the
-    sampler scores many extensions of one table and keeps them (:class:`~distsm.kernels.sampling.Sampler`)."""
+    """What an extension reads per table besides the index: the runs of a column's vertices through an arc, the
+    positions of a column's vertices in their candidates, and an arc's bit matrix (None: none).  A join reads each
+    once (:class:`FreshLookups`); the sampler scores many extensions of one table and keeps them, its matrices a byte
+    per bit (:class:`~distsm.kernels.sampling.Sampler`)."""
 
     def spans(self, table: Any, col: int, arc_key: tuple[int, int, int]) -> tuple[Any, Any]: ...
 
@@ -100,7 +101,7 @@ def extension_set(backend: Backend, ce: CandidateEdges, table: Any, ext: Extensi
                   lookups: TableLookups | None = None) -> tuple[Any, Any]:
     """``(row, vertex)``: every extension of every row of ``table`` by ``ext.vertex``, sorted by row then
     vertex.  ``injective=False`` keeps vertices equal to unlinked columns (homomorphisms, raw sets).  ``lookups``
-    serves the table's runs and positions (found here when None)."""
+    serves the table's runs and positions and the arcs' matrices (the index's own when None)."""
     xp = backend.xp
     lookups = lookups or FreshLookups(xp, ce)
     col, arc_key = ext.links[0]

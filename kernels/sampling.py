@@ -59,8 +59,8 @@ class Sampler:
         self._walks: dict[tuple[int, ...], tuple[Any, Any]] = {}
         self._scores: dict[tuple[tuple[int, ...], int], tuple[float, Extension, float]] = {}
         # Per walk table (held, so its id is not reused while kept): its columns' positions in their vertices'
-        # candidates and its runs per (column, arc), read by every vertex scored after it and every trailing set
-        # estimated over it.
+        # candidates and its runs and their total length per (column, arc), read by every vertex scored after it
+        # and every trailing set estimated over it.
         self._runs: dict[int, tuple[Any, dict[Any, Any]]] = {}
         self._lengths: dict[tuple[int, int, int], Any] = {}  # per arc, its runs' lengths
         # Per arc, its bit matrix a byte per bit (one gather a probe instead of a word's shifts and masks), while
@@ -283,15 +283,14 @@ class Sampler:
 
     def matrix(self, arc: tuple[int, int, int]) -> Any:
         """``arc``'s bit matrix a byte per bit while :data:`UNPACKED_BYTES` allow, else as the index holds it."""
-        got = self._matrices.get(arc)
-        if got is None:
+        if arc not in self._matrices:
             got = words = self.ce.arcs[arc].matrix
             if words is not None and self._unpacked + 32 * int(words.shape[0]) <= UNPACKED_BYTES:
                 xp = self.backend.xp
                 got = xp.unpackbits(words.view(xp.uint8), bitorder="little").view(bool)
                 self._unpacked += int(got.shape[0])
             self._matrices[arc] = got
-        return got
+        return self._matrices[arc]
 
     def _kept(self, table: Any) -> dict[Any, Any]:
         entry = self._runs.get(id(table))
