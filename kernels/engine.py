@@ -108,10 +108,10 @@ class Watch:
             self.control.check()
         if self.trial is not None and not self.trial.stopped:
             assert self.stats is not None  # checked on construction
-            self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0))
+            self.trial.stopped = self.trial.stops(self.stats.get("gathered", 0))
         return self.trial is not None and self.trial.stopped
 
-    def doomed(self, entries: int, share: float) -> bool:
+    def doomed(self, entries: int, share: float, last: bool) -> bool:
         """Whether a trial is expected to pass its allowance once it reads a level of ``entries`` entries from a
         table holding ``share`` of the join's work so far (the fraction of the first level's rows and of every
         chunked level above it that the table descends from): the entries read so far and ``entries / share``
@@ -120,8 +120,13 @@ class Watch:
         if self.trial is None or self.trial.stopped:
             return False
         assert self.stats is not None  # checked on construction
-        self.trial.stopped = self.trial.passed(self.stats.get("gathered", 0) + int(entries / share))
+        self.trial.stopped = self.trial.stops(self.stats.get("gathered", 0), entries / share, last)
         return self.trial.stopped
+
+    def finished(self, share: float) -> None:
+        """Record that ``share`` of the join's work is done (a trial projects what is ahead from it)."""
+        if self.trial is not None:
+            self.trial.done += share
 
     def note(self, level: int, rows: int, read: int) -> None:
         """Count ``rows`` partial matches produced at ``level`` from ``read`` adjacency entries."""
@@ -184,6 +189,7 @@ class _Walk:
 
     def descend(self, table: Any, level: int, share: float) -> Iterator[Any]:
         if level == self.nq:
+            self.watch.finished(share)
             yield table.shape[0] if self.count_only else table
             return
         if self.watch.halted():
@@ -196,6 +202,7 @@ class _Walk:
                 for k, (read, survivors) in enumerate(run.levels):
                     self.watch.note(level + k, survivors, read)
                 if run.level == self.nq:
+                    self.watch.finished(share)
                     if self.count_only:
                         yield run.count
                     elif run.count:
@@ -213,7 +220,7 @@ class _Walk:
         delta, offsets, total = work if work is not None else backend.workload(idx, table, step)
         last = level == self.nq - 1
         chunk = self.budgets.chunk(self.nq, level + 1)
-        if watch.doomed(total, share):
+        if watch.doomed(total, share, last):
             return
         ext = LevelExtension(step, delta, offsets, self.prepared.bits[step.vertex], self.count_only and last,
                         self.extra.get("spanning"))
@@ -224,10 +231,14 @@ class _Walk:
             out = backend.extend(idx, table, ext, a, b)
             if watch.stats is not None:  # int() of a device count waits for the device: only when counted
                 watch.note(level, int(out) if self.count_only and last else int(out.shape[0]), b - a)
+            if last or not out.shape[0]:
+                watch.finished(share * (b - a) / total)
             if last:
                 yield out
             elif out.shape[0]:
                 yield from self.descend(out, level + 1, share * (b - a) / total)
+        if not total:
+            watch.finished(share)
 
 
 def iter_matches(backend: Backend, data: Graph, query: Graph, options: MatchOptions, *, budget: int | BudgetPlan,

@@ -52,14 +52,15 @@ class Lazy:
 @dataclass
 class Trial:
     """One trial general join: its runner and its allowance of adjacency entries, ``least`` or ``ratio`` times the
-    entries refinement would scan (``scan``, measured once) when that is more.  The join sets ``stopped`` when it
-    ends early past the allowance."""
+    entries refinement would scan (``scan``, measured once) when that is more.  The join adds to ``done`` the share
+    of its work it has finished, and sets ``stopped`` when it ends early (:meth:`stops`)."""
 
     runner: Backend
     least: int
     ratio: float
     scan: Lazy
     stopped: bool = False
+    done: float = 0.0
 
     def allowance(self) -> int:
         return max(self.least, int(self.ratio * self.scan()))
@@ -67,6 +68,26 @@ class Trial:
     def passed(self, gathered: int) -> bool:
         """Whether ``gathered`` entries pass the allowance (the scan is measured only once past ``least``)."""
         return gathered > self.least and gathered > self.allowance()
+
+    def stops(self, gathered: int, level: float = 0.0, last: bool = False) -> bool:
+        """Whether a join that has read ``gathered`` entries ends here, before a level projected to read ``level``
+        more (0: between chunks), the ``last`` level of the join or not.
+
+        It goes on while it stays within its allowance.  Past it, what it has read is spent whichever side counts
+        next, so it goes on while what lies ahead is within the allowance (the work the allowance stands for) and
+        within twice the allowance in all.  What lies ahead is known before a last level, and projected from the
+        share of the work ``done`` once some is; else the join stops.  A join stopped before its last level, or
+        after most of its work, costs its own time plus the next side's (HPRD's query_dense_16_160 and _166:
+        1.5-1.7x on the GPU machine; design_notes.json)."""
+        if not self.passed(gathered + int(level)):
+            return False
+        ahead = level if last else 0.0
+        if self.done > 0:
+            ahead = max(ahead, gathered / self.done - gathered)
+        elif not last:
+            return True
+        allowance = self.allowance()
+        return ahead > allowance or gathered + ahead > 2 * allowance
 
     def chunk_entries(self) -> int:
         """Entries per chunk and level: half the allowance, or of ``least`` while the scan is not measured (fine
