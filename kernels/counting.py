@@ -8,7 +8,8 @@ takes ``light()``, then ``plan()``, and a plan whose estimated work is heavy is 
 * :meth:`Count.light` filters the candidates, sends queries whose semantics need it to the general join, and
   otherwise tries the general join under an allowance of adjacency entries (a *trial*; see
   :meth:`~distsm.kernels.placement.Placement.trials`): light queries finish there and never pay for the
-  candidate-edge index and the planner.  It returns the count, or None once every trial passed its allowance.
+  candidate-edge index and the planner.  It returns the count, or None once every trial stopped (past its
+  allowance, with more than it ahead: :meth:`~distsm.kernels.placement.Trial.stops`).
 * :meth:`Count.plan` refines the candidates into the candidate-edge index, samples walks over it and picks the
   cheapest core and trailing vertices (:mod:`distsm.kernels.count_plan`): a :class:`PlannedCount` with its cost,
   the sides it runs on and why; or, where the index fits no budget, the general join with the reason.
@@ -16,11 +17,11 @@ takes ``light()``, then ``plan()``, and a plan whose estimated work is heavy is 
   core match's completions from set sizes (:mod:`distsm.kernels.trailing`).
 
 The allowance of a trial is ``distsm.engine.trial-entries`` per query vertex or, when larger, the adjacency
-entries refinement would scan times ``distsm.engine.trial-ratio-host`` (``-device`` for a trial on a device), so
-a trial never costs much more than the refinement and planning it may save.  Symmetry breaking for unique counts
-is honoured by the general join or, given ``|Aut(Q)|``, by counting every embedding and dividing.  Every stage
-records what it did in an :class:`~distsm.kernels.explain.Explanation` when one is given, and logs its decisions
-on the ``distsm.kernels.counting`` logger at DEBUG.
+entries refinement would scan times ``distsm.engine.trial-ratio-host`` (``-device`` for a trial on a device), and a
+trial reads at most about twice it, so it never costs much more than the refinement and planning it may save.
+Symmetry breaking for unique counts is honoured by the general join or, given ``|Aut(Q)|``, by counting every
+embedding and dividing.  Every stage records what it did in an :class:`~distsm.kernels.explain.Explanation` when
+one is given, and logs its decisions on the ``distsm.kernels.counting`` logger at DEBUG.
 """
 
 from __future__ import annotations
@@ -191,8 +192,8 @@ class Count:
     # ------------------------------------------------------------------ light
     def light(self, path: str = "auto", *, trials: bool = True) -> int | None:
         """The count when it is light: no candidate for some vertex (0), semantics that need the general join
-        (or ``path="general"``), or a trial join that finished within its allowance (``path="auto"`` with
-        ``trials``).  None when the count needs :meth:`plan` and :meth:`run`."""
+        (or ``path="general"``), or a trial join that finished (``path="auto"`` with ``trials``).  None when the
+        count needs :meth:`plan` and :meth:`run`."""
         if path not in COUNT_PATHS:
             raise ValueError(f"path must be one of {', '.join(map(repr, COUNT_PATHS))}, got {path!r}")
         # A search chosen unasked goes first: it needs candidates only to sample its selectivity, once per graph and
@@ -219,10 +220,10 @@ class Count:
             if total is not None:
                 if self.explain is None:
                     return total  # a light query's reason would measure the scan it never needed
-                return self._explained(total, f"the general join finished within its trial allowance of "
-                                              f"{trial.allowance()} entries on {trial.runner.name} (refinement "
-                                              f"would scan {self.scan()})")
-        logger.debug("trial joins of a %d-vertex query passed their allowances", self.target.query.n)
+                return self._explained(total, f"the general join finished in its trial on {trial.runner.name} "
+                                              f"(allowance {trial.allowance()} entries; refinement would scan "
+                                              f"{self.scan()})")
+        logger.debug("trial joins of a %d-vertex query stopped past their allowances", self.target.query.n)
         return None
 
     def search(self, force: bool = False) -> dfs.Search | None:

@@ -89,9 +89,10 @@ class Watch:
     ``stats``, when given, accumulates ``"partial"`` (partial matches produced at every level, the work measure
     PBE reports), ``"gathered"`` (adjacency entries read) and ``"level<i>"`` (rows produced whose last column is
     ``plan.order[i]``).  ``control`` cancels the join between chunks and receives progress (see
-    :class:`Control`).  A ``trial`` (which needs ``stats``) ends the join early, with ``trial.stopped`` set, once it
-    has read more than its allowance of adjacency entries, or before a level that would take it past it
-    (:meth:`doomed`): the chunks then yielded are not the whole answer.
+    :class:`Control`).  A ``trial`` (which needs ``stats``) ends the join early, with ``trial.stopped`` set, where
+    :meth:`~distsm.kernels.placement.Trial.stops` says so: between chunks, or before a level (:meth:`doomed`),
+    from the entries read, the level's and the share of the work :meth:`finished`.  The chunks then yielded are not
+    the whole answer.
     """
 
     stats: dict[str, int] | None = None
@@ -112,10 +113,10 @@ class Watch:
         return self.trial is not None and self.trial.stopped
 
     def doomed(self, entries: int, share: float, last: bool) -> bool:
-        """Whether a trial is expected to pass its allowance once it reads a level of ``entries`` entries from a
-        table holding ``share`` of the join's work so far (the fraction of the first level's rows and of every
-        chunked level above it that the table descends from): the entries read so far and ``entries / share``
-        pass it.  The trial is then stopped at once, not after reading them: a trial's chunks are half its
+        """Whether a trial stops before it reads a level (the ``last`` one or not) of ``entries`` entries from a
+        table holding ``share`` of the join's work (the fraction of the first level's rows and of every chunked
+        level above it that the table descends from): the level is projected to read ``entries / share`` over the
+        whole join.  The trial is then stopped at once, not after reading it: a trial's chunks are half its
         allowance, so a rule that let a level's last chunk pass the allowance would read most of it first."""
         if self.trial is None or self.trial.stopped:
             return False
