@@ -102,6 +102,12 @@ class CountPlan:
     def order(self) -> tuple[int, ...]:
         return self.core + tuple(t.vertex for t in self.trailing)
 
+    @property
+    def arcs(self) -> frozenset[tuple[int, int, int]]:
+        """The arcs of the candidate-edge index the core join and the trailing count read (each query edge is
+        read in one direction only: from its end placed first)."""
+        return frozenset(arc for ext in (*self.steps, *self.trailing) for _, arc in ext.links)
+
 
 @dataclass
 class _Planning:

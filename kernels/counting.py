@@ -378,8 +378,13 @@ class Count:
                                                                  opts.plan_share_device))
         runner = self.placement.count_side(plan.cost, index)
         parts = self.placement.chunked(runner, parts)
-        ce = on_host if runner is host else built if refiner is runner else on_host.to_all(runner.backend.upload)
         self.clock.lap("plan")
+        if self.explain is not None:
+            self.explain.candidate_edges = sum(a.edges for a in on_host.arcs.values())
+        ce = on_host if runner is host else built
+        if runner is not host and refiner is not runner:
+            ce = on_host.only(plan.arcs).to_all(runner.backend.upload)
+            self.clock.lap("upload")
         logger.debug("planned a core of %d and %d trailing vertices, estimated work %.3g, on %s",
                      len(plan.core), len(plan.trailing), plan.cost, runner.name)
         return PlannedCount(f"core of {len(plan.core)} joined over candidate edges, {len(plan.trailing)} trailing "
@@ -425,7 +430,6 @@ class Count:
             self.explain.estimated = list(plan.level_estimates)
             self.explain.actual = list(level_rows)
             self.explain.refined_candidates = list(planned.refined)
-            self.explain.candidate_edges = sum(a.edges for a in ce.arcs.values())
             self.explain.refine_passes = planned.passes
             self.explain.trailing_entries, self.explain.trailing_words = counter.entries, counter.words
             self.explain.plans_tried = plan.plans_tried

@@ -20,10 +20,9 @@ from distsm.graph import Graph
 from distsm.kernels.order import query_adjacency
 
 #: Trailing sets listed at most, and search nodes (sets tried) at most: a bound for queries whose vertices tie in
-#: promise.  A query with fewer than FEW trailing sets has them all listed and ranked (gMatch's 12-vertex queries
-#: have tens to hundreds, a dense 24-vertex query many thousands).
+#: promise (gMatch's 12-vertex queries have tens to hundreds of trailing sets, a dense 24-vertex query many
+#: thousands).
 MAX_NODES = 4096
-FEW = 256
 
 
 def members(mask: int) -> list[int]:
@@ -116,22 +115,20 @@ class TrailingSets:
         the most vertices first, then the largest sum of ``weights`` (the planner's: log candidates per vertex),
         then by their sorted vertices.
 
-        A query with few trailing sets (under :data:`FEW`) has them all listed and the maximal ones ranked.  Sets of
-        the most vertices allowed are maximal: where there are ``count`` of them, a branch-and-bound search finds
-        the best without listing the others (:meth:`heaviest`).  Otherwise the first :data:`MAX_NODES` trailing
-        sets in order of their sorted vertices are listed and ranked."""
-        every = self._every(FEW)
-        if len(every) >= FEW:
-            best = self.heaviest(self.most, count, weights)
-            if len(best) >= count:
-                return best
-            every = self._every(MAX_NODES)
+        Sets of the most vertices allowed are maximal and come first: where there are ``count`` of them, a
+        branch-and-bound search finds the best without listing the others (:meth:`heaviest`).  Otherwise the first
+        :data:`MAX_NODES` trailing sets in order of their sorted vertices are listed and the maximal ones ranked.
+        (Listing a few hundred sets first to see whether the query has many took a dense 24-vertex query's planner
+        2 ms, more than the search.)"""
+        best = self.heaviest(self.most, count, weights)
+        if len(best) >= count:
+            return best
 
         def promise(mask: int) -> tuple[int, float, list[int]]:
             vertices = members(mask)
             return -len(vertices), -sum(weights[u] for u in vertices), vertices
 
-        return heapq.nsmallest(count, self._maximal(every), key=promise)
+        return heapq.nsmallest(count, self._maximal(self._every(MAX_NODES)), key=promise)
 
     def _maximal(self, masks: list[int]) -> list[int]:
         """The sets of ``masks`` that grow into no other one of them by one vertex: only a vertex outside a set and

@@ -434,3 +434,24 @@ def test_decisions_are_logged_at_debug_and_silent_by_default(hprd_data, caplog, 
     assert any(m.startswith("filter on numpy") for m in messages), messages
     assert any(m.startswith("core join and trailing count on numpy") for m in messages), messages
     assert any(m.startswith("planned a core of") for m in messages), messages
+
+
+def test_a_plan_counted_on_a_device_holds_only_the_arcs_it_reads(hprd_data):
+    """Refined on the host and counted on the device, a plan's index goes over with the arcs its core join and
+    trailing count read, one direction of each query edge (the other direction's arrays would be copied for
+    nothing), and counts what HPRD's answers say; explain still reports every candidate edge refinement kept."""
+    name = "query_dense_16_179"
+    query = distsm.read_graph(hprd.query_path(name))
+    device = PosingDevice()
+    report = Explanation()
+    with distsm.options({"engine.host-work": 0, "engine.device-refine": 1 << 40}):
+        stages = Count(Placement.of(device, hprd_data), Target(query, MatchOptions()), 1 << 28, explain=report)
+        planned = stages.plan()
+        assert planned.plan is not None and planned.runner is stages.placement.device, planned.reason
+        arcs = planned.plan.arcs
+        assert set(planned.ce.arcs) == arcs
+        assert sorted(tuple(sorted(arc[:2])) for arc in arcs) == sorted({tuple(sorted(arc[:2]))
+                                                                         for arc in query_arcs(query)})
+        assert stages.run(planned) == hprd.expected_counts()[name]
+    assert report.candidate_edges > sum(a.edges for a in planned.ce.arcs.values()) > 0
+    assert {"refine", "plan", "upload"} <= set(report.seconds)

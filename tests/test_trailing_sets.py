@@ -1,7 +1,6 @@
 """Trailing sets (kernels/trailing_sets.py) against a brute force over every vertex subset, checked with networkx."""
 
 import itertools
-from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given
@@ -11,7 +10,6 @@ from hypothesis_settings import scaled
 from oracles import brute_trailing_sets
 
 from distsm.graph import Graph
-from distsm.kernels import trailing_sets
 from distsm.kernels.trailing_sets import TrailingSets
 
 SETTINGS = scaled(60)
@@ -60,12 +58,10 @@ def test_valid_is_the_definition(case):
 
 
 @SETTINGS
-@given(case=trailing_cases(10), count=st.integers(1, 15), ties=st.booleans(), seed=st.integers(0, 2**32 - 1),
-       few=st.sampled_from([1, trailing_sets.FEW]))
-def test_most_promising_are_the_best_maximal_sets(case, count, ties, seed, few):
+@given(case=trailing_cases(10), count=st.integers(1, 15), ties=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_most_promising_are_the_best_maximal_sets(case, count, ties, seed):
     """The first ``count`` maximal trailing sets (no trailing set grows them by one vertex) by size, then weight,
-    then sorted vertices; small integer weights make ties, which the vertices must break.  ``few`` 1 sends every
-    query to the branch-and-bound search (a query this small has fewer than FEW trailing sets)."""
+    then sorted vertices; small integer weights make ties, which the vertices must break."""
     query, most, excluded, group = case
     n = query.n
     rng = np.random.default_rng(seed)
@@ -74,8 +70,7 @@ def test_most_promising_are_the_best_maximal_sets(case, count, ties, seed, few):
     maximal = [s for s in all_sets if not any(s | {v} in all_sets for v in set(range(n)) - s)]
     maximal.sort(key=lambda s: (-len(s), -sum(weights[u] for u in sorted(s)), sorted(s)))
     sets = TrailingSets(query, most, mask(excluded), group)
-    with patch.object(trailing_sets, "FEW", few):
-        got = sets.most_promising(count, weights)
+    got = sets.most_promising(count, weights)
     assert got == [mask(s) for s in maximal[:count]]
     # The branch-and-bound search alone: the best sets of the most vertices (maximal, all of them).
     largest = [mask(s) for s in maximal if len(s) == most]
@@ -86,8 +81,7 @@ def test_a_tie_found_later_beats_an_equal_set_with_larger_vertices():
     """The search meets vertices by falling weight, so a tied set of smaller vertices may come after the one it
     must displace: a branch that can only tie the worst set kept is not cut."""
     star = Graph.from_edges([(0, 1), (0, 2), (0, 3), (0, 4)])
-    with patch.object(trailing_sets, "FEW", 1):
-        got = TrailingSets(star, 2).most_promising(3, [0.0, 1.0, 1.0, 0.0, 2.0])
+    got = TrailingSets(star, 2).most_promising(3, [0.0, 1.0, 1.0, 0.0, 2.0])
     assert got == [mask({1, 4}), mask({2, 4}), mask({1, 2})]
 
 
