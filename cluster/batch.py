@@ -38,12 +38,8 @@ class Batch:
 
     def __init__(self, client: Any, batch_id: str, names: list[str], units: list[Unit], timeout: float | None,
                  submitted: float):
-        self.client = client
-        self.id = batch_id
-        self.names = names
-        self._units = units
-        self.timeout = timeout
-        self.submitted = submitted
+        self.client, self.id, self.names, self._units = client, batch_id, names, units
+        self.timeout, self.submitted = timeout, submitted
         self._unit_of = {i: u for u, unit in enumerate(units) for i in unit.queries}
         if sorted(self._unit_of) != list(range(len(names))):
             raise ValueError("every query must be answered by exactly one unit")
