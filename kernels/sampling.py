@@ -250,11 +250,14 @@ class Sampler:
         return float(found[1].shape[0]) / int(table.shape[0]), table, found
 
     def position(self, table: Any, col: int, w: int) -> Any:
-        """Positions of ``table``'s column ``col`` (images of ``w``) in ``w``'s candidates, kept with the table."""
+        """Positions of ``table``'s column ``col`` (images of ``w``) in ``w``'s candidates, kept with the table as
+        int64: they index runs, lengths and matrices, and every int32 index is converted per gather (half the cost
+        of a sampled extension's matrix lookups on NumPy)."""
         kept = self._kept(table)
         at = kept.get(col)
         if at is None:
-            at = kept[col] = self.ce.position(self.backend.xp, w, table[:, col])
+            xp = self.backend.xp
+            at = kept[col] = self.ce.position(xp, w, table[:, col]).astype(xp.int64, copy=False)
         return at
 
     def total(self, table: Any, col: int, arc: tuple[int, int, int]) -> int:
