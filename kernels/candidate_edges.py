@@ -102,7 +102,7 @@ class CandidateEdges:
 
     def only(self, arcs: Collection[tuple[int, int, int]]) -> CandidateEdges:
         """The same index with the arcs ``arcs`` alone (what one plan reads: a device copy of the others would be
-        made for nothing, a few microseconds an array)."""
+        made for nothing, and the copy costs by the array)."""
         return dataclasses.replace(self, arcs={k: a for k, a in self.arcs.items() if k in arcs})
 
     def without_lookups(self) -> tuple[CandidateEdges, tuple[tuple[int, int, int], ...]]:

@@ -251,8 +251,7 @@ class Sampler:
 
     def position(self, table: Any, col: int, w: int) -> Any:
         """Positions of ``table``'s column ``col`` (images of ``w``) in ``w``'s candidates, kept with the table as
-        int64: they index runs, lengths and matrices, and every int32 index is converted per gather (half the cost
-        of a sampled extension's matrix lookups on NumPy)."""
+        int64: they index runs, lengths and matrices, and NumPy converts an int32 index on every gather."""
         kept = self._kept(table)
         at = kept.get(col)
         if at is None:

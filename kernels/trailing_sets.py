@@ -118,8 +118,8 @@ class TrailingSets:
         Sets of the most vertices allowed are maximal and come first: where there are ``count`` of them, a
         branch-and-bound search finds the best without listing the others (:meth:`heaviest`).  Otherwise the first
         :data:`MAX_NODES` trailing sets in order of their sorted vertices are listed and the maximal ones ranked.
-        (Listing a few hundred sets first to see whether the query has many took a dense 24-vertex query's planner
-        2 ms, more than the search.)"""
+        (Listing a few hundred sets first, to see whether the query has many, cost a dense query more than the
+        search: design notes.)"""
         best = self.heaviest(self.most, count, weights)
         if len(best) >= count:
             return best
